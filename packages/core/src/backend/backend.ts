@@ -1,0 +1,90 @@
+/**
+ * The contract every backend (`ts`, `native-bmi2`, `native-portable`) implements. Fine-grained
+ * calls (one position at a time) serve tests, play and queries; the hot work (benchmark loops,
+ * solver passes over a range of stored states) crosses the backend boundary once per batch.
+ */
+import type { RuleMode, Variant } from '../geometry/variant.js';
+import type { Move, Position, Side } from '../position/position.js';
+
+export type BackendName = 'ts' | 'native-bmi2' | 'native-portable';
+export const BACKEND_NAMES: readonly BackendName[] = ['native-bmi2', 'native-portable', 'ts'];
+
+/** The paper's benchmark operations (Tables 1 and 2). */
+export type BenchOp =
+  | 'winner'
+  | 'successors'
+  | 'rankP1'
+  | 'rankP2'
+  | 'unrankP1'
+  | 'unrankP2'
+  | 'incrementP2';
+export const BENCH_OPS: readonly BenchOp[] = [
+  'winner',
+  'successors',
+  'rankP1',
+  'rankP2',
+  'unrankP1',
+  'unrankP2',
+  'incrementP2',
+];
+
+export interface BenchRun {
+  /** Wall time of the whole loop, in nanoseconds, measured inside the backend. */
+  readonly nanoseconds: number;
+  readonly iterations: number;
+  /** A value computed from every iteration; identical across backends for the same run. */
+  readonly checksum: number;
+}
+
+export interface Engine {
+  readonly variant: Variant;
+  readonly rules: RuleMode;
+  /** Moves of the side to move, ignoring legality, sorted by (from, to). */
+  moves(p: Position): Move[];
+  /** Legal moves (RULES.md section 4); none for illegal or terminal positions. */
+  legalMoves(p: Position): Move[];
+  hasWon(player: Side, p: Position): boolean;
+  isIllegal(p: Position): boolean;
+  isTerminal(p: Position): boolean;
+  rankP1(p1: bigint): number;
+  unrankP1(rank: number): bigint;
+  rankP2(p1: bigint, p2: bigint): number;
+  unrankP2(p1: bigint, rank: number): bigint;
+  /** The P2 placement after p2 in rank order among the cells free of p1, or null after the last. */
+  nextP2(p1: bigint, p2: bigint): bigint | null;
+  rank(p: Position): bigint;
+  unrank(rank: bigint): Position;
+  mirror(p: Position): Position;
+  swapColours(p: Position): Position;
+  canonical(p: Position): Position;
+  /** Runs `iterations` of `op` on `p` in a loop inside the backend. */
+  bench(op: BenchOp, p: Position, iterations: number): BenchRun;
+}
+
+/** Counts returned by one solver kernel call over a range of groups. */
+export interface KernelStats {
+  /** States newly proven won (including wins propagated to parents) / lost. */
+  wins: number;
+  losses: number;
+  /** Init only: illegal and terminal states found. */
+  illegal: number;
+  terminal: number;
+  /** Legal, non-terminal states with no move at all (RULES.md section 5 says: fail loudly). */
+  moveless: number;
+}
+
+/**
+ * One solver pass over stored states, implemented by each backend on a shared 2-bit value table
+ * (see ../solver-space/state-space.ts for the layout and value codes). Safe to run on several
+ * threads at once over disjoint group ranges: values only ever change from UNKNOWN, by atomic OR.
+ */
+export interface SolverKernel {
+  init(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats;
+  pass(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats;
+}
+
+export interface Backend {
+  readonly name: BackendName;
+  engine(v: Variant, rules: RuleMode): Engine;
+  solverKernel(v: Variant, rules: RuleMode): SolverKernel;
+}

@@ -1,0 +1,19 @@
+/**
+ * @ccheckers/core: the Chinese Checkers bitboard engine in pure TypeScript (no dependencies,
+ * runs in Node and in browsers), and the contracts every backend implements.
+ */
+export * from './errors.js';
+export * from './bits/bit32.js';
+export * from './bits/bitboard.js';
+export * from './geometry/board.js';
+export * from './geometry/variant.js';
+export * from './ranking/binomial.js';
+export * from './ranking/combination.js';
+export * from './engine/tables.js';
+export * from './engine/engine.js';
+export * from './position/position.js';
+export * from './position/text-format.js';
+export * from './backend/backend.js';
+export * from './backend/ts-backend.js';
+export * from './solver-space/state-space.js';
+export * from './solver-space/ts-kernel.js';

@@ -1,0 +1,98 @@
+/**
+ * Layout of the solver's stored states (identical in every backend, so tables and database files
+ * are interchangeable):
+ *
+ *   - only positions with P1 to move are stored; P2-to-move positions are read through the colour
+ *     swap (rotate 180 degrees, exchange players), which preserves the value for the side to move;
+ *   - P1 placements are grouped by left-right mirror class; group g is the class whose
+ *     representative (the member of lower colex rank) is the g-th in rank order. A class with a
+ *     mirror-symmetric placement has one member and weight 1, the others weight 2;
+ *   - within a group, states are indexed by P2's rank among the free cells (rankP2);
+ *   - index = group * C(N - k, k) + rankP2; 2 bits per state, four states per byte, low bits first.
+ */
+import { WORDS } from '../bits/bitboard.js';
+import type { Variant } from '../geometry/variant.js';
+import { binomial } from '../ranking/binomial.js';
+import { rankSet, unrankSet } from '../ranking/combination.js';
+
+/** Value codes in the 2-bit table. UNKNOWN is 0 so that proving a state is an atomic OR. */
+export const UNKNOWN = 0; // after the last pass: a draw
+export const LOSS = 1; // for the side to move (P1 in stored states)
+export const WIN = 2;
+export const ILLEGAL = 3;
+
+export const RANKING_ID = 1; // "mirror-class groups x colex P2-among-free", version 1
+
+export class StateSpace {
+  readonly cells: number;
+  readonly pieces: number;
+  /** C(N, k) and C(N - k, k). */
+  readonly p1Placements: number;
+  readonly p2Placements: number;
+  /** rankP1 of each group's representative. */
+  readonly groupRank: Float64Array;
+  /** 1 or 2: how many P1 placements the group stands for. */
+  readonly groupWeight: Uint8Array;
+  /** For every P1 rank: its group, and whether it is the mirror image of the representative. */
+  readonly groupOfRank: Int32Array;
+  readonly mirroredRank: Uint8Array;
+
+  constructor(readonly variant: Variant) {
+    const n = variant.cells;
+    const k = variant.pieces;
+    this.cells = n;
+    this.pieces = k;
+    this.p1Placements = binomial(n, k);
+    this.p2Placements = binomial(n - k, k);
+    if (this.p1Placements > 2 ** 31) {
+      throw new RangeError(`${variant.name} has too many P1 placements to enumerate`);
+    }
+    const mirror = variant.geometry.mirror;
+    const set = new Uint32Array(WORDS);
+    const mirrored = new Uint32Array(WORDS);
+    this.groupOfRank = new Int32Array(this.p1Placements).fill(-1);
+    this.mirroredRank = new Uint8Array(this.p1Placements);
+    const ranks: number[] = [];
+    const weights: number[] = [];
+    for (let r = 0; r < this.p1Placements; r++) {
+      if (this.groupOfRank[r]! >= 0) continue;
+      unrankSet(r, k, n, set);
+      mirrored.fill(0);
+      for (let c = 0; c < n; c++) {
+        if ((set[c >>> 5]! >>> (c & 31)) & 1) {
+          const mc = mirror[c]!;
+          mirrored[mc >>> 5]! |= 1 << (mc & 31);
+        }
+      }
+      const mr = rankSet(mirrored);
+      const g = ranks.length;
+      ranks.push(r);
+      weights.push(mr === r ? 1 : 2);
+      this.groupOfRank[r] = g;
+      if (mr !== r) {
+        this.groupOfRank[mr] = g;
+        this.mirroredRank[mr] = 1;
+      }
+    }
+    this.groupRank = Float64Array.from(ranks);
+    this.groupWeight = Uint8Array.from(weights);
+  }
+
+  get groups(): number {
+    return this.groupRank.length;
+  }
+
+  /** Number of stored states. */
+  get states(): number {
+    return this.groups * this.p2Placements;
+  }
+
+  /** Bytes of the 2-bit table. */
+  get tableBytes(): number {
+    return Math.ceil(this.states / 4);
+  }
+}
+
+export function readValue(table: Uint8Array, index: number): number {
+  return (table[index >>> 2]! >>> ((index & 3) << 1)) & 3;
+}
