@@ -79,12 +79,15 @@ export interface KernelStats {
  * threads at once over disjoint group ranges: values only ever change from UNKNOWN, by atomic OR.
  */
 export interface SolverKernel {
-  init(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats;
-  pass(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats;
+  /** `threads` > 1 only where the backend has its own threads (Backend.kernelThreads). */
+  init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  pass(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
 }
 
 export interface Backend {
   readonly name: BackendName;
+  /** True when the solver kernel runs several threads itself (native); else the solver uses workers. */
+  readonly kernelThreads: boolean;
   engine(v: Variant, rules: RuleMode): Engine;
   solverKernel(v: Variant, rules: RuleMode): SolverKernel;
 }

@@ -201,6 +201,7 @@ export function runBench(e: BitboardEngine, op: BenchOp, p: WordPosition, iterat
 
 export const tsBackend: Backend = {
   name: 'ts',
+  kernelThreads: false,
   engine: (v, rules) => new TsEngine(v, rules),
   solverKernel: (v, rules): SolverKernel => new TsSolverKernel(v, rules),
 };

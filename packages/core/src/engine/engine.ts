@@ -399,11 +399,13 @@ export class BitboardEngine {
 
   /**
    * Canonical representative of the symmetry class {p, mirror, colour swap, both}: P1 to move,
-   * and of the (at most two) such positions the one of lower rank. Values, move counts and
+   * and of the (at most two) such positions the one of lower rank. The mirror counts only where
+   * it is a symmetry of the variant (Variant.mirrorSymmetric). Values, move counts and
    * legality are invariant under these symmetries, so a solver stores only canonical positions.
    */
   canonical(p: WordPosition): WordPosition {
     const base = p.toMove === 0 ? p : this.swapColours(p);
+    if (!this.variant.mirrorSymmetric) return base;
     const mirrored = this.mirror(base);
     return this.rank(mirrored) < this.rank(base) ? mirrored : base;
   }

@@ -49,6 +49,11 @@ export class Variant {
   readonly p1Start: readonly number[];
   /** P2's start cells (= P1's goal), increasing. */
   readonly p2Start: readonly number[];
+  /**
+   * Whether the left-right mirror is a symmetry of the game: only when the start areas are
+   * mirror-symmetric (not so on 7x7 with 2 pieces, whose start is cells 0 and 1).
+   */
+  readonly mirrorSymmetric: boolean;
 
   constructor(
     readonly size: number,
@@ -68,6 +73,7 @@ export class Variant {
     this.p1Start = start;
     const n = this.geometry.cells;
     this.p2Start = start.map((c) => n - 1 - c).sort((a, b) => a - b);
+    this.mirrorSymmetric = start.every((c) => start.includes(this.geometry.mirror[c]!));
   }
 
   /** Number of cells N. */

@@ -6,7 +6,9 @@
  *     swap (rotate 180 degrees, exchange players), which preserves the value for the side to move;
  *   - P1 placements are grouped by left-right mirror class; group g is the class whose
  *     representative (the member of lower colex rank) is the g-th in rank order. A class with a
- *     mirror-symmetric placement has one member and weight 1, the others weight 2;
+ *     mirror-symmetric placement has one member and weight 1, the others weight 2. Where the
+ *     mirror is not a symmetry of the variant (start areas not mirror-symmetric, e.g. 7x7 with
+ *     2 pieces) every placement is its own group of weight 1;
  *   - within a group, states are indexed by P2's rank among the free cells (rankP2);
  *   - index = group * C(N - k, k) + rankP2; 2 bits per state, four states per byte, low bits first.
  */
@@ -64,7 +66,7 @@ export class StateSpace {
           mirrored[mc >>> 5]! |= 1 << (mc & 31);
         }
       }
-      const mr = rankSet(mirrored);
+      const mr = variant.mirrorSymmetric ? rankSet(mirrored) : r;
       const g = ranks.length;
       ranks.push(r);
       weights.push(mr === r ? 1 : 2);

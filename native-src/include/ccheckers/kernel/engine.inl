@@ -1,0 +1,262 @@
+// The bitboard engine, compiled once per kernel. Include inside `namespace cck { namespace K {`
+// with CCK_USE_BMI2 set to 1 (hardware pext/pdep; the including file puts every function here
+// under the bmi2 target) or 0 (portable: no x86 intrinsics). Same semantics as core's
+// engine/engine.ts; the shared test vectors and the randomized equivalence test hold both to it.
+
+template <class B>
+struct CellMasks {
+  B neighbours, jumpOver, jumpTo;
+  int overBitsLo, toBitsLo;  // popcount of the low word of jumpOver / jumpTo (U128 split)
+  int pairCount;
+  JumpPair pairs[6];
+};
+
+// --- pext / pdep over board words ------------------------------------------------------------
+#if CCK_USE_BMI2
+inline uint64_t pext(uint64_t x, uint64_t m) { return _pext_u64(x, m); }
+inline uint64_t pdep(uint64_t x, uint64_t m) { return _pdep_u64(x, m); }
+inline U128 pext(U128 x, U128 m) {
+  uint64_t lo = _pext_u64(x.lo, m.lo), hi = _pext_u64(x.hi, m.hi);
+  int n = popcount64(m.lo);
+  return n == 64 ? U128{lo, hi} : U128{lo | (hi << n), n == 0 ? 0 : hi >> (64 - n)};
+}
+inline U128 pdep(U128 x, U128 m) {
+  int n = popcount64(m.lo);
+  uint64_t high = n == 64 ? x.hi : (x.lo >> n) | (n == 0 ? 0 : x.hi << (64 - n));
+  return {_pdep_u64(x.lo, m.lo), _pdep_u64(high, m.hi)};
+}
+#else
+inline uint64_t pdep(uint64_t x, uint64_t m) { return softPdep(x, m); }
+inline U128 pdep(U128 x, U128 m) {
+  int n = popcount64(m.lo);
+  uint64_t high = n == 64 ? x.hi : (x.lo >> n) | (n == 0 ? 0 : x.hi << (64 - n));
+  return {softPdep(x.lo, m.lo), softPdep(high, m.hi)};
+}
+#endif
+
+template <class B>
+class Engine {
+ public:
+  const Variant& v;
+  const Binomials& C = Binomials::get();
+  int n, k;
+  B full{}, goal[2]{}, startAreas{}, blockCells[2]{};
+  int blockTip[2];
+  uint64_t p1Placements, p2Placements;
+  std::vector<CellMasks<B>> cell;
+  std::vector<int> mirrorMap;
+
+  explicit Engine(const Variant& variant) : v(variant), n(variant.cells), k(variant.pieces) {
+    for (int c = 0; c < n; c++) full |= cellBit<B>(c);
+    for (int c : v.p2Start) goal[0] |= cellBit<B>(c);
+    for (int c : v.p1Start) goal[1] |= cellBit<B>(c);
+    startAreas = goal[0] | goal[1];
+    for (int c : {n - 2, n - 3, n - 4, n - 6}) blockCells[0] |= cellBit<B>(c);
+    for (int c : {1, 2, 3, 5}) blockCells[1] |= cellBit<B>(c);
+    blockTip[0] = n - 1;
+    blockTip[1] = 0;
+    p1Placements = C.c[n][k];
+    p2Placements = C.c[n - k][k];
+    cell.resize(n);
+    for (int c = 0; c < n; c++) {
+      CellMasks<B>& m = cell[c];
+      m = {};
+      for (int d : v.geometry.neighbours[c]) m.neighbours |= cellBit<B>(d);
+      for (const JumpPair& j : v.geometry.jumps[c]) {
+        m.jumpOver |= cellBit<B>(j.over);
+        m.jumpTo |= cellBit<B>(j.to);
+        m.pairs[m.pairCount++] = j;
+      }
+      m.overBitsLo = popcount64(lowWord(m.jumpOver));
+      m.toBitsLo = popcount64(lowWord(m.jumpTo));
+    }
+    mirrorMap = v.geometry.mirror;
+  }
+
+  static uint64_t lowWord(uint64_t x) { return x; }
+  static uint64_t lowWord(U128 x) { return x.lo; }
+
+  // --- moves -------------------------------------------------------------------------------
+
+  /** Every single jump from `at` for occupancy `occ`. */
+  B singleJumps(int at, B occ) const {
+    const CellMasks<B>& m = cell[at];
+#if CCK_USE_BMI2
+    // The paper's method: pdep(pext(occ, over) & pext(~occ, to), to), bits of over/to paired.
+    return pdep(pext(occ, m.jumpOver) & pext(~occ, m.jumpTo), m.jumpTo);
+#else
+    // Portable: test the (over, to) pairs directly; up to six branch-free bit tests.
+    B out{};
+    for (int i = 0; i < m.pairCount; i++) {
+      const JumpPair& j = m.pairs[i];
+      if (test(occ, j.over) & !test(occ, j.to)) out |= cellBit<B>(j.to);
+    }
+    return out;
+#endif
+  }
+
+  /** Moves of the pieces `own` (part of `occ`), as (from, to) pairs; returns the count. */
+  int generate(B own, B occ, uint8_t* out) const {
+    int count = 0;
+    int stack[96];
+    while (any(own)) {
+      int from = lowest(own);
+      own = clearLowest(own);
+      B steps = cell[from].neighbours & ~occ;
+      while (any(steps)) {
+        out[2 * count] = static_cast<uint8_t>(from);
+        out[2 * count + 1] = static_cast<uint8_t>(lowest(steps));
+        count++;
+        steps = clearLowest(steps);
+      }
+      B visited{};
+      int sp = 0;
+      stack[sp++] = from;
+      while (sp > 0) {
+        B fresh = singleJumps(stack[--sp], occ) & ~visited;
+        visited |= fresh;
+        while (any(fresh)) {
+          int to = lowest(fresh);
+          fresh = clearLowest(fresh);
+          stack[sp++] = to;
+          out[2 * count] = static_cast<uint8_t>(from);
+          out[2 * count + 1] = static_cast<uint8_t>(to);
+          count++;
+        }
+      }
+    }
+    return count;
+  }
+
+  // --- rules (RULES.md section 4) ----------------------------------------------------------
+
+  bool hasWon(int player, B p1, B p2) const {
+    B g = goal[player];
+    return (g & ~(p1 | p2)) == B{} && any((player == 0 ? p1 : p2) & g);
+  }
+
+  bool blockIllegal(int blocked, B p1, B p2, int toMove) const {
+    B blocker = blocked == 0 ? p2 : p1;
+    if (test(p1 | p2, blockTip[blocked])) return false;
+    if ((blockCells[blocked] & ~blocker) != B{}) return false;
+    if (v.rules == RuleMode::Published && toMove == blocked) {
+      // Published-data exception: legal when the blocked side has no piece in either start area.
+      return any((blocked == 0 ? p1 : p2) & startAreas);
+    }
+    return true;
+  }
+
+  bool isIllegal(B p1, B p2, int toMove) const {
+    if (hasWon(toMove, p1, p2)) return true;
+    if (k != 6) return false;
+    return blockIllegal(0, p1, p2, toMove) || blockIllegal(1, p1, p2, toMove);
+  }
+
+  bool isTerminal(B p1, B p2, int toMove) const { return !isIllegal(p1, p2, toMove) && hasWon(1 - toMove, p1, p2); }
+
+  int legalMoves(B p1, B p2, int toMove, uint8_t* out) const {
+    if (isIllegal(p1, p2, toMove) || isTerminal(p1, p2, toMove)) return 0;
+    int count = generate(toMove == 0 ? p1 : p2, p1 | p2, out);
+    int kept = 0;
+    for (int i = 0; i < count; i++) {
+      B flip = cellBit<B>(out[2 * i]) | cellBit<B>(out[2 * i + 1]);
+      bool legal = toMove == 0 ? !isIllegal(p1 ^ flip, p2, 1) : !isIllegal(p1, p2 ^ flip, 0);
+      if (legal) {
+        out[2 * kept] = out[2 * i];
+        out[2 * kept + 1] = out[2 * i + 1];
+        kept++;
+      }
+    }
+    return kept;
+  }
+
+  // --- ranking (RULES.md section 6) --------------------------------------------------------
+
+  /** Colex rank of a set: sum of C(c_i, i + 1) over its cells in increasing order. */
+  uint64_t rankSet(B x) const {
+    uint64_t r = 0;
+    for (int i = 1; any(x); i++) {
+      r += C.c[lowest(x)][i];
+      x = clearLowest(x);
+    }
+    return r;
+  }
+
+  /** The set of `pieces` cells among `cells` of colex rank r. */
+  B unrankSet(uint64_t r, int pieces, int cells) const {
+    B out{};
+    int c = cells - 1;
+    for (int i = pieces; i >= 1; i--) {
+      while (C.c[c][i] > r) c--;
+      out |= cellBit<B>(c);
+      r -= C.c[c][i];
+      c--;
+    }
+    return out;
+  }
+
+  uint64_t rankP1(B p1) const { return rankSet(p1); }
+  B unrankP1(uint64_t r) const { return unrankSet(r, k, n); }
+
+  /** Rank of P2 among the cells P1 leaves free. */
+  uint64_t rankP2(B p1, B p2) const {
+#if CCK_USE_BMI2
+    return rankSet(pext(p2, ~p1 & full));
+#else
+    // Portable: a cell's index among the free cells is c - |P1 below c|; no pext needed.
+    uint64_t r = 0;
+    for (int i = 1; any(p2); i++) {
+      int c = lowest(p2);
+      p2 = clearLowest(p2);
+      r += C.c[c - popcount(p1 & below<B>(c))][i];
+    }
+    return r;
+#endif
+  }
+
+  B unrankP2(B p1, uint64_t r) const { return pdep(unrankSet(r, k, n - k), ~p1 & full); }
+
+  /** The next P2 placement in rank order among the cells free of p1; false after the last. */
+  bool nextP2(B p1, B p2, B& out) const {
+    uint64_t r = rankP2(p1, p2);
+    if (r + 1 >= p2Placements) return false;
+    out = unrankP2(p1, r + 1);
+    return true;
+  }
+
+  // --- symmetry ----------------------------------------------------------------------------
+
+  B mirror(B x) const {
+    B out{};
+    while (any(x)) {
+      out |= cellBit<B>(mirrorMap[lowest(x)]);
+      x = clearLowest(x);
+    }
+    return out;
+  }
+
+  B rotate(B x) const {
+    B out{};
+    while (any(x)) {
+      out |= cellBit<B>(n - 1 - lowest(x));
+      x = clearLowest(x);
+    }
+    return out;
+  }
+
+  /** P1 to move, and the lower-ranked of the position and its mirror image. */
+  void canonical(B p1, B p2, int toMove, B& c1, B& c2) const {
+    B a = toMove == 0 ? p1 : rotate(p2);
+    B b = toMove == 0 ? p2 : rotate(p1);
+    if (!v.mirrorSymmetric) {
+      c1 = a;
+      c2 = b;
+      return;
+    }
+    B ma = mirror(a), mb = mirror(b);
+    uint64_t ra = rankP1(a), rma = rankP1(ma);
+    bool useMirror = rma < ra || (rma == ra && rankP2(ma, mb) < rankP2(a, b));
+    c1 = useMirror ? ma : a;
+    c2 = useMirror ? mb : b;
+  }
+};

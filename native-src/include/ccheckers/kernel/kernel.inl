@@ -1,0 +1,374 @@
+// KernelApi over Engine<B>: fine-grained calls, batches (describe, bench) and the solver passes.
+// Included after engine.inl, in the same kernel namespace.
+
+/** The state space of core's solver-space/state-space.ts: P1 placements grouped by mirror class. */
+struct Groups {
+  std::vector<uint64_t> rankOf;      // representative's P1 rank, per group
+  std::vector<int32_t> groupOfRank;  // per P1 rank
+  std::vector<uint8_t> mirrored;     // per P1 rank: 1 when it is the mirror image of its representative
+};
+
+inline uint32_t moveHash(int from, int to) { return static_cast<uint32_t>(from * 128 + to + 1) * 0x9E3779B1u; }
+
+template <class B>
+class Kernel final : public KernelApi {
+ public:
+  explicit Kernel(const Variant& v, const char* kernelName) : variant_(v), e_(variant_), name_(kernelName) {}
+  const char* name() const override { return name_; }
+
+  static B board(const uint32_t* w) { return fromWords<B>(w); }
+  static void words(B x, uint32_t* out) {
+    for (int w = 0; w < 3; w++) out[w] = word(x, w);
+  }
+
+  int moves(const PosWords& p, uint8_t* out) override {
+    B p1 = board(p.p1), p2 = board(p.p2);
+    return e_.generate(p.toMove == 0 ? p1 : p2, p1 | p2, out);
+  }
+  int legalMoves(const PosWords& p, uint8_t* out) override { return e_.legalMoves(board(p.p1), board(p.p2), p.toMove, out); }
+  bool hasWon(int player, const PosWords& p) override { return e_.hasWon(player, board(p.p1), board(p.p2)); }
+  bool isIllegal(const PosWords& p) override { return e_.isIllegal(board(p.p1), board(p.p2), p.toMove); }
+  bool isTerminal(const PosWords& p) override { return e_.isTerminal(board(p.p1), board(p.p2), p.toMove); }
+  uint64_t rankP1(const uint32_t* p1) override { return e_.rankP1(board(p1)); }
+  void unrankP1(uint64_t r, uint32_t* out) override { words(e_.unrankP1(r), out); }
+  uint64_t rankP2(const uint32_t* p1, const uint32_t* p2) override { return e_.rankP2(board(p1), board(p2)); }
+  void unrankP2(const uint32_t* p1, uint64_t r, uint32_t* out) override { words(e_.unrankP2(board(p1), r), out); }
+  bool nextP2(const uint32_t* p1, const uint32_t* p2, uint32_t* out) override {
+    B next{};
+    if (!e_.nextP2(board(p1), board(p2), next)) return false;
+    words(next, out);
+    return true;
+  }
+  void mirror(const uint32_t* set, uint32_t* out) override { words(e_.mirror(board(set)), out); }
+  void rotate(const uint32_t* set, uint32_t* out) override { words(e_.rotate(board(set)), out); }
+  void canonical(const PosWords& p, PosWords& out) override {
+    B c1{}, c2{};
+    e_.canonical(board(p.p1), board(p.p2), p.toMove, c1, c2);
+    words(c1, out.p1);
+    words(c2, out.p2);
+    out.toMove = 0;
+  }
+
+  void describe(const uint32_t* in, size_t count, double* out) override {
+    std::vector<uint8_t> mv(2 * static_cast<size_t>(e_.n) * e_.k + 2);
+    for (size_t i = 0; i < count; i++, in += 7, out += kDescribeFields) {
+      B p1 = board(in), p2 = board(in + 3);
+      int toMove = static_cast<int>(in[6]);
+      bool illegal = e_.isIllegal(p1, p2, toMove);
+      out[0] = (e_.hasWon(0, p1, p2) ? 1 : 0) | (e_.hasWon(1, p1, p2) ? 2 : 0) | (illegal ? 4 : 0) |
+               (e_.isTerminal(p1, p2, toMove) ? 8 : 0);
+      int np = e_.generate(toMove == 0 ? p1 : p2, p1 | p2, mv.data());
+      uint32_t h = 0;
+      for (int m = 0; m < np; m++) h += moveHash(mv[2 * m], mv[2 * m + 1]);
+      out[1] = np;
+      out[2] = h;
+      int nl = e_.legalMoves(p1, p2, toMove, mv.data());
+      h = 0;
+      for (int m = 0; m < nl; m++) h += moveHash(mv[2 * m], mv[2 * m + 1]);
+      out[3] = nl;
+      out[4] = h;
+      uint64_t r2 = e_.rankP2(p1, p2);
+      out[5] = static_cast<double>(e_.rankP1(p1));
+      out[6] = static_cast<double>(r2);
+      B c1{}, c2{};
+      e_.canonical(p1, p2, toMove, c1, c2);
+      out[7] = static_cast<double>(e_.rankP1(c1));
+      out[8] = static_cast<double>(e_.rankP2(c1, c2));
+      out[9] = wordsXor(e_.unrankP2(p1, (r2 + 1) % e_.p2Placements));
+      B next{};
+      out[10] = e_.nextP2(p1, p2, next) ? static_cast<double>(wordsXor(next)) : -1;
+      out[11] = wordsXor(e_.mirror(p1)) ^ wordsXor(e_.rotate(p2));
+    }
+  }
+
+  // --- benchmark loops (definitions shared with core's runBench; checksums must agree) --------
+
+  BenchResult bench(BenchOp op, const PosWords& pw, uint64_t iterations) override {
+    B p1 = board(pw.p1), p2 = board(pw.p2);
+    uint32_t checksum = 0;
+    std::vector<uint8_t> mv(2 * static_cast<size_t>(e_.n) * e_.k + 2);
+    std::vector<B> samples;
+    if (op == BenchOp::RankP1 || op == BenchOp::RankP2) {
+      uint64_t count = std::min<uint64_t>(kBenchSamples, op == BenchOp::RankP1 ? e_.p1Placements : e_.p2Placements);
+      for (uint64_t s = 0; s < count; s++) samples.push_back(op == BenchOp::RankP1 ? e_.unrankP1(s) : e_.unrankP2(p1, s));
+    }
+    auto start = std::chrono::steady_clock::now();
+    switch (op) {
+      case BenchOp::Winner:
+        for (uint64_t i = 0; i < iterations; i++) {
+          checksum += e_.hasWon(0, p1, p2) ? 1 : 0;
+          checksum += e_.hasWon(1, p1, p2) ? 2 : 0;
+          asm volatile("" : "+r"(checksum));  // keep the loop from being folded
+        }
+        break;
+      case BenchOp::Successors: {
+        B own = pw.toMove == 0 ? p1 : p2;
+        B occ = p1 | p2;
+        for (uint64_t i = 0; i < iterations; i++) {
+          asm volatile("" : "+m"(own), "+m"(occ));
+          int count = e_.generate(own, occ, mv.data());
+          for (int m = 0; m < count; m++) {
+            B flip = cellBit<B>(mv[2 * m]) | cellBit<B>(mv[2 * m + 1]);
+            own ^= flip;  // apply
+            checksum += word0(own) & 0xff;
+            own ^= flip;  // undo
+          }
+          checksum += static_cast<uint32_t>(count);
+        }
+        break;
+      }
+      case BenchOp::RankP1:
+      case BenchOp::RankP2: {
+        size_t s = 0, count = samples.size();
+        for (uint64_t i = 0; i < iterations; i++) {
+          uint64_t r = op == BenchOp::RankP1 ? e_.rankP1(samples[s]) : e_.rankP2(p1, samples[s]);
+          checksum += static_cast<uint32_t>(r);
+          if (++s == count) s = 0;
+        }
+        break;
+      }
+      case BenchOp::UnrankP1:
+      case BenchOp::UnrankP2: {
+        uint64_t count = op == BenchOp::UnrankP1 ? e_.p1Placements : e_.p2Placements;
+        for (uint64_t i = 0, r = 0; i < iterations; i++) {
+          B x = op == BenchOp::UnrankP1 ? e_.unrankP1(r) : e_.unrankP2(p1, r);
+          checksum += wordsXor(x);
+          if (++r == count) r = 0;
+        }
+        break;
+      }
+      case BenchOp::IncrementP2: {
+        // Next P2 placement among the free cells, in colex order, wrapping to the first.
+#if CCK_USE_BMI2
+        B freeCells = ~p1 & full();
+        uint64_t first = (uint64_t{1} << e_.k) - 1, limit = uint64_t{1} << (e_.n - e_.k);
+        if constexpr (std::is_same_v<B, uint64_t>) {
+          uint64_t x = first;
+          for (uint64_t i = 0; i < iterations; i++) {
+            uint64_t low = x & (~x + 1), ripple = x + low;  // Gosper's hack on the compressed set
+            x = ripple >= limit ? first : (((ripple ^ x) >> 2) / low) | ripple;
+            checksum += word0(pdep(x, freeCells));
+          }
+          break;
+        }
+#endif
+        int free[96], f = 0, combo[16];
+        for (int c = 0; c < e_.n; c++)
+          if (!test(p1, c)) free[f++] = c;
+        for (int j = 0; j < e_.k; j++) combo[j] = j;
+        for (uint64_t i = 0; i < iterations; i++) {
+          if (!nextCombination(combo, e_.k, f))
+            for (int j = 0; j < e_.k; j++) combo[j] = j;
+          B x{};
+          for (int j = 0; j < e_.k; j++) x |= cellBit<B>(free[combo[j]]);
+          checksum += word0(x);
+        }
+        break;
+      }
+    }
+    auto end = std::chrono::steady_clock::now();
+    return {static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()), checksum};
+  }
+
+  B full() const { return e_.full; }
+
+  // --- solver ------------------------------------------------------------------------------
+
+  uint64_t solverGroups() override { return groups().rankOf.size(); }
+  int solverGroupWeight(uint32_t group) override {
+    uint64_t r = groups().rankOf.at(group);
+    return !variant_.mirrorSymmetric || e_.rankP1(e_.mirror(e_.unrankP1(r))) == r ? 1 : 2;
+  }
+
+  KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
+    return run(table, bytes, from, to, threads, false);
+  }
+  KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
+    return run(table, bytes, from, to, threads, true);
+  }
+
+ private:
+  Variant variant_;
+  Engine<B> e_;
+  const char* name_;
+  std::unique_ptr<Groups> groups_;
+  std::mutex groupsMutex_;
+
+  static bool nextCombination(int* combo, int k, int n) {
+    for (int i = 0; i < k; i++) {
+      int limit = i + 1 < k ? combo[i + 1] : n;
+      if (combo[i] + 1 < limit) {
+        combo[i]++;
+        for (int j = 0; j < i; j++) combo[j] = j;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const Groups& groups() {
+    std::lock_guard<std::mutex> lock(groupsMutex_);
+    if (!groups_) {
+      auto g = std::make_unique<Groups>();
+      uint64_t total = e_.p1Placements;
+      g->groupOfRank.assign(total, -1);
+      g->mirrored.assign(total, 0);
+      for (uint64_t r = 0; r < total; r++) {
+        if (g->groupOfRank[r] >= 0) continue;
+        uint64_t mr = variant_.mirrorSymmetric ? e_.rankP1(e_.mirror(e_.unrankP1(r))) : r;
+        int32_t id = static_cast<int32_t>(g->rankOf.size());
+        g->rankOf.push_back(r);
+        g->groupOfRank[r] = id;
+        if (mr != r) {
+          g->groupOfRank[mr] = id;
+          g->mirrored[mr] = 1;
+        }
+      }
+      groups_ = std::move(g);
+    }
+    return *groups_;
+  }
+
+  static int load(const uint8_t* table, uint64_t index) {
+    return (__atomic_load_n(&table[index >> 2], __ATOMIC_RELAXED) >> ((index & 3) << 1)) & 3;
+  }
+  /** Sets a value where it was UNKNOWN; true when this call made the change. */
+  static bool prove(uint8_t* table, uint64_t index, int value) {
+    uint8_t shift = static_cast<uint8_t>((index & 3) << 1);
+    uint8_t old = __atomic_fetch_or(&table[index >> 2], static_cast<uint8_t>(value << shift), __ATOMIC_RELAXED);
+    return ((old >> shift) & 3) == 0;
+  }
+
+  enum : int { kUnknown = 0, kLoss = 1, kWin = 2, kIllegal = 3 };
+
+  struct Worker {
+    Kernel& kernel;
+    const Groups& g;
+    uint8_t* table;
+    KernelStats stats{};
+    std::vector<uint8_t> moves, parentMoves;
+    Worker(Kernel& k, const Groups& groups, uint8_t* t)
+        : kernel(k), g(groups), table(t), moves(2 * static_cast<size_t>(k.e_.n) * k.e_.k + 2), parentMoves(moves.size()) {}
+
+    /** Index of the stored state (P1 = a, P2 = b, P1 to move), mirrored into its group. */
+    uint64_t indexOf(B a, B b) const {
+      const Engine<B>& e = kernel.e_;
+      uint64_t r1 = e.rankP1(a);
+      if (g.mirrored[r1]) {
+        a = e.mirror(a);
+        b = e.mirror(b);
+      }
+      return static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b);
+    }
+
+    void init(uint64_t index, B a, B b) {
+      const Engine<B>& e = kernel.e_;
+      if (e.isIllegal(a, b, 0)) {
+        if (prove(table, index, kIllegal)) stats.illegal++;
+      } else if (e.hasWon(1, a, b)) {
+        if (prove(table, index, kLoss)) stats.terminal++;
+      }
+    }
+
+    void pass(uint64_t index, B a, B b) {
+      if (load(table, index) != kUnknown) return;
+      const Engine<B>& e = kernel.e_;
+      int count = e.generate(a, a | b, moves.data());
+      if (count == 0) {
+        stats.moveless++;
+        return;
+      }
+      // Children (a', b, P2 to move) are read as their colour swap (rot b, rot a', P1 to move):
+      // one P1 placement, hence one group and one mirror decision, for all moves.
+      B childP1 = e.rotate(b);
+      uint64_t r1 = e.rankP1(childP1);
+      bool mirrored = g.mirrored[r1];
+      uint64_t base = static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements;
+      B ra = e.rotate(a);
+      if (mirrored) {
+        childP1 = e.mirror(childP1);
+        ra = e.mirror(ra);
+      }
+      int legal = 0;
+      bool unknown = false;
+      for (int i = 0; i < count; i++) {
+        int f = e.n - 1 - moves[2 * i], t = e.n - 1 - moves[2 * i + 1];
+        if (mirrored) {
+          f = e.mirrorMap[f];
+          t = e.mirrorMap[t];
+        }
+        int v = load(table, base + e.rankP2(childP1, ra ^ cellBit<B>(f) ^ cellBit<B>(t)));
+        if (v == kIllegal) continue;
+        legal++;
+        if (v == kLoss) {
+          if (prove(table, index, kWin)) stats.wins++;
+          return;
+        }
+        if (v == kUnknown) unknown = true;
+      }
+      if (unknown && legal > 0) return;
+      if (!prove(table, index, kLoss)) return;
+      stats.losses++;
+      // Immediate propagation: every parent (a, b^, P2 to move), b^ -> b by a P2 move
+      // (moves are reversible), is won; stored as (rot b^, rot a).
+      int parents = e.generate(b, a | b, parentMoves.data());
+      B rotA = e.rotate(a);
+      for (int i = 0; i < parents; i++) {
+        B pb = b ^ cellBit<B>(parentMoves[2 * i]) ^ cellBit<B>(parentMoves[2 * i + 1]);
+        uint64_t parent = indexOf(e.rotate(pb), rotA);
+        if (load(table, parent) == kUnknown && prove(table, parent, kWin)) stats.wins++;
+      }
+    }
+  };
+
+  KernelStats run(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool isPass) {
+    const Groups& g = groups();
+    const Engine<B>& e = e_;
+    uint64_t need = (static_cast<uint64_t>(g.rankOf.size()) * e.p2Placements + 3) / 4;
+    if (bytes < need) throw std::invalid_argument("solver table is smaller than the state space");
+    if (to > g.rankOf.size() || from > to) throw std::invalid_argument("group range outside the state space");
+    std::atomic<uint32_t> next{from};
+    std::vector<KernelStats> results(std::max(1, threads));
+    auto body = [&](int t) {
+      Worker w(*this, g, table);
+      int free[96], combo[16];
+      for (uint32_t group; (group = next.fetch_add(1)) < to;) {
+        B a = e.unrankP1(g.rankOf[group]);
+        int f = 0;
+        for (int c = 0; c < e.n; c++)
+          if (!test(a, c)) free[f++] = c;
+        for (int j = 0; j < e.k; j++) combo[j] = j;
+        uint64_t index = static_cast<uint64_t>(group) * e.p2Placements;
+        do {
+          B b{};
+          for (int j = 0; j < e.k; j++) b |= cellBit<B>(free[combo[j]]);
+          if (isPass) w.pass(index, a, b);
+          else w.init(index, a, b);
+          index++;
+        } while (nextCombination(combo, e.k, f));
+      }
+      results[t] = w.stats;
+    };
+    if (threads <= 1) {
+      body(0);
+    } else {
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; t++) pool.emplace_back(body, t);
+      for (auto& th : pool) th.join();
+    }
+    KernelStats total{};
+    for (const KernelStats& s : results) {
+      total.wins += s.wins;
+      total.losses += s.losses;
+      total.illegal += s.illegal;
+      total.terminal += s.terminal;
+      total.moveless += s.moveless;
+    }
+    return total;
+  }
+};
+
+inline std::unique_ptr<KernelApi> makeKernel(const Variant& v, const char* name) {
+  if (v.cells <= 64) return std::make_unique<Kernel<uint64_t>>(v, name);
+  return std::make_unique<Kernel<U128>>(v, name);
+}

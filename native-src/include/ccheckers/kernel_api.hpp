@@ -1,0 +1,78 @@
+// The interface every compiled kernel (bmi2, portable) exposes to the binding and the self-test.
+// Coarse-grained entry points (describe, bench, solver init/pass) do a whole batch per call.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "geometry.hpp"
+
+namespace cck {
+
+/** A position as the TS core holds it: three 32-bit words per player. */
+struct PosWords {
+  uint32_t p1[3] = {0, 0, 0};
+  uint32_t p2[3] = {0, 0, 0};
+  int toMove = 0;
+};
+
+struct BenchResult {
+  double nanoseconds = 0;
+  uint32_t checksum = 0;
+};
+
+struct KernelStats {
+  uint64_t wins = 0, losses = 0, illegal = 0, terminal = 0, moveless = 0;
+};
+
+/** Benchmark operations, in the order of core's BENCH_OPS. */
+enum class BenchOp { Winner, Successors, RankP1, RankP2, UnrankP1, UnrankP2, IncrementP2 };
+constexpr int kBenchSamples = 4096;  // = BENCH_SAMPLES in core
+
+/** Fields written per position by describe() (see core's describe.ts for their meaning). */
+constexpr int kDescribeFields = 12;
+
+class KernelApi {
+ public:
+  virtual ~KernelApi() = default;
+  virtual const char* name() const = 0;
+  /** Pseudo-moves (legality ignored) and legal moves as (from, to) byte pairs; return the count. */
+  virtual int moves(const PosWords& p, uint8_t* out) = 0;
+  virtual int legalMoves(const PosWords& p, uint8_t* out) = 0;
+  virtual bool hasWon(int player, const PosWords& p) = 0;
+  virtual bool isIllegal(const PosWords& p) = 0;
+  virtual bool isTerminal(const PosWords& p) = 0;
+  virtual uint64_t rankP1(const uint32_t* p1) = 0;
+  virtual void unrankP1(uint64_t rank, uint32_t* out) = 0;
+  virtual uint64_t rankP2(const uint32_t* p1, const uint32_t* p2) = 0;
+  virtual void unrankP2(const uint32_t* p1, uint64_t rank, uint32_t* out) = 0;
+  virtual bool nextP2(const uint32_t* p1, const uint32_t* p2, uint32_t* out) = 0;
+  virtual void mirror(const uint32_t* set, uint32_t* out) = 0;
+  virtual void rotate(const uint32_t* set, uint32_t* out) = 0;
+  virtual void canonical(const PosWords& p, PosWords& out) = 0;
+  /** For `count` positions of 7 words (p1[3], p2[3], toMove): kDescribeFields doubles each. */
+  virtual void describe(const uint32_t* words, size_t count, double* out) = 0;
+  virtual BenchResult bench(BenchOp op, const PosWords& p, uint64_t iterations) = 0;
+  /** Solver passes over groups [from, to) of the state space on `threads` native threads. */
+  virtual KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
+  virtual KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
+  virtual uint64_t solverGroups() = 0;
+  /** 1 or 2: how many P1 placements (mirror images) group g stands for. */
+  virtual int solverGroupWeight(uint32_t g) = 0;
+};
+
+/** Kernel factories; makeBmi2Kernel returns nullptr where it was not compiled (non-x86). */
+std::unique_ptr<KernelApi> makePortableKernel(const Variant& v);
+std::unique_ptr<KernelApi> makeBmi2Kernel(const Variant& v);
+
+/** CPU features relevant to the kernel choice. */
+struct CpuInfo {
+  bool x86 = false;
+  bool bmi2 = false;       // the instructions exist
+  bool fastBmi2 = false;   // and are not microcoded (AMD family 0x17)
+  unsigned family = 0;
+  char vendor[13] = {};
+};
+CpuInfo detectCpu();
+
+}  // namespace cck

@@ -1,0 +1,18 @@
+// Everything the kernel .inl files need, included before any target pragma so that the standard
+// library and the shared helpers are compiled for the baseline CPU (safe to share between kernels).
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "ccheckers/board_bits.hpp"
+#include "ccheckers/geometry.hpp"
+#include "ccheckers/kernel_api.hpp"
+#include "ccheckers/pext_pdep.hpp"

@@ -1,0 +1,127 @@
+// C++ self-test of the kernels without Node: test vectors of RULES.md and full solves of 7x7 with
+// 1 and 2 pieces checked against RULES.md section 8. Runs the portable kernel everywhere (also
+// under qemu-aarch64) and the BMI2 kernel where the CPU has it; both must agree exactly.
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ccheckers/kernel_api.hpp"
+
+using namespace cck;
+
+static int failures = 0;
+#define CHECK(cond, ...)                    \
+  do {                                      \
+    if (!(cond)) {                          \
+      std::printf("FAIL %s: ", #cond);      \
+      std::printf(__VA_ARGS__);             \
+      std::printf("\n");                    \
+      failures++;                           \
+    }                                       \
+  } while (0)
+
+static PosWords position(std::vector<int> p1, std::vector<int> p2, int toMove) {
+  PosWords p;
+  for (int c : p1) p.p1[c / 32] |= 1u << (c % 32);
+  for (int c : p2) p.p2[c / 32] |= 1u << (c % 32);
+  p.toMove = toMove;
+  return p;
+}
+
+static std::set<std::pair<int, int>> movesOf(KernelApi& k, const PosWords& p) {
+  uint8_t out[2 * 81 * 12];
+  int n = k.moves(p, out);
+  std::set<std::pair<int, int>> s;
+  for (int i = 0; i < n; i++) s.insert({out[2 * i], out[2 * i + 1]});
+  return s;
+}
+
+int main() {
+  int checked = 0;
+  CpuInfo cpu = detectCpu();
+  std::printf("cpu: x86=%d bmi2=%d fast=%d vendor=%s family=0x%x\n", cpu.x86, cpu.bmi2, cpu.fastBmi2, cpu.vendor, cpu.family);
+  auto kernels = [&](int m, int k, std::vector<int> start) {
+    std::vector<std::unique_ptr<KernelApi>> out;
+    Variant v(m, k, RuleMode::Clean, start);
+    out.push_back(makePortableKernel(v));
+    if (cpu.bmi2) {
+      auto b = makeBmi2Kernel(v);
+      if (b) out.push_back(std::move(b));
+    }
+    return out;
+  };
+
+  // RULES.md section 2 test vectors.
+  for (auto& k : kernels(7, 1, {0})) {
+    auto alone = movesOf(*k, position({29}, {0}, 0));
+    std::set<std::pair<int, int>> steps = {{29, 22}, {29, 23}, {29, 28}, {29, 30}, {29, 34}, {29, 35}};
+    CHECK(alone == steps, "%s: steps of 29", k->name());
+    auto jumps = movesOf(*k, position({29, 40}, {22, 23, 30, 35}, 0));
+    for (auto mv : {std::pair<int, int>{29, 15}, {29, 17}, {29, 31}}) CHECK(jumps.count(mv) == 1, "%s: jump 29-%d", k->name(), mv.second);
+    CHECK(jumps.count({29, 40}) == 0, "%s: 40 is occupied", k->name());
+    checked++;
+  }
+  for (auto& k : kernels(4, 6, {0, 1, 2, 3, 4, 5})) {
+    auto m6 = movesOf(*k, position({6}, {3, 7, 10}, 0));
+    std::set<std::pair<int, int>> want = {{6, 1}, {6, 8}, {6, 13}};
+    CHECK(m6 == want, "%s: jumps from 6 on 4x4", k->name());
+    checked++;
+  }
+
+  // Full solves, expanded counts (RULES.md section 8).
+  struct Expected {
+    int k;
+    std::vector<int> start;
+    uint64_t positions, p1Wins, illegal;
+  };
+  for (const Expected& x : {Expected{1, {0}, 4704, 2304, 96}, Expected{2, {0, 1}, 2542512, 1265851, 10810}}) {
+    std::vector<std::vector<uint8_t>> tables;
+    for (auto& k : kernels(7, x.k, x.start)) {
+      for (int threads : {1, 2}) {
+        uint64_t groups = k->solverGroups();
+        size_t perGroup = 0;
+        {  // C(N - k, k): count P2 placements around the empty P1 set via nextP2
+          uint32_t p1[3] = {0, 0, 0}, p2[3] = {0, 0, 0}, next[3];
+          k->unrankP1(0, p1);
+          k->unrankP2(p1, 0, p2);
+          perGroup = 1;
+          while (k->nextP2(p1, p2, next)) {
+            std::copy(next, next + 3, p2);
+            perGroup++;
+          }
+        }
+        uint64_t states = groups * perGroup;
+        std::vector<uint8_t> table((states + 3) / 4, 0);
+        k->solverInit(table.data(), table.size(), 0, static_cast<uint32_t>(groups), threads);
+        int passes = 0;
+        for (;;) {
+          KernelStats s = k->solverPass(table.data(), table.size(), 0, static_cast<uint32_t>(groups), threads);
+          CHECK(s.moveless == 0, "moveless states");
+          passes++;
+          if (s.wins + s.losses == 0 || passes > 200) break;
+        }
+        uint64_t counts[4] = {0, 0, 0, 0};
+        for (uint32_t g = 0; g < groups; g++) {
+          int w = k->solverGroupWeight(g);
+          for (uint64_t i = g * perGroup; i < (g + 1) * perGroup; i++) counts[(table[i >> 2] >> ((i & 3) * 2)) & 3] += w;
+        }
+        uint64_t positions = 2 * (counts[0] + counts[1] + counts[2] + counts[3]);
+        uint64_t p1Wins = counts[1] + counts[2];
+        std::printf("7x7/%d %s threads=%d: positions %llu, P1 wins %llu, draws %llu, illegal %llu, passes %d\n", x.k, k->name(), threads,
+                    (unsigned long long)positions, (unsigned long long)p1Wins, (unsigned long long)(2 * counts[0]),
+                    (unsigned long long)(2 * counts[3]), passes);
+        CHECK(positions == x.positions, "positions");
+        CHECK(p1Wins == x.p1Wins, "P1 wins");
+        CHECK(counts[0] == 0, "draws");
+        CHECK(2 * counts[3] == x.illegal, "illegal");
+        tables.push_back(table);
+        checked++;
+      }
+    }
+    for (auto& t : tables) CHECK(t == tables[0], "tables differ between kernels or thread counts");
+  }
+  std::printf("%d kernel checks run, %d failures\n", checked, failures);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,215 @@
+/**
+ * The database file: a 128-byte header and the 2-bit table body (layout in ../README.md).
+ * Files are written to a temporary name, flushed and renamed, so a crash never leaves a
+ * half-written database under the real name. Reading checks every header field and both
+ * checksums, and names the first thing that is wrong.
+ */
+import { closeSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import { CCheckersError, RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
+
+export const MAGIC = 'CCHKDB\r\n';
+export const FORMAT_VERSION = 1;
+export const HEADER_BYTES = 128;
+
+export type DatabaseStage = 'init' | 'checkpoint' | 'complete';
+const STAGES: readonly DatabaseStage[] = ['init', 'checkpoint', 'complete'];
+const RULES: readonly RuleMode[] = ['clean', 'published'];
+
+export class DatabaseError extends CCheckersError {
+  constructor(path: string, problem: string) {
+    super('E_DATABASE', `${path}: ${problem}`);
+  }
+}
+
+/** One line of the per-pass log. */
+export interface PassRecord {
+  pass: number;
+  /** Stored states proven (won or lost) after this pass, and new in this pass. */
+  proven: number;
+  newlyProven: number;
+  seconds: number;
+}
+
+export interface DatabaseHeader {
+  board: number;
+  pieces: number;
+  rules: RuleMode;
+  rankingId: number;
+  stage: DatabaseStage;
+  /** Value code of the start position (see StateSpace); meaningful when complete. */
+  startValue: number;
+  passes: number;
+  storedStates: number;
+  bodyBytes: number;
+  positions: number;
+  p1Wins: number;
+  p2Wins: number;
+  draws: number;
+  illegal: number;
+  seconds: number;
+  bodyCrc32: number;
+  passLog: PassRecord[];
+}
+
+export interface Database {
+  header: DatabaseHeader;
+  table: Uint8Array;
+}
+
+function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number): Uint8Array {
+  const buf = new Uint8Array(HEADER_BYTES);
+  const dv = new DataView(buf.buffer);
+  buf.set(Buffer.from(MAGIC, 'latin1'), 0);
+  dv.setUint32(8, FORMAT_VERSION, true);
+  dv.setUint32(12, HEADER_BYTES, true);
+  dv.setUint8(16, h.board);
+  dv.setUint8(17, h.pieces);
+  dv.setUint8(18, RULES.indexOf(h.rules));
+  dv.setUint8(19, h.rankingId);
+  dv.setUint8(20, STAGES.indexOf(h.stage));
+  dv.setUint8(21, h.startValue);
+  dv.setUint32(24, h.passes, true);
+  const u64 = (at: number, v: number) => dv.setBigUint64(at, BigInt(v), true);
+  u64(32, h.storedStates);
+  u64(40, h.bodyBytes);
+  u64(48, h.positions);
+  u64(56, h.p1Wins);
+  u64(64, h.p2Wins);
+  u64(72, h.draws);
+  u64(80, h.illegal);
+  dv.setFloat64(88, h.seconds, true);
+  dv.setUint32(96, h.bodyCrc32, true);
+  dv.setUint32(100, logBytes, true);
+  dv.setUint32(104, logCrc, true);
+  dv.setUint32(124, crc32(buf.subarray(0, 124)), true);
+  return buf;
+}
+
+/** Writes the database atomically: temporary file, fsync, rename. */
+export function writeDatabase(path: string, header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes'>, table: Uint8Array): DatabaseHeader {
+  const full: DatabaseHeader = { ...header, bodyBytes: table.length, bodyCrc32: crc32(table) };
+  const log = Buffer.from(JSON.stringify(full.passLog), 'utf8');
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeAll(fd, encodeHeader(full, log.length, crc32(log)));
+    for (let at = 0; at < table.length; at += 1 << 26) writeAll(fd, table.subarray(at, Math.min(table.length, at + (1 << 26))));
+    writeAll(fd, log);
+    fsyncSync(fd);
+  } catch (e) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  return full;
+}
+
+function writeAll(fd: number, data: Uint8Array): void {
+  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+}
+
+/**
+ * Reads and checks a database. `table` is allocated by `allocate` (e.g. on a SharedArrayBuffer)
+ * once the header has been checked, so a bad header costs no memory.
+ */
+export function readDatabase(path: string, allocate: (bytes: number) => Uint8Array = (n) => new Uint8Array(n)): Database {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch (e) {
+    throw new DatabaseError(path, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+  const fd = openSync(path, 'r');
+  try {
+    if (size < HEADER_BYTES) throw new DatabaseError(path, `truncated: ${size} bytes, but the header alone is ${HEADER_BYTES}`);
+    const head = new Uint8Array(HEADER_BYTES);
+    readAll(fd, head, 0);
+    const header = decodeHeader(path, head);
+    const logBytes = new DataView(head.buffer).getUint32(100, true);
+    const expected = HEADER_BYTES + header.bodyBytes + logBytes;
+    if (size < expected) throw new DatabaseError(path, `truncated: ${size} bytes, the header announces ${expected}`);
+    if (size > expected) throw new DatabaseError(path, `${size - expected} unexpected bytes after the end of the database`);
+    const table = allocate(header.bodyBytes);
+    readAll(fd, table, HEADER_BYTES);
+    const bodyCrc = crc32(table);
+    if (bodyCrc !== header.bodyCrc32) {
+      throw new DatabaseError(path, `corrupt body: checksum ${hex(bodyCrc)} but the header records ${hex(header.bodyCrc32)}`);
+    }
+    const log = new Uint8Array(logBytes);
+    readAll(fd, log, HEADER_BYTES + header.bodyBytes);
+    if (crc32(log) !== new DataView(head.buffer).getUint32(104, true)) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
+    header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
+    return { header, table };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
+  const dv = new DataView(head.buffer);
+  if (Buffer.from(head.subarray(0, 8)).toString('latin1') !== MAGIC) throw new DatabaseError(path, 'not a ccheckers database (bad magic bytes)');
+  const version = dv.getUint32(8, true);
+  if (dv.getUint32(124, true) !== crc32(head.subarray(0, 124))) throw new DatabaseError(path, 'corrupt header: checksum mismatch');
+  if (version !== FORMAT_VERSION) throw new DatabaseError(path, `format version ${version} is not supported (this build reads version ${FORMAT_VERSION})`);
+  if (dv.getUint32(12, true) !== HEADER_BYTES) throw new DatabaseError(path, `header size ${dv.getUint32(12, true)} (expected ${HEADER_BYTES})`);
+  const board = dv.getUint8(16);
+  const pieces = dv.getUint8(17);
+  let space: StateSpace;
+  try {
+    space = new StateSpace(variant(board, pieces));
+  } catch (e) {
+    throw new DatabaseError(path, `invalid variant in header: ${(e as Error).message}`);
+  }
+  const rules = RULES[dv.getUint8(18)];
+  if (!rules) throw new DatabaseError(path, `unknown rule mode ${dv.getUint8(18)} in header`);
+  const rankingId = dv.getUint8(19);
+  if (rankingId !== RANKING_ID) throw new DatabaseError(path, `ranking ${rankingId} is not supported (this build uses ranking ${RANKING_ID})`);
+  const stage = STAGES[dv.getUint8(20)];
+  if (!stage) throw new DatabaseError(path, `unknown stage ${dv.getUint8(20)} in header`);
+  const u64 = (at: number) => Number(dv.getBigUint64(at, true));
+  const header: DatabaseHeader = {
+    board,
+    pieces,
+    rules,
+    rankingId,
+    stage,
+    startValue: dv.getUint8(21),
+    passes: dv.getUint32(24, true),
+    storedStates: u64(32),
+    bodyBytes: u64(40),
+    positions: u64(48),
+    p1Wins: u64(56),
+    p2Wins: u64(64),
+    draws: u64(72),
+    illegal: u64(80),
+    seconds: dv.getFloat64(88, true),
+    bodyCrc32: dv.getUint32(96, true),
+    passLog: [],
+  };
+  if (header.storedStates !== space.states) {
+    throw new DatabaseError(path, `header says ${header.storedStates} stored states, but ${space.variant.name} has ${space.states}`);
+  }
+  if (header.bodyBytes !== space.tableBytes) {
+    throw new DatabaseError(path, `header says ${header.bodyBytes} body bytes, but ${space.variant.name} needs ${space.tableBytes}`);
+  }
+  if (stage === 'complete') {
+    const sum = header.p1Wins + header.p2Wins + header.draws + header.illegal;
+    if (sum !== header.positions) throw new DatabaseError(path, `inconsistent counts: wins, draws and illegal add up to ${sum}, not ${header.positions}`);
+  }
+  return header;
+}
+
+function readAll(fd: number, into: Uint8Array, position: number): void {
+  for (let at = 0; at < into.length; ) {
+    const n = readSync(fd, into, at, Math.min(into.length - at, 1 << 26), position + at);
+    if (n === 0) throw new Error('unexpected end of file');
+    at += n;
+  }
+}
+
+function hex(n: number): string {
+  return `0x${n.toString(16).padStart(8, '0')}`;
+}

@@ -1,0 +1,256 @@
+/**
+ * The strong solver, written once against core's Backend interface:
+ * init (illegal and terminal states), then passes until nothing changes, with a checkpoint on disk
+ * after each step; then the counts of RULES.md section 7 and the database file.
+ */
+import { existsSync, unlinkSync } from 'node:fs';
+import {
+  type Backend,
+  BitboardEngine,
+  CCheckersError,
+  type KernelStats,
+  LOSS,
+  RANKING_ID,
+  type RuleMode,
+  StateSpace,
+  UNKNOWN,
+  type Variant,
+  WIN,
+  readValue,
+  startPosition,
+  toWords,
+} from '@ccheckers/core';
+import { type DatabaseHeader, type PassRecord, readDatabase, writeDatabase } from './database.js';
+import { checkMemory, requiredBytes } from './memory.js';
+import { expandCounts, provenStates, StateIndexer } from './state-index.js';
+import { type ChunkRunner, type Phase, createWorkerPool } from './worker-pool.js';
+
+export type StartValue = 'p1-win' | 'p2-win' | 'draw';
+
+export interface SolveOptions {
+  variant: Variant;
+  rules: RuleMode;
+  backend: Backend;
+  threads: number;
+  /** Database path; its checkpoint is `${out}.ckpt`. Without it nothing is written. */
+  out?: string;
+  /** Continue from `${out}.ckpt` when it exists. */
+  resume?: boolean;
+  /** Upper bound on memory, in bytes. */
+  memoryLimit?: number;
+  onProgress?: (event: ProgressEvent) => void;
+  /** Test hook: stop (throw) after this many passes, leaving the checkpoint behind. */
+  stopAfterPass?: number;
+}
+
+export interface ProgressEvent {
+  phase: 'init' | 'pass' | 'pass-done' | 'resumed';
+  pass: number;
+  groupsDone: number;
+  groups: number;
+  /** Stored states proven so far. */
+  proven: number;
+  storedStates: number;
+  record?: PassRecord;
+}
+
+export interface SolveResult {
+  board: number;
+  pieces: number;
+  rules: RuleMode;
+  backend: string;
+  threads: number;
+  positions: number;
+  p1Wins: number;
+  p2Wins: number;
+  draws: number;
+  illegal: number;
+  start: StartValue;
+  passes: number;
+  seconds: number;
+  storedStates: number;
+  tableBytes: number;
+  /** CRC-32 of the 2-bit table: equal across backends and thread counts. */
+  tableCrc32: number;
+  passLog: PassRecord[];
+  resumedFromPass?: number;
+}
+
+export class SolveInterrupted extends CCheckersError {
+  constructor(readonly passes: number) {
+    super('E_INTERRUPTED', `solve stopped after pass ${passes}; resume with --resume`);
+  }
+}
+
+const CHUNKS_PER_PHASE = 128;
+
+export async function solve(options: SolveOptions): Promise<SolveResult> {
+  const { variant: v, rules, backend } = options;
+  const threads = Math.max(1, Math.floor(options.threads));
+  const space = new StateSpace(v);
+  checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads), options.memoryLimit);
+
+  const allocate = (bytes: number) => new Uint8Array(new SharedArrayBuffer(bytes));
+  const checkpointPath = options.out ? `${options.out}.ckpt` : undefined;
+  let table: Uint8Array;
+  let passLog: PassRecord[] = [];
+  let initDone = false;
+  let elapsedBefore = 0;
+  let resumedFromPass: number | undefined;
+  if (options.resume && checkpointPath && existsSync(checkpointPath)) {
+    const { header, table: loaded } = readDatabase(checkpointPath, allocate);
+    if (header.board !== v.size || header.pieces !== v.pieces || header.rules !== rules) {
+      throw new CCheckersError(
+        'E_USAGE',
+        `${checkpointPath} is a checkpoint of ${header.board}x${header.board}/${header.pieces} (${header.rules}), not ${v.name} (${rules})`,
+      );
+    }
+    table = loaded;
+    passLog = header.passLog;
+    initDone = true;
+    elapsedBefore = header.seconds;
+    resumedFromPass = header.passes;
+  } else {
+    table = allocate(space.tableBytes);
+  }
+
+  const kernel = backend.solverKernel(v, rules);
+  const runner: ChunkRunner =
+    backend.kernelThreads || threads === 1
+      ? inProcessRunner((phase, from, to) =>
+          phase === 'init' ? kernel.init(table, from, to, threads) : kernel.pass(table, from, to, threads),
+        )
+      : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table });
+  const chunks = chunkRanges(space.groups, Math.max(CHUNKS_PER_PHASE, threads * 8));
+  const started = performance.now();
+  const elapsed = () => elapsedBefore + (performance.now() - started) / 1000;
+  const report = options.onProgress ?? (() => {});
+  let proven = initDone ? provenStates(table, space.states) : 0;
+
+  const checkpoint = (stage: 'init' | 'checkpoint') => {
+    if (!checkpointPath) return;
+    writeDatabase(checkpointPath, headerFor(v, rules, stage, passLog.length, space, elapsed(), passLog, UNKNOWN), table);
+  };
+
+  try {
+    if (resumedFromPass !== undefined) {
+      report({ phase: 'resumed', pass: resumedFromPass, groupsDone: 0, groups: space.groups, proven, storedStates: space.states });
+    }
+    if (!initDone) {
+      let done = 0;
+      await runner.run('init', chunks, (s) => {
+        proven += s.terminal;
+        done++;
+        report({ phase: 'init', pass: 0, groupsDone: Math.round((done / chunks.length) * space.groups), groups: space.groups, proven, storedStates: space.states });
+      });
+      checkpoint('init');
+    }
+    for (;;) {
+      const pass = passLog.length + 1;
+      const passStart = performance.now();
+      let newly = 0;
+      let moveless = 0;
+      let done = 0;
+      await runner.run('pass', chunks, (s) => {
+        newly += s.wins + s.losses;
+        moveless += s.moveless;
+        proven += s.wins + s.losses;
+        done++;
+        report({ phase: 'pass', pass, groupsDone: Math.round((done / chunks.length) * space.groups), groups: space.groups, proven, storedStates: space.states });
+      });
+      if (moveless > 0) {
+        // RULES.md section 5: a legal, non-terminal position without any move must not be scored silently.
+        throw new CCheckersError('E_RULES', `${moveless} legal non-terminal states of ${v.name} have no move at all (RULES.md section 5)`);
+      }
+      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: (performance.now() - passStart) / 1000 };
+      passLog.push(record);
+      report({ phase: 'pass-done', pass, groupsDone: space.groups, groups: space.groups, proven, storedStates: space.states, record });
+      if (newly === 0) break;
+      checkpoint('checkpoint');
+      if (options.stopAfterPass !== undefined && pass >= options.stopAfterPass) throw new SolveInterrupted(pass);
+    }
+  } finally {
+    await runner.close();
+  }
+
+  const counts = expandCounts(space, table);
+  const startValue = valueOfStart(v, space, table);
+  const seconds = elapsed();
+  let written: DatabaseHeader | undefined;
+  if (options.out) {
+    written = writeDatabase(options.out, { ...headerFor(v, rules, 'complete', passLog.length, space, seconds, passLog, startValue), ...counts }, table);
+    if (checkpointPath && existsSync(checkpointPath)) unlinkSync(checkpointPath);
+  }
+  const { crc32 } = await import('node:zlib');
+  return {
+    board: v.size,
+    pieces: v.pieces,
+    rules,
+    backend: backend.name,
+    threads,
+    ...counts,
+    start: startValueName(startValue),
+    passes: passLog.length,
+    seconds,
+    storedStates: space.states,
+    tableBytes: space.tableBytes,
+    tableCrc32: written?.bodyCrc32 ?? crc32(table),
+    passLog,
+    ...(resumedFromPass !== undefined ? { resumedFromPass } : {}),
+  };
+}
+
+function headerFor(
+  v: Variant,
+  rules: RuleMode,
+  stage: 'init' | 'checkpoint' | 'complete',
+  passes: number,
+  space: StateSpace,
+  seconds: number,
+  passLog: PassRecord[],
+  startValue: number,
+) {
+  return {
+    board: v.size,
+    pieces: v.pieces,
+    rules,
+    rankingId: RANKING_ID,
+    stage,
+    startValue,
+    passes,
+    storedStates: space.states,
+    positions: 0,
+    p1Wins: 0,
+    p2Wins: 0,
+    draws: 0,
+    illegal: 0,
+    seconds,
+    passLog,
+  };
+}
+
+/** Value code of the start position (P1 to move). */
+export function valueOfStart(v: Variant, space: StateSpace, table: Uint8Array): number {
+  const indexer = new StateIndexer(space, new BitboardEngine(v));
+  return readValue(table, indexer.index(toWords(startPosition(v))));
+}
+
+export function startValueName(code: number): StartValue {
+  return code === WIN ? 'p1-win' : code === LOSS ? 'p2-win' : 'draw';
+}
+
+function inProcessRunner(run: (phase: Phase, from: number, to: number) => KernelStats): ChunkRunner {
+  return {
+    async run(phase, chunks, onChunk) {
+      for (const [from, to] of chunks) onChunk(run(phase, from, to));
+    },
+    async close() {},
+  };
+}
+
+export function chunkRanges(total: number, pieces: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const size = Math.max(1, Math.ceil(total / pieces));
+  for (let from = 0; from < total; from += size) out.push([from, Math.min(total, from + size)]);
+  return out;
+}
