@@ -97,7 +97,7 @@ int main() {
         k->solverInit(table.data(), table.size(), 0, static_cast<uint32_t>(groups), threads);
         int passes = 0;
         for (;;) {
-          KernelStats s = k->solverPass(table.data(), table.size(), 0, static_cast<uint32_t>(groups), threads);
+          KernelStats s = k->solverPass(table.data(), table.size(), 0, static_cast<uint32_t>(k->solverPassUnits()), threads);
           CHECK(s.moveless == 0, "moveless states");
           passes++;
           if (s.wins + s.losses == 0 || passes > 200) break;

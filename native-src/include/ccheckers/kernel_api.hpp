@@ -57,6 +57,8 @@ class KernelApi {
   virtual KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
   virtual KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
   virtual uint64_t solverGroups() = 0;
+  /** Work units of solverPass: P2 placements, C(N, k) of them (solverInit works on groups). */
+  virtual uint64_t solverPassUnits() = 0;
   /** 1 or 2: how many P1 placements (mirror images) group g stands for. */
   virtual int solverGroupWeight(uint32_t g) = 0;
 };

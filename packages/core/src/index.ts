@@ -15,5 +15,6 @@ export * from './position/position.js';
 export * from './position/text-format.js';
 export * from './backend/backend.js';
 export * from './backend/ts-backend.js';
+export * from './backend/describe.js';
 export * from './solver-space/state-space.js';
 export * from './solver-space/ts-kernel.js';

@@ -46,8 +46,8 @@ export interface SolveOptions {
 export interface ProgressEvent {
   phase: 'init' | 'pass' | 'pass-done' | 'resumed';
   pass: number;
-  groupsDone: number;
-  groups: number;
+  /** Fraction of the current phase done, 0..1. */
+  fraction: number;
   /** Stored states proven so far. */
   proven: number;
   storedStates: number;
@@ -121,7 +121,10 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
           phase === 'init' ? kernel.init(table, from, to, threads) : kernel.pass(table, from, to, threads),
         )
       : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table });
-  const chunks = chunkRanges(space.groups, Math.max(CHUNKS_PER_PHASE, threads * 8));
+  const pieces = Math.max(CHUNKS_PER_PHASE, threads * 8);
+  const initChunks = chunkRanges(space.groups, pieces);
+  // Pass units are P2 placements, ascending: the kernels' proof order (native-src kernel.inl, run()).
+  const passChunks = chunkRanges(kernel.passUnits, pieces);
   const started = performance.now();
   const elapsed = () => elapsedBefore + (performance.now() - started) / 1000;
   const report = options.onProgress ?? (() => {});
@@ -134,14 +137,14 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
 
   try {
     if (resumedFromPass !== undefined) {
-      report({ phase: 'resumed', pass: resumedFromPass, groupsDone: 0, groups: space.groups, proven, storedStates: space.states });
+      report({ phase: 'resumed', pass: resumedFromPass, fraction: 0, proven, storedStates: space.states });
     }
     if (!initDone) {
       let done = 0;
-      await runner.run('init', chunks, (s) => {
-        proven += s.terminal;
+      await runner.run('init', initChunks, (s) => {
+        proven += s.terminal + s.wins + s.losses;
         done++;
-        report({ phase: 'init', pass: 0, groupsDone: Math.round((done / chunks.length) * space.groups), groups: space.groups, proven, storedStates: space.states });
+        report({ phase: 'init', pass: 0, fraction: done / initChunks.length, proven, storedStates: space.states });
       });
       checkpoint('init');
     }
@@ -151,12 +154,12 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       let newly = 0;
       let moveless = 0;
       let done = 0;
-      await runner.run('pass', chunks, (s) => {
+      await runner.run('pass', passChunks, (s) => {
         newly += s.wins + s.losses;
         moveless += s.moveless;
         proven += s.wins + s.losses;
         done++;
-        report({ phase: 'pass', pass, groupsDone: Math.round((done / chunks.length) * space.groups), groups: space.groups, proven, storedStates: space.states });
+        report({ phase: 'pass', pass, fraction: done / passChunks.length, proven, storedStates: space.states });
       });
       if (moveless > 0) {
         // RULES.md section 5: a legal, non-terminal position without any move must not be scored silently.
@@ -164,7 +167,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       }
       const record: PassRecord = { pass, proven, newlyProven: newly, seconds: (performance.now() - passStart) / 1000 };
       passLog.push(record);
-      report({ phase: 'pass-done', pass, groupsDone: space.groups, groups: space.groups, proven, storedStates: space.states, record });
+      report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
       if (newly === 0) break;
       checkpoint('checkpoint');
       if (options.stopAfterPass !== undefined && pass >= options.stopAfterPass) throw new SolveInterrupted(pass);

@@ -175,6 +175,7 @@ class Kernel final : public KernelApi {
   // --- solver ------------------------------------------------------------------------------
 
   uint64_t solverGroups() override { return groups().rankOf.size(); }
+  uint64_t solverPassUnits() override { return e_.p1Placements; }
   int solverGroupWeight(uint32_t group) override {
     uint64_t r = groups().rankOf.at(group);
     return !variant_.mirrorSymmetric || e_.rankP1(e_.mirror(e_.unrankP1(r))) == r ? 1 : 2;
@@ -261,12 +262,23 @@ class Kernel final : public KernelApi {
       return static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b);
     }
 
+    /** Illegal and terminal states, and wins in one move: P1 fills its goal with a legal move.
+     *  Knowing those before the first pass lets it prove most of the game in one sweep. */
     void init(uint64_t index, B a, B b) {
       const Engine<B>& e = kernel.e_;
       if (e.isIllegal(a, b, 0)) {
         if (prove(table, index, kIllegal)) stats.illegal++;
       } else if (e.hasWon(1, a, b)) {
         if (prove(table, index, kLoss)) stats.terminal++;
+      } else {
+        int count = e.generate(a, a | b, moves.data());
+        for (int i = 0; i < count; i++) {
+          B next = a ^ cellBit<B>(moves[2 * i]) ^ cellBit<B>(moves[2 * i + 1]);
+          if (e.hasWon(0, next, b) && !e.isIllegal(next, b, 1)) {
+            if (prove(table, index, kWin)) stats.wins++;
+            return;
+          }
+        }
       }
     }
 
@@ -326,25 +338,44 @@ class Kernel final : public KernelApi {
     const Engine<B>& e = e_;
     uint64_t need = (static_cast<uint64_t>(g.rankOf.size()) * e.p2Placements + 3) / 4;
     if (bytes < need) throw std::invalid_argument("solver table is smaller than the state space");
-    if (to > g.rankOf.size() || from > to) throw std::invalid_argument("group range outside the state space");
-    std::atomic<uint32_t> next{from};
+    uint64_t units = isPass ? e.p1Placements : g.rankOf.size();
+    if (to > units || from > to) throw std::invalid_argument("unit range outside the state space");
+    std::atomic<uint32_t> taken{0};
     std::vector<KernelStats> results(std::max(1, threads));
     auto body = [&](int t) {
       Worker w(*this, g, table);
       int free[96], combo[16];
-      for (uint32_t group; (group = next.fetch_add(1)) < to;) {
-        B a = e.unrankP1(g.rankOf[group]);
+      for (uint32_t unit; (unit = from + taken.fetch_add(1)) < to;) {
+        if (!isPass) {
+          // Init: the states of group `unit`, in index order.
+          B a = e.unrankP1(g.rankOf[unit]);
+          int f = 0;
+          for (int c = 0; c < e.n; c++)
+            if (!test(a, c)) free[f++] = c;
+          for (int j = 0; j < e.k; j++) combo[j] = j;
+          uint64_t index = static_cast<uint64_t>(unit) * e.p2Placements;
+          do {
+            B b{};
+            for (int j = 0; j < e.k; j++) b |= cellBit<B>(free[combo[j]]);
+            w.init(index++, a, b);
+          } while (nextCombination(combo, e.k, f));
+          continue;
+        }
+        // Pass: every stored state whose P2 placement has colex rank `unit`. Locality: their
+        // children all lie in the one group of rot(P2), a few kilobytes of the table that stay
+        // in cache. Proof order: units ascending = P2 placements nearest P2's goal first, which
+        // proves most of the game in the first passes (7x7/2: 6 passes instead of 18).
+        B b = e.unrankP1(unit);
         int f = 0;
         for (int c = 0; c < e.n; c++)
-          if (!test(a, c)) free[f++] = c;
+          if (!test(b, c)) free[f++] = c;
         for (int j = 0; j < e.k; j++) combo[j] = j;
-        uint64_t index = static_cast<uint64_t>(group) * e.p2Placements;
         do {
-          B b{};
-          for (int j = 0; j < e.k; j++) b |= cellBit<B>(free[combo[j]]);
-          if (isPass) w.pass(index, a, b);
-          else w.init(index, a, b);
-          index++;
+          B a{};
+          for (int j = 0; j < e.k; j++) a |= cellBit<B>(free[combo[j]]);
+          uint64_t r1 = e.rankP1(a);
+          if (g.mirrored[r1]) continue;  // stored under its mirror image
+          w.pass(static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a, b);
         } while (nextCombination(combo, e.k, f));
       }
       results[t] = w.stats;

@@ -59,6 +59,8 @@ export interface Engine {
   canonical(p: Position): Position;
   /** Runs `iterations` of `op` on `p` in a loop inside the backend. */
   bench(op: BenchOp, p: Position, iterations: number): BenchRun;
+  /** Batch check of every operation (see describe.ts): 7 words in, DESCRIBE_FIELDS numbers out per position. */
+  describe(words: Uint32Array, count: number, out: Float64Array): void;
 }
 
 /** Counts returned by one solver kernel call over a range of groups. */
@@ -74,14 +76,16 @@ export interface KernelStats {
 }
 
 /**
- * One solver pass over stored states, implemented by each backend on a shared 2-bit value table
+ * Solver passes over stored states, implemented by each backend on a shared 2-bit value table
  * (see ../solver-space/state-space.ts for the layout and value codes). Safe to run on several
  * threads at once over disjoint group ranges: values only ever change from UNKNOWN, by atomic OR.
  */
 export interface SolverKernel {
+  /** Work units of pass(): the C(N, k) P2 placements, by colex rank (init() works on groups). */
+  readonly passUnits: number;
   /** `threads` > 1 only where the backend has its own threads (Backend.kernelThreads). */
   init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
-  pass(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, threads?: number): KernelStats;
 }
 
 export interface Backend {

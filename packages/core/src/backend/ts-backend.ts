@@ -9,6 +9,7 @@ import { type Move, type Position, type Side, fromWords, toWords } from '../posi
 import { nextCombination, rankSet } from '../ranking/combination.js';
 import { TsSolverKernel } from '../solver-space/ts-kernel.js';
 import type { Backend, BenchOp, BenchRun, Engine, SolverKernel } from './backend.js';
+import { describePositions } from './describe.js';
 
 export class TsEngine implements Engine {
   readonly core: BitboardEngine;
@@ -95,6 +96,10 @@ export class TsEngine implements Engine {
 
   canonical(p: Position): Position {
     return fromWords(this.core.canonical(toWords(p)));
+  }
+
+  describe(words: Uint32Array, count: number, out: Float64Array): void {
+    describePositions(this.core, words, count, out);
   }
 
   bench(op: BenchOp, p: Position, iterations: number): BenchRun {

@@ -55,6 +55,11 @@ export class TsSolverKernel implements SolverKernel {
     this.childP1Cells = new Int32Array(this.k);
   }
 
+  /** Number of work units of pass(): P2 placements, C(N, k). init() works on groups. */
+  get passUnits(): number {
+    return this.space.p1Placements;
+  }
+
   init(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
     const stats = emptyStats();
     this.bind(table);
@@ -62,35 +67,87 @@ export class TsSolverKernel implements SolverKernel {
     pos.toMove = 0;
     this.forEachState(groupFrom, groupTo, (index) => {
       if (this.engine.isIllegal(pos)) {
-        this.prove(index, ILLEGAL);
-        stats.illegal++;
+        if (this.prove(index, ILLEGAL)) stats.illegal++;
       } else if (this.engine.hasWon(1, pos)) {
-        this.prove(index, LOSS);
-        stats.terminal++;
+        if (this.prove(index, LOSS)) stats.terminal++;
+      } else if (this.winsAtOnce(pos)) {
+        if (this.prove(index, WIN)) stats.wins++;
       }
     });
     return stats;
   }
 
-  pass(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
+  /**
+   * One pass over the stored states whose P2 placement has colex rank in [unitFrom, unitTo)
+   * (units: C(N, k) P2 placements, ascending). Same order as the native kernel (kernel.inl), so
+   * single-threaded solves agree pass by pass.
+   */
+  pass(table: Uint8Array, unitFrom: number, unitTo: number): KernelStats {
     const stats = emptyStats();
     this.bind(table);
     const pos = this.pos;
-    this.forEachState(groupFrom, groupTo, (index) => {
-      if (this.value(index) !== UNKNOWN) return;
-      const result = this.evaluate(pos.p1, pos.p2);
-      if (result === -1) stats.moveless++;
-      else if (result === WIN) {
-        this.prove(index, WIN);
-        stats.wins++;
-      } else if (result === LOSS) {
-        this.prove(index, LOSS);
-        stats.losses++;
-        stats.wins += this.propagateLoss(pos.p1, pos.p2);
-      }
-    });
+    const space = this.space;
+    const n = this.n;
+    const k = this.k;
+    const free = new Int32Array(n - k);
+    const combo = new Int32Array(k);
+    const a = pos.p1;
+    const b = pos.p2;
+    for (let unit = unitFrom; unit < unitTo; unit++) {
+      unrankSet(unit, k, n, b);
+      let f = 0;
+      for (let c = 0; c < n; c++) if (((b[c >>> 5]! >>> (c & 31)) & 1) === 0) free[f++] = c;
+      for (let i = 0; i < k; i++) combo[i] = i;
+      do {
+        a[0] = 0;
+        a[1] = 0;
+        a[2] = 0;
+        for (let i = 0; i < k; i++) {
+          const c = free[combo[i]!]!;
+          a[c >>> 5]! |= 1 << (c & 31);
+        }
+        const r1 = rankSet(a);
+        if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
+        const index = space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b);
+        if (this.value(index) !== UNKNOWN) continue;
+        const result = this.evaluate(a, b);
+        if (result === -1) stats.moveless++;
+        else if (result === WIN) {
+          if (this.prove(index, WIN)) stats.wins++;
+        } else if (result === LOSS) {
+          if (this.prove(index, LOSS)) {
+            stats.losses++;
+            stats.wins += this.propagateLoss(a, b);
+          }
+        }
+      } while (nextCombination(combo, k, n - k));
+    }
     return stats;
   }
+
+  /** P1 (to move) fills its goal with a legal move. Found at init, so that the first pass can
+   *  prove most of the game in one sweep (same as the native kernel). */
+  private winsAtOnce(pos: WordPosition): boolean {
+    const e = this.engine;
+    const a = pos.p1;
+    const b = pos.p2;
+    const moves = this.moves;
+    const count = e.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    const child = this.child;
+    child.p2 = b;
+    child.toMove = 1;
+    for (let i = 0; i < count; i++) {
+      const from = moves[2 * i]!;
+      const to = moves[2 * i + 1]!;
+      child.p1.set(a);
+      child.p1[from >>> 5]! ^= 1 << (from & 31);
+      child.p1[to >>> 5]! ^= 1 << (to & 31);
+      if (e.hasWon(0, child) && !e.isIllegal(child)) return true;
+    }
+    return false;
+  }
+
+  private readonly child: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 1 };
 
   /** WIN, LOSS, UNKNOWN from the children's current values; -1 when there is no move at all. */
   private evaluate(a: Uint32Array, b: Uint32Array): number {
@@ -168,10 +225,7 @@ export class TsSolverKernel implements SolverKernel {
       this.sortedMapped(set, map, this.childP1Cells);
       const p2 = this.mapped(a, map);
       const index = base + this.rankAmongFree(p2[0]!, p2[1]!, p2[2]!);
-      if (this.value(index) === UNKNOWN) {
-        this.prove(index, WIN);
-        proven++;
-      }
+      if (this.value(index) === UNKNOWN && this.prove(index, WIN)) proven++;
     }
     return proven;
   }
@@ -231,7 +285,7 @@ export class TsSolverKernel implements SolverKernel {
     set.set(out);
   }
 
-  /** Calls visit(index) with this.pos set to each stored state of the groups, in index order. */
+  /** Calls visit(index) with this.pos set to each stored state of the groups, in index order (init). */
   private forEachState(groupFrom: number, groupTo: number, visit: (index: number) => void): void {
     const space = this.space;
     const n = this.n;
@@ -268,11 +322,14 @@ export class TsSolverKernel implements SolverKernel {
     return (this.table[index >>> 2]! >>> ((index & 3) << 1)) & 3;
   }
 
-  private prove(index: number, value: number): void {
-    const bits = value << ((index & 3) << 1);
-    if (this.shared) Atomics.or(this.table, index >>> 2, bits);
-    else this.table[index >>> 2]! |= bits;
+  /** Sets a value where it was UNKNOWN; true when this call made the change. */
+  private prove(index: number, value: number): boolean {
+    const shift = (index & 3) << 1;
+    const old = this.shared ? Atomics.or(this.table, index >>> 2, value << shift) : this.table[index >>> 2]!;
+    if (!this.shared) this.table[index >>> 2] = old | (value << shift);
+    return ((old >>> shift) & 3) === UNKNOWN;
   }
+
 }
 
 function emptyStats(): KernelStats {

@@ -1,0 +1,258 @@
+/**
+ * @ccheckers/native: the C++ engine as two backends of core's Backend interface, `native-bmi2`
+ * (hardware pext/pdep) and `native-portable` (no BMI2), chosen at run time.
+ *
+ * Environment variables:
+ *   CCHECKERS_FORCE_PORTABLE=1  treat BMI2 as absent: `native-bmi2` is unavailable, `auto` picks
+ *                               `native-portable` (tests both kernels on one machine);
+ *   CCHECKERS_DISABLE_NATIVE=1  behave as if the addon could not be loaded (the TS backend is used).
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type Backend,
+  type BackendName,
+  type BenchOp,
+  BENCH_OPS,
+  type BenchRun,
+  type Engine,
+  type KernelStats,
+  type Move,
+  type Position,
+  type RuleMode,
+  type Side,
+  type SolverKernel,
+  type Variant,
+  WORDS,
+  binomial,
+  bitboardFromBigInt,
+  bitboardToBigInt,
+} from '@ccheckers/core';
+
+export interface CpuInfo {
+  x86: boolean;
+  bmi2: boolean;
+  fastBmi2: boolean;
+  vendor: string;
+  family: number;
+}
+
+interface AddonKernel {
+  moves(words: Uint32Array): Uint8Array;
+  legalMoves(words: Uint32Array): Uint8Array;
+  hasWon(player: number, words: Uint32Array): boolean;
+  isIllegal(words: Uint32Array): boolean;
+  isTerminal(words: Uint32Array): boolean;
+  rankP1(p1: Uint32Array): number;
+  unrankP1(rank: number, out: Uint32Array): void;
+  rankP2(p1: Uint32Array, p2: Uint32Array): number;
+  unrankP2(p1: Uint32Array, rank: number, out: Uint32Array): void;
+  nextP2(p1: Uint32Array, p2: Uint32Array, out: Uint32Array): boolean;
+  mirror(set: Uint32Array, out: Uint32Array): void;
+  rotate(set: Uint32Array, out: Uint32Array): void;
+  canonical(words: Uint32Array, out: Uint32Array): void;
+  describe(words: Uint32Array, count: number, out: Float64Array): void;
+  bench(op: number, words: Uint32Array, iterations: number): { nanoseconds: number; checksum: number };
+  solverInit(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
+  solverPass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
+  solverGroups(): number;
+  solverPassUnits(): number;
+}
+
+interface Addon {
+  Kernel: new (size: number, pieces: number, rules: number, start: number[], kernel: 'bmi2' | 'portable') => AddonKernel;
+  cpuInfo(): CpuInfo;
+}
+
+export interface NativeStatus {
+  /** The addon loaded. */
+  loaded: boolean;
+  /** Why not, when it did not. */
+  error?: string;
+  /** Path of the loaded binary. */
+  path?: string;
+  cpu?: CpuInfo;
+  /** Whether `native-bmi2` may be used, and why not. */
+  bmi2Usable: boolean;
+  bmi2Reason: string;
+}
+
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+let addon: Addon | undefined;
+let status: NativeStatus | undefined;
+
+/** Loads the addon once (node-gyp-build: build/Release first, then prebuilds/). */
+export function nativeStatus(): NativeStatus {
+  if (status) return status;
+  if (process.env.CCHECKERS_DISABLE_NATIVE === '1') {
+    status = { loaded: false, error: 'disabled by CCHECKERS_DISABLE_NATIVE=1', bmi2Usable: false, bmi2Reason: 'addon not loaded' };
+    return status;
+  }
+  try {
+    const require = createRequire(import.meta.url);
+    const load = require('node-gyp-build') as ((dir: string) => Addon) & { path(dir: string): string };
+    const path = load.path(packageDir);
+    addon = require(path) as Addon;
+    const cpu = addon.cpuInfo();
+    const forced = process.env.CCHECKERS_FORCE_PORTABLE === '1';
+    const bmi2Usable = cpu.fastBmi2 && !forced;
+    const bmi2Reason = forced
+      ? 'forced to portable by CCHECKERS_FORCE_PORTABLE=1'
+      : !cpu.x86
+        ? 'not an x86-64 CPU'
+        : !cpu.bmi2
+          ? 'CPU has no BMI2'
+          : !cpu.fastBmi2
+            ? `CPU has only microcoded BMI2 (${cpu.vendor} family 0x${cpu.family.toString(16)})`
+            : 'CPU has fast BMI2';
+    status = { loaded: true, path, cpu, bmi2Usable, bmi2Reason };
+  } catch (e) {
+    const message = (e as Error).message.split('\n')[0] ?? String(e);
+    status = { loaded: false, error: `addon not built or not loadable: ${message}`, bmi2Usable: false, bmi2Reason: 'addon not loaded' };
+  }
+  return status;
+}
+
+function kernelOf(v: Variant, rules: RuleMode, which: 'bmi2' | 'portable'): AddonKernel {
+  const s = nativeStatus();
+  if (!s.loaded || !addon) throw new Error(`native backend unavailable: ${s.error}`);
+  if (which === 'bmi2' && !s.bmi2Usable) throw new Error(`native-bmi2 unavailable: ${s.bmi2Reason}`);
+  return new addon.Kernel(v.size, v.pieces, rules === 'published' ? 1 : 0, [...v.p1Start], which);
+}
+
+function positionWords(p: Position, out = new Uint32Array(7)): Uint32Array {
+  out.set(bitboardFromBigInt(p.p1), 0);
+  out.set(bitboardFromBigInt(p.p2), 3);
+  out[6] = p.toMove;
+  return out;
+}
+
+function movesOf(bytes: Uint8Array): Move[] {
+  const out: Move[] = [];
+  for (let i = 0; i < bytes.length; i += 2) out.push({ from: bytes[i]!, to: bytes[i + 1]! });
+  return out.sort((a, b) => a.from - b.from || a.to - b.to);
+}
+
+export class NativeEngine implements Engine {
+  private readonly k: AddonKernel;
+  private readonly words = new Uint32Array(7);
+  private readonly p2Placements: number;
+
+  constructor(
+    readonly variant: Variant,
+    readonly rules: RuleMode,
+    readonly kernel: 'bmi2' | 'portable',
+  ) {
+    this.k = kernelOf(variant, rules, kernel);
+    this.p2Placements = binomial(variant.cells - variant.pieces, variant.pieces);
+  }
+
+  moves(p: Position): Move[] {
+    return movesOf(this.k.moves(positionWords(p, this.words)));
+  }
+  legalMoves(p: Position): Move[] {
+    return movesOf(this.k.legalMoves(positionWords(p, this.words)));
+  }
+  hasWon(player: Side, p: Position): boolean {
+    return this.k.hasWon(player, positionWords(p, this.words));
+  }
+  isIllegal(p: Position): boolean {
+    return this.k.isIllegal(positionWords(p, this.words));
+  }
+  isTerminal(p: Position): boolean {
+    return this.k.isTerminal(positionWords(p, this.words));
+  }
+  rankP1(p1: bigint): number {
+    return this.k.rankP1(bitboardFromBigInt(p1));
+  }
+  unrankP1(rank: number): bigint {
+    const out = new Uint32Array(WORDS);
+    this.k.unrankP1(rank, out);
+    return bitboardToBigInt(out);
+  }
+  rankP2(p1: bigint, p2: bigint): number {
+    return this.k.rankP2(bitboardFromBigInt(p1), bitboardFromBigInt(p2));
+  }
+  unrankP2(p1: bigint, rank: number): bigint {
+    const out = new Uint32Array(WORDS);
+    this.k.unrankP2(bitboardFromBigInt(p1), rank, out);
+    return bitboardToBigInt(out);
+  }
+  nextP2(p1: bigint, p2: bigint): bigint | null {
+    const out = new Uint32Array(WORDS);
+    return this.k.nextP2(bitboardFromBigInt(p1), bitboardFromBigInt(p2), out) ? bitboardToBigInt(out) : null;
+  }
+  rank(p: Position): bigint {
+    const r1 = BigInt(this.rankP1(p.p1));
+    const r2 = BigInt(this.rankP2(p.p1, p.p2));
+    return (r1 * BigInt(this.p2Placements) + r2) * 2n + BigInt(p.toMove);
+  }
+  unrank(rank: bigint): Position {
+    const total = BigInt(binomial(this.variant.cells, this.variant.pieces)) * BigInt(this.p2Placements) * 2n;
+    if (rank < 0n || rank >= total) throw new RangeError(`rank ${rank} is outside 0 .. ${total - 1n}`);
+    const toMove = Number(rank & 1n) as Side;
+    const rest = rank >> 1n;
+    const p1 = this.unrankP1(Number(rest / BigInt(this.p2Placements)));
+    return { p1, p2: this.unrankP2(p1, Number(rest % BigInt(this.p2Placements))), toMove };
+  }
+  mirror(p: Position): Position {
+    return { p1: this.mapSet(p.p1, 'mirror'), p2: this.mapSet(p.p2, 'mirror'), toMove: p.toMove };
+  }
+  swapColours(p: Position): Position {
+    return { p1: this.mapSet(p.p2, 'rotate'), p2: this.mapSet(p.p1, 'rotate'), toMove: p.toMove === 0 ? 1 : 0 };
+  }
+  canonical(p: Position): Position {
+    const out = new Uint32Array(7);
+    this.k.canonical(positionWords(p, this.words), out);
+    return { p1: bitboardToBigInt(out.subarray(0, 3)), p2: bitboardToBigInt(out.subarray(3, 6)), toMove: 0 };
+  }
+  bench(op: BenchOp, p: Position, iterations: number): BenchRun {
+    const r = this.k.bench(BENCH_OPS.indexOf(op), positionWords(p), iterations);
+    return { nanoseconds: r.nanoseconds, iterations, checksum: r.checksum };
+  }
+  describe(words: Uint32Array, count: number, out: Float64Array): void {
+    this.k.describe(words, count, out);
+  }
+
+  private mapSet(set: bigint, how: 'mirror' | 'rotate'): bigint {
+    const out = new Uint32Array(WORDS);
+    this.k[how](bitboardFromBigInt(set), out);
+    return bitboardToBigInt(out);
+  }
+}
+
+class NativeSolverKernel implements SolverKernel {
+  private readonly k: AddonKernel;
+  readonly passUnits: number;
+  constructor(v: Variant, rules: RuleMode, which: 'bmi2' | 'portable') {
+    this.k = kernelOf(v, rules, which);
+    this.passUnits = this.k.solverPassUnits();
+  }
+  init(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
+    return this.k.solverInit(table, groupFrom, groupTo, threads);
+  }
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, threads = 1): KernelStats {
+    return this.k.solverPass(table, unitFrom, unitTo, threads);
+  }
+}
+
+function makeBackend(name: BackendName, which: 'bmi2' | 'portable'): Backend {
+  return {
+    name,
+    kernelThreads: true,
+    engine: (v, rules) => new NativeEngine(v, rules, which),
+    solverKernel: (v, rules) => new NativeSolverKernel(v, rules, which),
+  };
+}
+
+export const nativeBmi2Backend: Backend = makeBackend('native-bmi2', 'bmi2');
+export const nativePortableBackend: Backend = makeBackend('native-portable', 'portable');
+
+/** The native backend `name` if it can run here, else the reason it cannot. */
+export function nativeBackend(name: 'native-bmi2' | 'native-portable'): { backend?: Backend; reason: string } {
+  const s = nativeStatus();
+  if (!s.loaded) return { reason: s.error ?? 'addon not loaded' };
+  if (name === 'native-bmi2') return s.bmi2Usable ? { backend: nativeBmi2Backend, reason: s.bmi2Reason } : { reason: s.bmi2Reason };
+  return { backend: nativePortableBackend, reason: 'addon loaded' };
+}

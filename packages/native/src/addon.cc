@@ -1,0 +1,233 @@
+// N-API binding of the C++ engine (node-addon-api). Context-aware: all state lives in the Addon
+// instance, so the addon loads in worker threads. Positions cross the boundary as Uint32Array
+// words (p1[3], p2[3], toMove); batches (describe, bench, solver passes) are one call each.
+#include <napi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ccheckers/kernel_api.hpp"
+
+namespace {
+
+using cck::KernelApi;
+using cck::PosWords;
+
+const uint32_t* wordsArg(const Napi::CallbackInfo& info, size_t i, size_t minLength) {
+  if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
+    throw Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a Uint32Array");
+  }
+  auto a = info[i].As<Napi::Uint32Array>();
+  if (a.ElementLength() < minLength) throw Napi::RangeError::New(info.Env(), "Uint32Array argument too short");
+  return a.Data();
+}
+
+uint32_t* outWords(const Napi::CallbackInfo& info, size_t i, size_t minLength) { return const_cast<uint32_t*>(wordsArg(info, i, minLength)); }
+
+PosWords position(const Napi::CallbackInfo& info, size_t i) {
+  const uint32_t* w = wordsArg(info, i, 7);
+  PosWords p;
+  for (int j = 0; j < 3; j++) {
+    p.p1[j] = w[j];
+    p.p2[j] = w[3 + j];
+  }
+  p.toMove = w[6] ? 1 : 0;
+  return p;
+}
+
+uint8_t* bytesArg(const Napi::CallbackInfo& info, size_t i, size_t& length) {
+  if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    throw Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a Uint8Array");
+  }
+  auto a = info[i].As<Napi::Uint8Array>();
+  length = a.ElementLength();
+  return a.Data();
+}
+
+Napi::Object statsObject(Napi::Env env, const cck::KernelStats& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("wins", static_cast<double>(s.wins));
+  o.Set("losses", static_cast<double>(s.losses));
+  o.Set("illegal", static_cast<double>(s.illegal));
+  o.Set("terminal", static_cast<double>(s.terminal));
+  o.Set("moveless", static_cast<double>(s.moveless));
+  return o;
+}
+
+class Kernel : public Napi::ObjectWrap<Kernel> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Kernel",
+                       {
+                           InstanceMethod<&Kernel::Moves>("moves"),
+                           InstanceMethod<&Kernel::LegalMoves>("legalMoves"),
+                           InstanceMethod<&Kernel::HasWon>("hasWon"),
+                           InstanceMethod<&Kernel::IsIllegal>("isIllegal"),
+                           InstanceMethod<&Kernel::IsTerminal>("isTerminal"),
+                           InstanceMethod<&Kernel::RankP1>("rankP1"),
+                           InstanceMethod<&Kernel::UnrankP1>("unrankP1"),
+                           InstanceMethod<&Kernel::RankP2>("rankP2"),
+                           InstanceMethod<&Kernel::UnrankP2>("unrankP2"),
+                           InstanceMethod<&Kernel::NextP2>("nextP2"),
+                           InstanceMethod<&Kernel::Mirror>("mirror"),
+                           InstanceMethod<&Kernel::Rotate>("rotate"),
+                           InstanceMethod<&Kernel::Canonical>("canonical"),
+                           InstanceMethod<&Kernel::Describe>("describe"),
+                           InstanceMethod<&Kernel::Bench>("bench"),
+                           InstanceMethod<&Kernel::SolverInit>("solverInit"),
+                           InstanceMethod<&Kernel::SolverPass>("solverPass"),
+                           InstanceMethod<&Kernel::SolverGroups>("solverGroups"),
+                           InstanceMethod<&Kernel::SolverPassUnits>("solverPassUnits"),
+                       });
+  }
+
+  // new Kernel(size, pieces, rules (0 clean, 1 published), startCells: number[], kernel: 'bmi2' | 'portable')
+  explicit Kernel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Kernel>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 5) throw Napi::TypeError::New(env, "Kernel(size, pieces, rules, startCells, kernel)");
+    int size = info[0].As<Napi::Number>().Int32Value();
+    int pieces = info[1].As<Napi::Number>().Int32Value();
+    auto rules = info[2].As<Napi::Number>().Int32Value() == 1 ? cck::RuleMode::Published : cck::RuleMode::Clean;
+    Napi::Array cells = info[3].As<Napi::Array>();
+    std::vector<int> start;
+    for (uint32_t i = 0; i < cells.Length(); i++) start.push_back(cells.Get(i).As<Napi::Number>().Int32Value());
+    std::string which = info[4].As<Napi::String>().Utf8Value();
+    try {
+      cck::Variant v(size, pieces, rules, start);
+      if (which == "bmi2") {
+        // Never run BMI2 code on a CPU without it (SIGILL): the check is here, not only in JS.
+        if (!cck::detectCpu().bmi2) throw Napi::Error::New(env, "this CPU has no BMI2");
+        kernel_ = cck::makeBmi2Kernel(v);
+        if (!kernel_) throw Napi::Error::New(env, "the BMI2 kernel is not compiled for this architecture");
+      } else if (which == "portable") {
+        kernel_ = cck::makePortableKernel(v);
+      } else {
+        throw Napi::TypeError::New(env, "kernel must be 'bmi2' or 'portable'");
+      }
+      moves_.resize(2 * static_cast<size_t>(v.cells) * pieces + 2);
+    } catch (const std::invalid_argument& e) {
+      throw Napi::RangeError::New(env, e.what());
+    }
+  }
+
+ private:
+  std::unique_ptr<KernelApi> kernel_;
+  std::vector<uint8_t> moves_;
+
+  Napi::Value MovesInto(const Napi::CallbackInfo& info, bool legal) {
+    PosWords p = position(info, 0);
+    int n = legal ? kernel_->legalMoves(p, moves_.data()) : kernel_->moves(p, moves_.data());
+    auto out = Napi::Uint8Array::New(info.Env(), 2 * static_cast<size_t>(n));
+    std::copy(moves_.begin(), moves_.begin() + 2 * n, out.Data());
+    return out;
+  }
+  Napi::Value Moves(const Napi::CallbackInfo& info) { return MovesInto(info, false); }
+  Napi::Value LegalMoves(const Napi::CallbackInfo& info) { return MovesInto(info, true); }
+  Napi::Value HasWon(const Napi::CallbackInfo& info) {
+    return Napi::Boolean::New(info.Env(), kernel_->hasWon(info[0].As<Napi::Number>().Int32Value(), position(info, 1)));
+  }
+  Napi::Value IsIllegal(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), kernel_->isIllegal(position(info, 0))); }
+  Napi::Value IsTerminal(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), kernel_->isTerminal(position(info, 0))); }
+  Napi::Value RankP1(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(kernel_->rankP1(wordsArg(info, 0, 3))));
+  }
+  Napi::Value UnrankP1(const Napi::CallbackInfo& info) {
+    kernel_->unrankP1(static_cast<uint64_t>(info[0].As<Napi::Number>().DoubleValue()), outWords(info, 1, 3));
+    return info.Env().Undefined();
+  }
+  Napi::Value RankP2(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(kernel_->rankP2(wordsArg(info, 0, 3), wordsArg(info, 1, 3))));
+  }
+  Napi::Value UnrankP2(const Napi::CallbackInfo& info) {
+    kernel_->unrankP2(wordsArg(info, 0, 3), static_cast<uint64_t>(info[1].As<Napi::Number>().DoubleValue()), outWords(info, 2, 3));
+    return info.Env().Undefined();
+  }
+  Napi::Value NextP2(const Napi::CallbackInfo& info) {
+    return Napi::Boolean::New(info.Env(), kernel_->nextP2(wordsArg(info, 0, 3), wordsArg(info, 1, 3), outWords(info, 2, 3)));
+  }
+  Napi::Value Mirror(const Napi::CallbackInfo& info) {
+    kernel_->mirror(wordsArg(info, 0, 3), outWords(info, 1, 3));
+    return info.Env().Undefined();
+  }
+  Napi::Value Rotate(const Napi::CallbackInfo& info) {
+    kernel_->rotate(wordsArg(info, 0, 3), outWords(info, 1, 3));
+    return info.Env().Undefined();
+  }
+  Napi::Value Canonical(const Napi::CallbackInfo& info) {
+    PosWords out;
+    kernel_->canonical(position(info, 0), out);
+    uint32_t* w = outWords(info, 1, 7);
+    for (int j = 0; j < 3; j++) {
+      w[j] = out.p1[j];
+      w[3 + j] = out.p2[j];
+    }
+    w[6] = 0;
+    return info.Env().Undefined();
+  }
+  // describe(words: Uint32Array (7 per position), count, out: Float64Array (kDescribeFields per position))
+  Napi::Value Describe(const Napi::CallbackInfo& info) {
+    size_t count = info[1].As<Napi::Number>().Uint32Value();
+    const uint32_t* words = wordsArg(info, 0, 7 * count);
+    auto out = info[2].As<Napi::Float64Array>();
+    if (out.ElementLength() < count * cck::kDescribeFields) throw Napi::RangeError::New(info.Env(), "describe: output too short");
+    kernel_->describe(words, count, out.Data());
+    return info.Env().Undefined();
+  }
+  // bench(op index, position words, iterations) -> { nanoseconds, checksum }
+  Napi::Value Bench(const Napi::CallbackInfo& info) {
+    int op = info[0].As<Napi::Number>().Int32Value();
+    if (op < 0 || op > static_cast<int>(cck::BenchOp::IncrementP2)) throw Napi::RangeError::New(info.Env(), "unknown bench op");
+    auto r = kernel_->bench(static_cast<cck::BenchOp>(op), position(info, 1), static_cast<uint64_t>(info[2].As<Napi::Number>().DoubleValue()));
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("nanoseconds", r.nanoseconds);
+    o.Set("checksum", static_cast<double>(r.checksum));
+    return o;
+  }
+  Napi::Value Solver(const Napi::CallbackInfo& info, bool pass) {
+    size_t bytes = 0;
+    uint8_t* table = bytesArg(info, 0, bytes);
+    uint32_t from = info[1].As<Napi::Number>().Uint32Value();
+    uint32_t to = info[2].As<Napi::Number>().Uint32Value();
+    int threads = info[3].As<Napi::Number>().Int32Value();
+    try {
+      auto s = pass ? kernel_->solverPass(table, bytes, from, to, threads) : kernel_->solverInit(table, bytes, from, to, threads);
+      return statsObject(info.Env(), s);
+    } catch (const std::invalid_argument& e) {
+      throw Napi::RangeError::New(info.Env(), e.what());
+    } catch (const std::bad_alloc&) {
+      throw Napi::Error::New(info.Env(), "out of memory in the native solver");
+    }
+  }
+  Napi::Value SolverInit(const Napi::CallbackInfo& info) { return Solver(info, false); }
+  Napi::Value SolverPass(const Napi::CallbackInfo& info) { return Solver(info, true); }
+  Napi::Value SolverPassUnits(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverPassUnits()));
+  }
+  Napi::Value SolverGroups(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverGroups()));
+  }
+};
+
+class Addon : public Napi::Addon<Addon> {
+ public:
+  Addon(Napi::Env env, Napi::Object exports) {
+    DefineAddon(exports, {InstanceValue("Kernel", Kernel::Define(env)), InstanceMethod("cpuInfo", &Addon::CpuInfo)});
+  }
+
+ private:
+  Napi::Value CpuInfo(const Napi::CallbackInfo& info) {
+    cck::CpuInfo c = cck::detectCpu();
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("x86", c.x86);
+    o.Set("bmi2", c.bmi2);
+    o.Set("fastBmi2", c.fastBmi2);
+    o.Set("vendor", std::string(c.vendor));
+    o.Set("family", c.family);
+    return o;
+  }
+};
+
+}  // namespace
+
+NODE_API_ADDON(Addon)

@@ -1,0 +1,139 @@
+/**
+ * Every backend against the same things: the committed test vectors (test-vectors/vectors.json)
+ * and a fixed-seed randomized comparison, operation by operation, of >= 10^5 positions per variant.
+ * The TS backend is the reference here; it is itself checked against the array-based reference
+ * implementation in packages/core/test.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  DESCRIBE_FIELDS,
+  DESCRIBE_NAMES,
+  type Engine,
+  type RuleMode,
+  TsEngine,
+  bitboardFromBigInt,
+  parsePosition,
+  supportedVariants,
+  variant,
+} from '@ccheckers/core';
+import { NativeEngine, nativeStatus } from '../lib/index.js';
+
+const status = nativeStatus();
+if (process.env.CCHECKERS_REQUIRE_NATIVE === '1' && !status.loaded) {
+  throw new Error(`CCHECKERS_REQUIRE_NATIVE=1 but the addon did not load: ${status.error}`);
+}
+const kernels = [
+  ...(status.loaded ? (['portable'] as const) : []),
+  ...(status.bmi2Usable ? (['bmi2'] as const) : []),
+];
+
+interface Vector {
+  board: number;
+  pieces: number;
+  rules: RuleMode;
+  position: string;
+  expected: Record<string, number>;
+  legalMoves: string[];
+}
+const vectors = (JSON.parse(readFileSync(new URL('../../../test-vectors/vectors.json', import.meta.url), 'utf8')) as { vectors: Vector[] }).vectors;
+
+function engineFor(kind: 'ts' | 'portable' | 'bmi2', board: number, pieces: number, rules: RuleMode): Engine {
+  const v = variant(board, pieces);
+  return kind === 'ts' ? new TsEngine(v, rules) : new NativeEngine(v, rules, kind);
+}
+
+describe.each(['ts', ...kernels] as const)('backend %s', (kind) => {
+  it(`matches all ${vectors.length} shared test vectors`, () => {
+    for (const t of vectors) {
+      const e = engineFor(kind, t.board, t.pieces, t.rules);
+      const { position } = parsePosition(t.position);
+      const words = new Uint32Array(7);
+      words.set(bitboardFromBigInt(position.p1), 0);
+      words.set(bitboardFromBigInt(position.p2), 3);
+      words[6] = position.toMove;
+      const out = new Float64Array(DESCRIBE_FIELDS);
+      e.describe(words, 1, out);
+      const got = Object.fromEntries(DESCRIBE_NAMES.map((n, i) => [n, out[i]]));
+      expect({ vector: t.position, rules: t.rules, ...got }).toEqual({ vector: t.position, rules: t.rules, ...t.expected });
+      expect(e.legalMoves(position).map((m) => `${m.from}-${m.to}`)).toEqual(t.legalMoves);
+      expect(e.canonical(position)).toEqual(new TsEngine(variant(t.board, t.pieces), t.rules).canonical(position));
+      expect(e.unrank(e.rank(position))).toEqual(position);
+    }
+  });
+});
+
+const SAMPLES = 100_000;
+const BATCH = 10_000;
+
+describe.skipIf(kernels.length === 0)('randomized equivalence with the TS backend', () => {
+  it.each(supportedVariants().map((s) => [`${s.size}x${s.size}/${s.pieces}`, s.size, s.pieces] as const))(
+    `%s: ${SAMPLES} random positions, every operation, every native kernel`,
+    (_name, size, pieces) => {
+      const v = variant(size, pieces);
+      const random = mulberry32(size * 7919 + pieces);
+      const words = new Uint32Array(7 * BATCH);
+      const expected = new Float64Array(DESCRIBE_FIELDS * BATCH);
+      const got = new Float64Array(DESCRIBE_FIELDS * BATCH);
+      const cells = new Int32Array(v.cells);
+      for (let batch = 0; batch < SAMPLES / BATCH; batch++) {
+        const rules: RuleMode = pieces === 6 && batch % 2 === 1 ? 'published' : 'clean';
+        for (let i = 0; i < BATCH; i++) fillRandom(words, i, cells, pieces, random);
+        new TsEngine(v, rules).describe(words, BATCH, expected);
+        for (const kind of kernels) {
+          new NativeEngine(v, rules, kind).describe(words, BATCH, got);
+          if (!sameArrays(got, expected)) {
+            const i = firstDifference(got, expected);
+            const at = Math.floor(i / DESCRIBE_FIELDS);
+            expect({
+              kernel: kind,
+              rules,
+              p1: Array.from(words.subarray(7 * at, 7 * at + 3)),
+              p2: Array.from(words.subarray(7 * at + 3, 7 * at + 6)),
+              toMove: words[7 * at + 6],
+              field: DESCRIBE_NAMES[i % DESCRIBE_FIELDS],
+              value: got[i],
+            }).toEqual({ kernel: kind, rules, p1: expect.anything(), p2: expect.anything(), toMove: expect.anything(), field: DESCRIBE_NAMES[i % DESCRIBE_FIELDS], value: expected[i] });
+          }
+        }
+      }
+    },
+  );
+});
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function fillRandom(words: Uint32Array, i: number, cells: Int32Array, k: number, random: () => number): void {
+  const n = cells.length;
+  for (let c = 0; c < n; c++) cells[c] = c;
+  const w = 7 * i;
+  words.fill(0, w, w + 7);
+  for (let j = 0; j < 2 * k; j++) {
+    const r = j + Math.floor(random() * (n - j));
+    const c = cells[r]!;
+    cells[r] = cells[j]!;
+    cells[j] = c;
+    const base = w + (j < k ? 0 : 3);
+    words[base + (c >>> 5)]! |= 1 << (c & 31);
+  }
+  words[w + 6] = random() < 0.5 ? 0 : 1;
+}
+
+function sameArrays(a: Float64Array, b: Float64Array): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function firstDifference(a: Float64Array, b: Float64Array): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i;
+  return -1;
+}

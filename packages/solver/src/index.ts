@@ -1,0 +1,10 @@
+/**
+ * @ccheckers/solver: strong solving of Chinese Checkers variants on any backend, database files,
+ * queries, and the run-time backend choice.
+ */
+export * from './database.js';
+export * from './memory.js';
+export * from './query.js';
+export * from './select-backend.js';
+export * from './solve.js';
+export * from './state-index.js';
