@@ -56,6 +56,8 @@ class KernelApi {
   /** Solver passes over groups [from, to) of the state space on `threads` native threads. */
   virtual KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
   virtual KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
+  /** The same over groups [from, to), visiting only states still unknown (for late passes). */
+  virtual KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
   virtual uint64_t solverGroups() = 0;
   /** Work units of solverPass: P2 placements, C(N, k) of them (solverInit works on groups). */
   virtual uint64_t solverPassUnits() = 0;

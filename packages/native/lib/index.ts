@@ -56,6 +56,7 @@ interface AddonKernel {
   bench(op: number, words: Uint32Array, iterations: number): { nanoseconds: number; checksum: number };
   solverInit(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
   solverPass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
+  solverSparsePass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
   solverGroups(): number;
   solverPassUnits(): number;
 }
@@ -234,6 +235,9 @@ class NativeSolverKernel implements SolverKernel {
   }
   pass(table: Uint8Array, unitFrom: number, unitTo: number, threads = 1): KernelStats {
     return this.k.solverPass(table, unitFrom, unitTo, threads);
+  }
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
+    return this.k.solverSparsePass(table, groupFrom, groupTo, threads);
   }
 }
 

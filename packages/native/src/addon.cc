@@ -77,6 +77,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
                            InstanceMethod<&Kernel::Bench>("bench"),
                            InstanceMethod<&Kernel::SolverInit>("solverInit"),
                            InstanceMethod<&Kernel::SolverPass>("solverPass"),
+                           InstanceMethod<&Kernel::SolverSparsePass>("solverSparsePass"),
                            InstanceMethod<&Kernel::SolverGroups>("solverGroups"),
                            InstanceMethod<&Kernel::SolverPassUnits>("solverPassUnits"),
                        });
@@ -184,14 +185,17 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     o.Set("checksum", static_cast<double>(r.checksum));
     return o;
   }
-  Napi::Value Solver(const Napi::CallbackInfo& info, bool pass) {
+  enum class Phase { Init, Pass, Sparse };
+  Napi::Value Solver(const Napi::CallbackInfo& info, Phase phase) {
     size_t bytes = 0;
     uint8_t* table = bytesArg(info, 0, bytes);
     uint32_t from = info[1].As<Napi::Number>().Uint32Value();
     uint32_t to = info[2].As<Napi::Number>().Uint32Value();
     int threads = info[3].As<Napi::Number>().Int32Value();
     try {
-      auto s = pass ? kernel_->solverPass(table, bytes, from, to, threads) : kernel_->solverInit(table, bytes, from, to, threads);
+      auto s = phase == Phase::Pass     ? kernel_->solverPass(table, bytes, from, to, threads)
+               : phase == Phase::Sparse ? kernel_->solverSparsePass(table, bytes, from, to, threads)
+                                        : kernel_->solverInit(table, bytes, from, to, threads);
       return statsObject(info.Env(), s);
     } catch (const std::invalid_argument& e) {
       throw Napi::RangeError::New(info.Env(), e.what());
@@ -199,8 +203,9 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
       throw Napi::Error::New(info.Env(), "out of memory in the native solver");
     }
   }
-  Napi::Value SolverInit(const Napi::CallbackInfo& info) { return Solver(info, false); }
-  Napi::Value SolverPass(const Napi::CallbackInfo& info) { return Solver(info, true); }
+  Napi::Value SolverInit(const Napi::CallbackInfo& info) { return Solver(info, Phase::Init); }
+  Napi::Value SolverPass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Pass); }
+  Napi::Value SolverSparsePass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Sparse); }
   Napi::Value SolverPassUnits(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverPassUnits()));
   }

@@ -29,6 +29,8 @@ export interface PassRecord {
   proven: number;
   newlyProven: number;
   seconds: number;
+  /** Whether the pass visited only unknown states. */
+  sparse?: boolean;
 }
 
 export interface DatabaseHeader {

@@ -8,6 +8,11 @@ const kernel = new TsSolverKernel(variant(data.board, data.pieces), data.rules);
 
 parentPort!.on('message', (msg: { phase: Phase; range: [number, number] }) => {
   const [from, to] = msg.range;
-  const stats = msg.phase === 'init' ? kernel.init(data.table, from, to) : kernel.pass(data.table, from, to);
+  const stats =
+    msg.phase === 'init'
+      ? kernel.init(data.table, from, to)
+      : msg.phase === 'sparse'
+        ? kernel.sparsePass(data.table, from, to)
+        : kernel.pass(data.table, from, to);
   parentPort!.postMessage({ stats });
 });

@@ -83,6 +83,7 @@ export class SolveInterrupted extends CCheckersError {
 }
 
 const CHUNKS_PER_PHASE = 128;
+const SPARSE_BELOW = 0.02;
 
 export async function solve(options: SolveOptions): Promise<SolveResult> {
   const { variant: v, rules, backend } = options;
@@ -118,7 +119,11 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   const runner: ChunkRunner =
     backend.kernelThreads || threads === 1
       ? inProcessRunner((phase, from, to) =>
-          phase === 'init' ? kernel.init(table, from, to, threads) : kernel.pass(table, from, to, threads),
+          phase === 'init'
+            ? kernel.init(table, from, to, threads)
+            : phase === 'sparse'
+              ? kernel.sparsePass(table, from, to, threads)
+              : kernel.pass(table, from, to, threads),
         )
       : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table });
   const pieces = Math.max(CHUNKS_PER_PHASE, threads * 8);
@@ -154,18 +159,23 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       let newly = 0;
       let moveless = 0;
       let done = 0;
-      await runner.run('pass', passChunks, (s) => {
+      // Once a pass proves under SPARSE_BELOW of the states, the next ones visit only unknown
+      // states (by group) instead of sweeping every P2 placement.
+      const last = passLog[passLog.length - 1];
+      const sparse = last !== undefined && last.newlyProven < SPARSE_BELOW * space.states;
+      const chunks = sparse ? initChunks : passChunks;
+      await runner.run(sparse ? 'sparse' : 'pass', chunks, (s) => {
         newly += s.wins + s.losses;
         moveless += s.moveless;
         proven += s.wins + s.losses;
         done++;
-        report({ phase: 'pass', pass, fraction: done / passChunks.length, proven, storedStates: space.states });
+        report({ phase: 'pass', pass, fraction: done / chunks.length, proven, storedStates: space.states });
       });
       if (moveless > 0) {
         // RULES.md section 5: a legal, non-terminal position without any move must not be scored silently.
         throw new CCheckersError('E_RULES', `${moveless} legal non-terminal states of ${v.name} have no move at all (RULES.md section 5)`);
       }
-      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: (performance.now() - passStart) / 1000 };
+      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: (performance.now() - passStart) / 1000, sparse };
       passLog.push(record);
       report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
       if (newly === 0) break;

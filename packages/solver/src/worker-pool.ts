@@ -7,7 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import type { KernelStats, RuleMode } from '@ccheckers/core';
 
-export type Phase = 'init' | 'pass';
+export type Phase = 'init' | 'pass' | 'sparse';
 
 export interface ChunkRunner {
   run(phase: Phase, chunks: Array<[number, number]>, onChunk: (stats: KernelStats) => void): Promise<void>;

@@ -182,10 +182,13 @@ class Kernel final : public KernelApi {
   }
 
   KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
-    return run(table, bytes, from, to, threads, false);
+    return run(table, bytes, from, to, threads, Mode::Init);
   }
   KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
-    return run(table, bytes, from, to, threads, true);
+    return run(table, bytes, from, to, threads, Mode::Pass);
+  }
+  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
+    return run(table, bytes, from, to, threads, Mode::Sparse);
   }
 
  private:
@@ -282,7 +285,25 @@ class Kernel final : public KernelApi {
       }
     }
 
-    void pass(uint64_t index, B a, B b) {
+    /** Where the children of states with P2 placement b live: (rot b, rot a', P1 to move),
+     *  mirrored into its group when rot b is not the representative. Same for every a. */
+    struct ChildGroup {
+      B p1{};
+      uint64_t base = 0;
+      bool mirrored = false;
+    };
+    ChildGroup childGroup(B b) const {
+      const Engine<B>& e = kernel.e_;
+      ChildGroup cg;
+      B rb = e.rotate(b);
+      uint64_t r1 = e.rankP1(rb);
+      cg.mirrored = g.mirrored[r1];
+      cg.base = static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements;
+      cg.p1 = cg.mirrored ? e.mirror(rb) : rb;
+      return cg;
+    }
+
+    void pass(uint64_t index, B a, B b, const ChildGroup& cg) {
       if (load(table, index) != kUnknown) return;
       const Engine<B>& e = kernel.e_;
       int count = e.generate(a, a | b, moves.data());
@@ -290,17 +311,11 @@ class Kernel final : public KernelApi {
         stats.moveless++;
         return;
       }
-      // Children (a', b, P2 to move) are read as their colour swap (rot b, rot a', P1 to move):
-      // one P1 placement, hence one group and one mirror decision, for all moves.
-      B childP1 = e.rotate(b);
-      uint64_t r1 = e.rankP1(childP1);
-      bool mirrored = g.mirrored[r1];
-      uint64_t base = static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements;
+      const B childP1 = cg.p1;
+      const uint64_t base = cg.base;
+      const bool mirrored = cg.mirrored;
       B ra = e.rotate(a);
-      if (mirrored) {
-        childP1 = e.mirror(childP1);
-        ra = e.mirror(ra);
-      }
+      if (mirrored) ra = e.mirror(ra);
       int legal = 0;
       bool unknown = false;
       for (int i = 0; i < count; i++) {
@@ -333,12 +348,14 @@ class Kernel final : public KernelApi {
     }
   };
 
-  KernelStats run(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool isPass) {
+  enum class Mode { Init, Pass, Sparse };
+
+  KernelStats run(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, Mode mode) {
     const Groups& g = groups();
     const Engine<B>& e = e_;
     uint64_t need = (static_cast<uint64_t>(g.rankOf.size()) * e.p2Placements + 3) / 4;
     if (bytes < need) throw std::invalid_argument("solver table is smaller than the state space");
-    uint64_t units = isPass ? e.p1Placements : g.rankOf.size();
+    uint64_t units = mode == Mode::Pass ? e.p1Placements : g.rankOf.size();
     if (to > units || from > to) throw std::invalid_argument("unit range outside the state space");
     std::atomic<uint32_t> taken{0};
     std::vector<KernelStats> results(std::max(1, threads));
@@ -346,7 +363,26 @@ class Kernel final : public KernelApi {
       Worker w(*this, g, table);
       int free[96], combo[16];
       for (uint32_t unit; (unit = from + taken.fetch_add(1)) < to;) {
-        if (!isPass) {
+        if (mode == Mode::Sparse) {
+          // Sparse pass (late passes, few states left): scan group `unit` for unknown states
+          // and unrank only those.
+          B a = e.unrankP1(g.rankOf[unit]);
+          uint64_t first = static_cast<uint64_t>(unit) * e.p2Placements;
+          for (uint64_t i = first; i < first + e.p2Placements; i++) {
+            if ((i & 3) == 0 && i + 4 <= first + e.p2Placements) {
+              uint8_t byte = __atomic_load_n(&table[i >> 2], __ATOMIC_RELAXED);
+              if ((byte & 0x03) && (byte & 0x0c) && (byte & 0x30) && (byte & 0xc0)) {
+                i += 3;
+                continue;
+              }
+            }
+            if (load(table, i) != kUnknown) continue;
+            B b = e.unrankP2(a, i - first);
+            w.pass(i, a, b, w.childGroup(b));
+          }
+          continue;
+        }
+        if (mode == Mode::Init) {
           // Init: the states of group `unit`, in index order.
           B a = e.unrankP1(g.rankOf[unit]);
           int f = 0;
@@ -366,6 +402,7 @@ class Kernel final : public KernelApi {
         // in cache. Proof order: units ascending = P2 placements nearest P2's goal first, which
         // proves most of the game in the first passes (7x7/2: 6 passes instead of 18).
         B b = e.unrankP1(unit);
+        const typename Worker::ChildGroup cg = w.childGroup(b);
         int f = 0;
         for (int c = 0; c < e.n; c++)
           if (!test(b, c)) free[f++] = c;
@@ -375,7 +412,7 @@ class Kernel final : public KernelApi {
           for (int j = 0; j < e.k; j++) a |= cellBit<B>(free[combo[j]]);
           uint64_t r1 = e.rankP1(a);
           if (g.mirrored[r1]) continue;  // stored under its mirror image
-          w.pass(static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a, b);
+          w.pass(static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a, b, cg);
         } while (nextCombination(combo, e.k, f));
       }
       results[t] = w.stats;

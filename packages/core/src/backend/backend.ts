@@ -86,6 +86,8 @@ export interface SolverKernel {
   /** `threads` > 1 only where the backend has its own threads (Backend.kernelThreads). */
   init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   pass(table: Uint8Array, unitFrom: number, unitTo: number, threads?: number): KernelStats;
+  /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes). */
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
 }
 
 export interface Backend {

@@ -108,21 +108,52 @@ export class TsSolverKernel implements SolverKernel {
         }
         const r1 = rankSet(a);
         if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
-        const index = space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b);
-        if (this.value(index) !== UNKNOWN) continue;
-        const result = this.evaluate(a, b);
-        if (result === -1) stats.moveless++;
-        else if (result === WIN) {
-          if (this.prove(index, WIN)) stats.wins++;
-        } else if (result === LOSS) {
-          if (this.prove(index, LOSS)) {
-            stats.losses++;
-            stats.wins += this.propagateLoss(a, b);
-          }
-        }
+        this.step(space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b), a, b, stats);
       } while (nextCombination(combo, k, n - k));
     }
     return stats;
+  }
+
+  /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes). */
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
+    const stats = emptyStats();
+    this.bind(table);
+    const space = this.space;
+    const a = this.pos.p1;
+    const b = this.pos.p2;
+    const per = space.p2Placements;
+    for (let g = groupFrom; g < groupTo; g++) {
+      unrankSet(space.groupRank[g]!, this.k, this.n, a);
+      const first = g * per;
+      for (let i = first; i < first + per; i++) {
+        if ((i & 3) === 0 && i + 4 <= first + per) {
+          const byte = this.table[i >>> 2]!;
+          if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
+            i += 3;
+            continue;
+          }
+        }
+        if (this.value(i) !== UNKNOWN) continue;
+        this.engine.unrankP2(a, i - first, b);
+        this.step(i, a, b, stats);
+      }
+    }
+    return stats;
+  }
+
+  /** Evaluates one stored state (a, b) if still unknown, and propagates a new loss. */
+  private step(index: number, a: Uint32Array, b: Uint32Array, stats: KernelStats): void {
+    if (this.value(index) !== UNKNOWN) return;
+    const result = this.evaluate(a, b);
+    if (result === -1) stats.moveless++;
+    else if (result === WIN) {
+      if (this.prove(index, WIN)) stats.wins++;
+    } else if (result === LOSS) {
+      if (this.prove(index, LOSS)) {
+        stats.losses++;
+        stats.wins += this.propagateLoss(a, b);
+      }
+    }
   }
 
   /** P1 (to move) fills its goal with a legal move. Found at init, so that the first pass can
