@@ -1,5 +1,5 @@
 import { defineProject } from 'vitest/config';
 
 export default defineProject({
-  test: { name: 'core', include: ['test/**/*.test.ts'], testTimeout: 120_000 },
+  test: { name: 'solver', include: ['test/**/*.test.ts'], testTimeout: 120_000 },
 });

@@ -51,6 +51,15 @@ export interface PositionInfo {
 const OUTCOME: Record<number, Outcome> = { [UNKNOWN]: 'draw', [LOSS]: 'loss', [WIN]: 'win', [ILLEGAL]: 'illegal' };
 const FLIP: Record<Outcome, Outcome> = { win: 'loss', loss: 'win', draw: 'draw', illegal: 'illegal' };
 
+/** Plies to the end under best play, by stored-state index, over one reachable set. */
+export interface DistanceTable {
+  get(index: number): number | undefined;
+  /** Whether the state is in the reachable set (its distance may still be unknown: a draw). */
+  has(index: number): boolean;
+  /** Positions in the reachable set. */
+  readonly size: number;
+}
+
 /** Reachable-set bound for distance computations (about 100 bytes per position). */
 export const DEFAULT_DISTANCE_LIMIT = 4_000_000;
 
@@ -59,6 +68,7 @@ export class SolvedGame {
   readonly space: StateSpace;
   private readonly indexer: StateIndexer;
   private readonly moveBuffer: Int32Array;
+  private cached: DistanceTable | undefined;
 
   constructor(
     readonly database: Database,
@@ -109,79 +119,161 @@ export class SolvedGame {
   /**
    * Plies to the end under best play for every position reachable from `p` under
    * value-preserving play, keyed by stored-state index; undefined beyond `distanceLimit`.
+   * The result is cached: later queries inside the same reachable set (a game being played) are
+   * free.
    */
-  distances(p: Position): Map<number, number> | undefined {
+  distances(p: Position): DistanceTable | undefined {
+    const index = this.indexer.index(toWords(p));
+    if (this.cached?.has(index)) return this.cached;
+    const computed = this.computeDistances(toWords(p));
+    if (computed) this.cached = computed;
+    return computed;
+  }
+
+  private computeDistances(root: WordPosition): DistanceTable | undefined {
     const e = this.engine;
     const table = this.database.table;
-    const nodes = new Map<number, number>(); // state index -> node id
-    const code: number[] = [];
-    const children: number[][] = [];
-    const queue: WordPosition[] = [];
-    const add = (wp: WordPosition): number => {
-      const index = this.indexer.index(wp);
-      let id = nodes.get(index);
-      if (id === undefined) {
-        id = code.length;
-        nodes.set(index, id);
-        code.push(readValue(table, index));
-        children.push([]);
-        queue.push({ p1: wp.p1.slice(), p2: wp.p2.slice(), toMove: wp.toMove });
+    // Explore: nodes in discovery order, their positions packed 7 words each, their edges in CSR
+    // form (the winner's moves to lost children; all of the loser's moves).
+    const ids = new NodeIds(this.space.states); // state index -> node id
+    const codes = new Growable(Uint8Array);
+    const words = new Growable(Uint32Array);
+    const edgeStart = new Growable(Int32Array);
+    const edges = new Growable(Int32Array);
+    const add = (wp: WordPosition, index: number): number => {
+      let id = ids.get(index);
+      if (id < 0) {
+        id = codes.length;
+        ids.set(index, id);
+        codes.push(readValue(table, index));
+        for (let i = 0; i < WORDS; i++) words.push(wp.p1[i]!);
+        for (let i = 0; i < WORDS; i++) words.push(wp.p2[i]!);
+        words.push(wp.toMove);
       }
       return id;
     };
-    add(toWords(p));
+    add(root, this.indexer.index(root));
     const moves = this.moveBuffer;
-    for (let q = 0; q < queue.length; q++) {
-      if (queue.length > this.distanceLimit) return undefined;
-      const wp = queue[q]!;
-      const c = code[q]!;
+    const wp: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+    for (let q = 0; q < codes.length; q++) {
+      if (codes.length > this.distanceLimit) return undefined;
+      edgeStart.push(edges.length);
+      const c = codes.at(q);
       if (c !== WIN && c !== LOSS) continue;
+      const w = words.view(7 * q, 7 * q + 7);
+      wp.p1.set(w.subarray(0, 3));
+      wp.p2.set(w.subarray(3, 6));
+      wp.toMove = w[6] as 0 | 1;
       const n = e.legalMoves(wp, moves); // none for terminal positions
       const own = wp.toMove === 0 ? wp.p1 : wp.p2;
-      const list: number[] = [];
+      this.indexer.prepareChildren(wp);
+      wp.toMove = wp.toMove === 0 ? 1 : 0;
       for (let i = 0; i < n; i++) {
         const from = moves[2 * i]!;
         const to = moves[2 * i + 1]!;
         own[from >>> 5]! ^= 1 << (from & 31);
         own[to >>> 5]! ^= 1 << (to & 31);
-        const child: WordPosition = { p1: wp.p1, p2: wp.p2, toMove: wp.toMove === 0 ? 1 : 0 };
-        const childCode = readValue(table, this.indexer.index(child));
-        if (c === LOSS || childCode === LOSS) list.push(add(child));
+        const childIndex = this.indexer.childIndex(own);
+        if (c === LOSS || readValue(table, childIndex) === LOSS) edges.push(add(wp, childIndex));
         own[from >>> 5]! ^= 1 << (from & 31);
         own[to >>> 5]! ^= 1 << (to & 31);
       }
-      children[q] = list;
-      queue[q] = EMPTY_POSITION; // free the words
     }
-    // Bellman-Ford style relaxation from "unknown" downwards: a lost node with no legal child
-    // ends the game now; a won node is one ply more than its nearest lost child; a lost node one
-    // more than its farthest won child, once all are known. Values only decrease: this ends.
-    const INF = Number.MAX_SAFE_INTEGER;
-    const dist = new Array<number>(code.length).fill(INF);
-    for (let changed = true; changed; ) {
-      changed = false;
-      for (let id = code.length - 1; id >= 0; id--) {
-        const list = children[id]!;
-        let d = INF;
-        if (code[id] === WIN) {
-          for (const ch of list) if (dist[ch]! + 1 < d) d = dist[ch]! + 1;
-        } else if (code[id] === LOSS) {
-          d = 0;
-          for (const ch of list) d = Math.max(d, dist[ch]! === INF ? INF : dist[ch]! + 1);
-        }
-        if (d < dist[id]!) {
-          dist[id] = d;
-          changed = true;
+    edgeStart.push(edges.length);
+    // Retrograde over that graph, in order of distance: a lost node without moves ends the game
+    // (0); a won node is one more than its nearest lost child (the first one finished); a lost
+    // node one more than its farthest won child (the last one finished).
+    const count = codes.length;
+    const start = edgeStart.view(0, count + 1);
+    const out = edges.view(0, edges.length);
+    const parentStart = new Int32Array(count + 1);
+    for (const child of out) parentStart[child + 1]!++;
+    for (let i = 0; i < count; i++) parentStart[i + 1]! += parentStart[i]!;
+    const parents = new Int32Array(out.length);
+    const fill = parentStart.slice(0, count);
+    for (let id = 0; id < count; id++) for (let j = start[id]!; j < start[id + 1]!; j++) parents[fill[out[j]!]!++] = id;
+    const dist = new Int32Array(count).fill(-1);
+    const pending = new Int32Array(count);
+    const queue = new Int32Array(count);
+    let tail = 0;
+    for (let id = 0; id < count; id++) {
+      pending[id] = start[id + 1]! - start[id]!;
+      if (codes.at(id) === LOSS && pending[id] === 0) {
+        dist[id] = 0;
+        queue[tail++] = id;
+      }
+    }
+    for (let head = 0; head < tail; head++) {
+      const id = queue[head]!;
+      const d = dist[id]! + 1;
+      for (let j = parentStart[id]!; j < parentStart[id + 1]!; j++) {
+        const parent = parents[j]!;
+        if (dist[parent]! >= 0) continue;
+        if (codes.at(parent) === WIN || --pending[parent]! === 0) {
+          dist[parent] = d;
+          queue[tail++] = parent;
         }
       }
     }
-    const out = new Map<number, number>();
-    for (const [index, id] of nodes) if (dist[id]! !== INF) out.set(index, dist[id]!);
-    return out;
+    return {
+      get: (index) => {
+        const id = ids.get(index);
+        return id >= 0 && dist[id]! >= 0 ? dist[id] : undefined;
+      },
+      has: (index) => ids.get(index) >= 0,
+      size: count,
+    };
   }
 }
 
-const EMPTY_POSITION: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+/** State index -> node id (-1 when absent): a flat array where the state space is small enough. */
+class NodeIds {
+  private readonly dense: Int32Array | undefined;
+  private readonly sparse = new Map<number, number>();
+
+  constructor(states: number) {
+    if (states <= DENSE_IDS_UP_TO) this.dense = new Int32Array(states).fill(-1);
+  }
+
+  get(index: number): number {
+    return this.dense ? this.dense[index]! : (this.sparse.get(index) ?? -1);
+  }
+
+  set(index: number, id: number): void {
+    if (this.dense) this.dense[index] = id;
+    else this.sparse.set(index, id);
+  }
+}
+
+/** Up to this many stored states (128 MiB of ids), node ids live in a flat array. */
+const DENSE_IDS_UP_TO = 2 ** 25;
+
+/** An append-only typed array that doubles when full. */
+class Growable<T extends Int32Array | Uint32Array | Uint8Array> {
+  private data: T;
+  length = 0;
+
+  constructor(private readonly kind: { new (n: number): T }) {
+    this.data = new kind(1024);
+  }
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const bigger = new this.kind(2 * this.data.length);
+      bigger.set(this.data as never);
+      this.data = bigger;
+    }
+    this.data[this.length++] = value;
+  }
+
+  at(i: number): number {
+    return this.data[i]!;
+  }
+
+  view(from: number, to: number): T {
+    return this.data.subarray(from, to) as T;
+  }
+}
 
 /** The winner's nearest win, the loser's farthest loss, else any drawing move. */
 function pickBest(outcome: Outcome, moves: MoveInfo[]): Move | undefined {

@@ -39,8 +39,12 @@ export interface SolveOptions {
   /** Upper bound on memory, in bytes. */
   memoryLimit?: number;
   onProgress?: (event: ProgressEvent) => void;
+  /** Stops the solve between chunks (e.g. on SIGINT) with SolveInterrupted; the last checkpoint stays. */
+  signal?: AbortSignal;
   /** Test hook: stop (throw) after this many passes, leaving the checkpoint behind. */
   stopAfterPass?: number;
+  /** Called after each checkpoint is on disk (the CLI's kill -9 test hook uses it). */
+  onCheckpoint?: (passes: number) => void;
 }
 
 export interface ProgressEvent {
@@ -77,8 +81,16 @@ export interface SolveResult {
 }
 
 export class SolveInterrupted extends CCheckersError {
-  constructor(readonly passes: number) {
-    super('E_INTERRUPTED', `solve stopped after pass ${passes}; resume with --resume`);
+  constructor(
+    readonly passes: number,
+    checkpoint?: string,
+  ) {
+    super(
+      'E_INTERRUPTED',
+      checkpoint
+        ? `solve interrupted; ${passes === 0 ? 'nothing' : `${passes} passes`} saved in ${checkpoint}, continue with --resume`
+        : `solve interrupted after ${passes} passes (no --out, nothing saved)`,
+    );
   }
 }
 
@@ -135,9 +147,16 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   const report = options.onProgress ?? (() => {});
   let proven = initDone ? provenStates(table, space.states) : 0;
 
+  let saved = initDone ? passLog.length : -1; // passes in the checkpoint on disk; -1: none
   const checkpoint = (stage: 'init' | 'checkpoint') => {
     if (!checkpointPath) return;
     writeDatabase(checkpointPath, headerFor(v, rules, stage, passLog.length, space, elapsed(), passLog, UNKNOWN), table);
+    saved = passLog.length;
+    options.onCheckpoint?.(saved);
+  };
+  const interrupted = () => new SolveInterrupted(Math.max(0, saved), saved >= 0 ? checkpointPath : undefined);
+  const checkAbort = () => {
+    if (options.signal?.aborted) throw interrupted();
   };
 
   try {
@@ -149,6 +168,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       await runner.run('init', initChunks, (s) => {
         proven += s.terminal + s.wins + s.losses;
         done++;
+        checkAbort();
         report({ phase: 'init', pass: 0, fraction: done / initChunks.length, proven, storedStates: space.states });
       });
       checkpoint('init');
@@ -169,6 +189,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
         moveless += s.moveless;
         proven += s.wins + s.losses;
         done++;
+        checkAbort();
         report({ phase: 'pass', pass, fraction: done / chunks.length, proven, storedStates: space.states });
       });
       if (moveless > 0) {
@@ -180,7 +201,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
       if (newly === 0) break;
       checkpoint('checkpoint');
-      if (options.stopAfterPass !== undefined && pass >= options.stopAfterPass) throw new SolveInterrupted(pass);
+      if (options.stopAfterPass !== undefined && pass >= options.stopAfterPass) throw interrupted();
     }
   } finally {
     await runner.close();
@@ -255,7 +276,10 @@ export function startValueName(code: number): StartValue {
 function inProcessRunner(run: (phase: Phase, from: number, to: number) => KernelStats): ChunkRunner {
   return {
     async run(phase, chunks, onChunk) {
-      for (const [from, to] of chunks) onChunk(run(phase, from, to));
+      for (const [from, to] of chunks) {
+        onChunk(run(phase, from, to));
+        await new Promise((resolve) => setImmediate(resolve)); // let signals (SIGINT) in between chunks
+      }
     },
     async close() {},
   };

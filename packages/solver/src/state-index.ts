@@ -43,6 +43,41 @@ export class StateIndexer {
     }
     return space.groupOfRank[r1]! * space.p2Placements + engine.rankP2(a, b);
   }
+
+  private readonly childA = new Uint32Array(WORDS);
+  private childBase = 0;
+  private childMirrored = false;
+  private childRotated = false;
+
+  /**
+   * Prepares childIndex() for the positions one move after `p`: they all share the stored
+   * state's P1 placement (the mover's opponent, rotated when P1 moved), hence group and mirror.
+   */
+  prepareChildren(p: WordPosition): void {
+    const { engine, space, childA: a, t } = this;
+    this.childRotated = p.toMove === 0;
+    if (this.childRotated) engine.rotateSet(p.p2, a);
+    else a.set(p.p1);
+    const r1 = rankSet(a);
+    this.childMirrored = space.mirroredRank[r1] === 1;
+    if (this.childMirrored) {
+      engine.mirrorSet(a, t);
+      a.set(t);
+    }
+    this.childBase = space.groupOfRank[r1]! * space.p2Placements;
+  }
+
+  /** Index of the child where the mover's pieces are now `moved` (after prepareChildren). */
+  childIndex(moved: Uint32Array): number {
+    const { engine, b, t } = this;
+    if (this.childRotated) engine.rotateSet(moved, b);
+    else b.set(moved);
+    if (this.childMirrored) {
+      engine.mirrorSet(b, t);
+      b.set(t);
+    }
+    return this.childBase + engine.rankP2(this.childA, b);
+  }
 }
 
 export interface GameCounts {

@@ -48,7 +48,15 @@ export function createWorkerPool(threads: number, data: WorkerData): ChunkRunner
         const listeners = workers.map((w) => {
           const onMessage = (msg: { stats: KernelStats }) => {
             busy--;
-            onChunk(msg.stats);
+            try {
+              onChunk(msg.stats);
+            } catch (e) {
+              // e.g. the solve was interrupted: stop feeding, let close() end the workers
+              failed = true;
+              cleanup();
+              reject(e);
+              return;
+            }
             feed(w);
           };
           const onError = (e: Error) => {

@@ -1,0 +1,143 @@
+/**
+ * Database files: every kind of damage is refused with a message naming it; checkpoints resume to
+ * the same table as an uninterrupted solve; the memory check refuses with both figures.
+ */
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { variant } from '@ccheckers/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DatabaseError,
+  HEADER_BYTES,
+  InsufficientMemoryError,
+  SolveInterrupted,
+  availableBackends,
+  parseSize,
+  readDatabase,
+  solve,
+} from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-db-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const [backend] = await availableBackends();
+const good = join(dir, 'good.ccdb');
+
+beforeAll(async () => {
+  await solve({ variant: variant(7, 1), rules: 'clean', backend: backend!, threads: 1, out: good });
+});
+
+/** A copy of the good database with `damage` applied to its bytes. */
+function damaged(name: string, damage: (bytes: Buffer) => Buffer): string {
+  const path = join(dir, name);
+  writeFileSync(path, damage(readFileSync(good)));
+  return path;
+}
+
+/** Rewrites the header checksum, so that a test reaches the check behind it. */
+function resealHeader(bytes: Buffer): Buffer {
+  bytes.writeUInt32LE(crc32(bytes.subarray(0, 124)), 124);
+  return bytes;
+}
+
+describe('readDatabase refuses damaged files', () => {
+  it('reads the good file', () => {
+    expect(readDatabase(good).header.positions).toBe(4_704);
+  });
+
+  const cases: Array<[string, (b: Buffer) => Buffer, RegExp]> = [
+    ['a flipped byte in the body', (b) => ((b[HEADER_BYTES + 100]! ^= 0x10), b), /corrupt body: checksum 0x[0-9a-f]{8} but the header records/],
+    ['a flipped byte in the header', (b) => ((b[50]! ^= 1), b), /corrupt header: checksum mismatch/],
+    ['bad magic bytes', (b) => (b.write('NOTADB!!', 0, 'latin1'), b), /not a ccheckers database/],
+    ['a newer format version', (b) => (b.writeUInt32LE(99, 8), resealHeader(b)), /format version 99 is not supported/],
+    ['an unknown board in the header', (b) => (b.writeUInt8(10, 16), resealHeader(b)), /invalid variant in header/],
+    ['a wrong state count', (b) => (b.writeBigUInt64LE(5n, 32), resealHeader(b)), /stored states, but 7x7/],
+    ['inconsistent counts', (b) => (b.writeBigUInt64LE(1n, 56), resealHeader(b)), /inconsistent counts/],
+    ['bytes appended', (b) => Buffer.concat([b, Buffer.from('junk')]), /4 unexpected bytes after the end/],
+    ['a damaged pass log', (b) => ((b[b.length - 2]! ^= 1), b), /corrupt pass log/],
+  ];
+  for (const [what, damage, message] of cases) {
+    it(`${what}`, () => {
+      const path = damaged(`${what.replace(/\W+/g, '-')}.ccdb`, damage);
+      expect(() => readDatabase(path)).toThrow(DatabaseError);
+      expect(() => readDatabase(path)).toThrow(message);
+      expect(() => readDatabase(path)).toThrow(path);
+    });
+  }
+
+  it('a truncated file', () => {
+    const path = join(dir, 'truncated.ccdb');
+    copyFileSync(good, path);
+    truncateSync(path, 600);
+    expect(() => readDatabase(path)).toThrow(/truncated: 600 bytes, the header announces \d+/);
+    truncateSync(path, 20);
+    expect(() => readDatabase(path)).toThrow(/truncated: 20 bytes, but the header alone is 128/);
+  });
+
+  it('a missing file', () => {
+    expect(() => readDatabase(join(dir, 'nope.ccdb'))).toThrow(/cannot read the file \(ENOENT\)/);
+  });
+});
+
+describe('checkpoints', () => {
+  it('a solve stopped after pass 2 resumes to the same table as an uninterrupted one', async () => {
+    const v = variant(7, 2);
+    const whole = await solve({ variant: v, rules: 'clean', backend: backend!, threads: 2 });
+    const out = join(dir, 'resumed.ccdb');
+    const saved: number[] = [];
+    await expect(
+      solve({ variant: v, rules: 'clean', backend: backend!, threads: 2, out, stopAfterPass: 2, onCheckpoint: (n) => saved.push(n) }),
+    ).rejects.toThrow(SolveInterrupted);
+    expect(saved).toEqual([0, 1, 2]); // after init, then after each pass
+    expect(existsSync(out)).toBe(false);
+    expect(readDatabase(`${out}.ckpt`).header).toMatchObject({ stage: 'checkpoint', passes: 2 });
+
+    const resumed = await solve({ variant: v, rules: 'clean', backend: backend!, threads: 1, out, resume: true });
+    expect(resumed.resumedFromPass).toBe(2);
+    expect(resumed.tableCrc32).toBe(whole.tableCrc32);
+    expect(resumed.p1Wins).toBe(whole.p1Wins);
+    expect(existsSync(`${out}.ckpt`)).toBe(false); // removed once the database is complete
+    expect(readDatabase(out).header.bodyCrc32).toBe(whole.tableCrc32);
+  });
+
+  it('an abort signal stops between chunks and names the checkpoint', async () => {
+    const out = join(dir, 'aborted.ccdb');
+    const controller = new AbortController();
+    const run = solve({
+      variant: variant(7, 2),
+      rules: 'clean',
+      backend: backend!,
+      threads: 1,
+      out,
+      onCheckpoint: (n) => n === 1 && controller.abort(),
+      signal: controller.signal,
+    });
+    await expect(run).rejects.toThrow(/1 passes saved in .*aborted\.ccdb\.ckpt, continue with --resume/);
+  });
+
+  it('a checkpoint of another variant is refused on resume', async () => {
+    const out = join(dir, 'other.ccdb');
+    copyFileSync(good, `${out}.ckpt`);
+    await expect(solve({ variant: variant(7, 2), rules: 'clean', backend: backend!, threads: 1, out, resume: true })).rejects.toThrow(
+      /is a checkpoint of 7x7\/1 \(clean\), not 7x7\/2 \(clean\)/,
+    );
+  });
+});
+
+describe('memory', () => {
+  it('refuses before allocating, giving the need and the limit', async () => {
+    const run = solve({ variant: variant(7, 3), rules: 'clean', backend: backend!, threads: 1, memoryLimit: parseSize('8M') });
+    await expect(run).rejects.toThrow(InsufficientMemoryError);
+    await expect(solve({ variant: variant(7, 3), rules: 'clean', backend: backend!, threads: 1, memoryLimit: parseSize('8M') })).rejects.toThrow(
+      /the solve needs \d+\.\d MiB but --memory allows 8\.0 MiB/,
+    );
+  });
+
+  it('parses sizes and rejects nonsense', () => {
+    expect(parseSize('512M')).toBe(512 * 2 ** 20);
+    expect(parseSize('1.5GiB')).toBe(1.5 * 2 ** 30);
+    expect(parseSize('1000')).toBe(1000);
+    expect(() => parseSize('lots')).toThrow(/invalid size "lots"/);
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * Queries and progress: always playing the chosen move, for both sides, from the start position
+ * ends the game with the proven result in the number of plies of RULES.md section 8.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Position, applyMove, startPosition, toWords, variant } from '@ccheckers/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SolvedGame, availableBackends, readDatabase, solve } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-play-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const [backend] = await availableBackends();
+
+async function solvedGame(pieces: number): Promise<SolvedGame> {
+  const out = join(dir, `7x7-${pieces}.ccdb`);
+  await solve({ variant: variant(7, pieces), rules: 'clean', backend: backend!, threads: 2, out });
+  return new SolvedGame(readDatabase(out));
+}
+
+describe.each([
+  [1, 25],
+  [2, 33],
+])('7x7 with %i piece(s)', (pieces, plies) => {
+  it(`best play from the start: P1 wins in ${plies} plies`, async () => {
+    const game = await solvedGame(pieces);
+    const v = variant(7, pieces);
+    let p: Position = startPosition(v);
+    const first = game.analyse(p);
+    expect(first.outcome).toBe('win');
+    expect(first.pliesToEnd).toBe(plies);
+    let played = 0;
+    for (let info = first; !info.terminal; info = game.analyse(p)) {
+      // The side to move keeps its proven value and the distance shrinks by exactly one ply.
+      expect(info.outcome).toBe(played % 2 === 0 ? 'win' : 'loss');
+      expect(info.pliesToEnd).toBe(plies - played);
+      expect(info.best).toBeDefined();
+      const chosen = info.moves.find((m) => m.move.from === info.best!.from && m.move.to === info.best!.to)!;
+      expect(chosen.outcome).toBe(info.outcome);
+      p = applyMove(p, info.best!);
+      played++;
+      expect(played).toBeLessThanOrEqual(plies);
+    }
+    expect(played).toBe(plies);
+    expect(game.engine.hasWon(0, toWords(p))).toBe(true); // P1 filled its goal
+  });
+});
