@@ -1,12 +1,20 @@
 // `install` script: builds the addon from source unless a matching prebuild exists (--force
-// always builds). Without a working compiler the install still succeeds and the TS backend is
+// always builds; --update, the `build` script, recompiles what changed in native-src/ when the
+// addon was configured here before). Without a working compiler the install still succeeds and the TS backend is
 // used, unless CCHECKERS_REQUIRE_NATIVE=1 (CI) makes that an error.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { packageDir, toolchainEnv } from './toolchain-env.mjs';
 
 const require = createRequire(import.meta.url);
 const force = process.argv.includes('--force');
+
+if (process.argv.includes('--update') && existsSync(join(packageDir, 'build', 'Makefile'))) {
+  const gyp = spawnSync('node-gyp', ['build'], { cwd: packageDir, env: toolchainEnv(), stdio: 'inherit' });
+  process.exit(gyp.status ?? 1);
+}
 
 if (!force) {
   try {

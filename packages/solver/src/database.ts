@@ -25,7 +25,7 @@ export class DatabaseError extends CCheckersError {
 /** One line of the per-pass log. */
 export interface PassRecord {
   pass: number;
-  /** Stored states proven (won or lost) after this pass, and new in this pass. */
+  /** Stored states decided (won, lost or illegal) after this pass, and newly proven in this pass. */
   proven: number;
   newlyProven: number;
   seconds: number;

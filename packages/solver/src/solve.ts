@@ -43,6 +43,8 @@ export interface SolveOptions {
   signal?: AbortSignal;
   /** Test hook: stop (throw) after this many passes, leaving the checkpoint behind. */
   stopAfterPass?: number;
+  /** Return the 2-bit table in the result (verify compares tables state by state). */
+  keepTable?: boolean;
   /** Called after each checkpoint is on disk (the CLI's kill -9 test hook uses it). */
   onCheckpoint?: (passes: number) => void;
 }
@@ -52,7 +54,7 @@ export interface ProgressEvent {
   pass: number;
   /** Fraction of the current phase done, 0..1. */
   fraction: number;
-  /** Stored states proven so far. */
+  /** Stored states decided so far (won, lost or illegal). */
   proven: number;
   storedStates: number;
   record?: PassRecord;
@@ -78,6 +80,8 @@ export interface SolveResult {
   tableCrc32: number;
   passLog: PassRecord[];
   resumedFromPass?: number;
+  /** With keepTable: the 2-bit table (see core's state-space.ts for the layout). */
+  table?: Uint8Array;
 }
 
 export class SolveInterrupted extends CCheckersError {
@@ -166,7 +170,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     if (!initDone) {
       let done = 0;
       await runner.run('init', initChunks, (s) => {
-        proven += s.terminal + s.wins + s.losses;
+        proven += s.illegal + s.terminal + s.wins + s.losses;
         done++;
         checkAbort();
         report({ phase: 'init', pass: 0, fraction: done / initChunks.length, proven, storedStates: space.states });
@@ -231,6 +235,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     tableCrc32: written?.bodyCrc32 ?? crc32(table),
     passLog,
     ...(resumedFromPass !== undefined ? { resumedFromPass } : {}),
+    ...(options.keepTable ? { table } : {}),
   };
 }
 

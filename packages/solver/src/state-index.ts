@@ -124,12 +124,12 @@ export function expandCounts(space: StateSpace, table: Uint8Array): GameCounts {
   };
 }
 
-/** Stored states proven so far (won or lost), unweighted. */
+/** Stored states decided so far (won, lost or illegal), unweighted. */
 export function provenStates(table: Uint8Array, states: number): number {
   let proven = 0;
   for (let i = 0; i < states; i++) {
     const v = (table[i >>> 2]! >>> ((i & 3) << 1)) & 3;
-    if (v === WIN || v === LOSS) proven++;
+    if (v !== UNKNOWN) proven++;
   }
   return proven;
 }

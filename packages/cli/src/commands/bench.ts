@@ -1,0 +1,126 @@
+/**
+ * `ccheckers bench`: the bitboard paper's operations (Tables 1 and 2) on each backend. Each figure
+ * is one loop run inside the backend (C++ loops for the native ones), timed there, calibrated to
+ * a minimum duration and the best of three runs; checksums must agree across backends.
+ */
+import { type Backend, BENCH_OPS, type BenchOp, BitboardEngine, type Position, type Variant, formatPosition, fromWords, toWords } from '@ccheckers/core';
+import { type BackendRequest, availableBackends, selectBackend } from '@ccheckers/solver';
+import { UsageError, backendList, integer, variantOption } from '../options.js';
+import { table } from '../ui/format.js';
+import { progressSink } from '../ui/progress.js';
+
+/** The paper's figures (ns per operation) for 49 cells: bitboard with BMI2, and without. */
+const PAPER: Record<number, Partial<Record<BenchOp, { bmi2: number; nonBmi2: number }>>> = {
+  3: { winner: { bmi2: 2.127, nonBmi2: 2.123 }, successors: { bmi2: 25.555, nonBmi2: 345.085 }, rankP1: { bmi2: 3.095, nonBmi2: 3.097 }, rankP2: { bmi2: 3.508, nonBmi2: 77.082 } },
+  6: { winner: { bmi2: 2.125, nonBmi2: 2.132 }, successors: { bmi2: 76.144, nonBmi2: 760.751 }, rankP1: { bmi2: 5.171, nonBmi2: 5.868 }, rankP2: { bmi2: 6.174, nonBmi2: 74.781 } },
+};
+
+export interface BenchCommandOptions {
+  board: string;
+  pieces: string;
+  backends?: string;
+  ops?: string;
+  minTime: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+interface Result {
+  backend: string;
+  op: BenchOp;
+  nsPerOp: number;
+  iterations: number;
+  checksum: number;
+}
+
+export async function benchCommand(o: BenchCommandOptions): Promise<number> {
+  const v = variantOption(o.board, o.pieces);
+  const minMs = integer('--min-time', o.minTime, 1, 60_000);
+  const ops = o.ops ? o.ops.split(',').map((s) => s.trim()) : [...BENCH_OPS];
+  for (const op of ops) {
+    if (!(BENCH_OPS as readonly string[]).includes(op)) throw new UsageError(`--ops: unknown operation "${op}" (choose from ${BENCH_OPS.join(', ')})`);
+  }
+  const requested: BackendRequest[] | undefined = o.backends ? backendList(o.backends) : undefined;
+  const backends: Backend[] = requested ? await Promise.all(requested.map(async (r) => (await selectBackend(r)).backend)) : await availableBackends();
+  const position = benchPosition(v);
+  const progress = progressSink(process.stderr, o.quiet);
+  progress.done(`bench ${v.name} on ${formatPosition(v, position)}, best of 3 runs of at least ${minMs} ms each`);
+
+  const results: Result[] = [];
+  let step = 0;
+  for (const backend of backends) {
+    const engine = backend.engine(v, 'clean');
+    for (const op of ops as BenchOp[]) {
+      progress.update('bench', step++ / (backends.length * ops.length), `${backend.name} ${op}`);
+      let iterations = 1000;
+      let run = engine.bench(op, position, iterations);
+      while (run.nanoseconds < minMs * 1e6) {
+        iterations = Math.ceil(iterations * Math.min(100, Math.max(2, (1.2 * minMs * 1e6) / Math.max(run.nanoseconds, 1))));
+        run = engine.bench(op, position, iterations);
+      }
+      let best = run.nanoseconds;
+      for (let r = 0; r < 2; r++) best = Math.min(best, engine.bench(op, position, iterations).nanoseconds);
+      results.push({ backend: backend.name, op, nsPerOp: best / iterations, iterations, checksum: run.checksum });
+    }
+  }
+  progress.clear();
+
+  // Calibrated iteration counts differ per backend: compare checksums of one fixed-count run.
+  const mismatches = checkChecksums(backends, ops as BenchOp[], v, position);
+  for (const m of mismatches) process.stderr.write(`ccheckers: bench checksum of ${m} differs between backends\n`);
+
+  if (o.json) {
+    process.stdout.write(
+      `${JSON.stringify({ board: v.size, pieces: v.pieces, results: results.map(({ checksum, ...r }) => ({ ...r, nsPerOp: Number(r.nsPerOp.toFixed(3)) })) })}\n`,
+    );
+    return mismatches.length ? 1 : 0;
+  }
+  const paper = v.size === 7 ? PAPER[v.pieces] : undefined;
+  const names = backends.map((b) => b.name);
+  const header = ['op', ...names.map((n) => `${n} ns/op`), ...(names.length > 1 ? names.slice(1).map((n) => `${n}/${names[0]}`) : [])];
+  if (paper) header.push('paper BMI2', 'paper non-BMI2');
+  const rows = (ops as BenchOp[]).map((op) => {
+    const ns = names.map((n) => results.find((r) => r.backend === n && r.op === op)!.nsPerOp);
+    const row = [op, ...ns.map((x) => x.toFixed(x < 10 ? 2 : 1)), ...ns.slice(1).map((x) => `${(x / ns[0]!).toFixed(2)}x`)];
+    if (paper) row.push(paper[op] ? paper[op]!.bmi2.toFixed(2) : '-', paper[op] ? paper[op]!.nonBmi2.toFixed(2) : '-');
+    return row;
+  });
+  process.stdout.write(`${v.name}: ns per operation (lower is better)\n${table(header, rows)}\n`);
+  if (paper) process.stdout.write('paper: Sturtevant\'s bitboard paper, 2.3 GHz Core i9, C++ -O3 (different machine: compare ratios, not absolutes)\n');
+  return mismatches.length ? 1 : 0;
+}
+
+function checkChecksums(backends: Backend[], ops: BenchOp[], v: Variant, p: Position): string[] {
+  const bad: string[] = [];
+  for (const op of ops) {
+    const sums = new Set(backends.map((b) => b.engine(v, 'clean').bench(op, p, 10_007).checksum));
+    if (sums.size > 1) bad.push(op);
+  }
+  return bad;
+}
+
+/** A fixed mid-game position: each side's pieces spread over the board, legal, not over. */
+export function benchPosition(v: Variant): Position {
+  const engine = new BitboardEngine(v);
+  let seed = v.size * 131 + v.pieces;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 4294967296;
+  };
+  for (;;) {
+    const cells = Array.from({ length: v.cells }, (_, c) => c);
+    for (let i = cells.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [cells[i], cells[j]] = [cells[j]!, cells[i]!];
+    }
+    let p1 = 0n;
+    let p2 = 0n;
+    for (let i = 0; i < v.pieces; i++) {
+      p1 |= 1n << BigInt(cells[i]!);
+      p2 |= 1n << BigInt(cells[v.pieces + i]!);
+    }
+    const p: Position = { p1, p2, toMove: 0 };
+    const wp = toWords(p);
+    if (!engine.isIllegal(wp) && !engine.isTerminal(wp) && !engine.hasWon(0, wp) && !engine.hasWon(1, wp)) return fromWords(wp);
+  }
+}

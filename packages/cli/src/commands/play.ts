@@ -1,0 +1,66 @@
+/**
+ * `ccheckers play`: a game against perfect play in the terminal. The board is drawn with cell
+ * numbers; moves are typed as `from-to`. Reads lines from stdin, so it also works from a pipe.
+ */
+import { createInterface } from 'node:readline';
+import { type Move, type Position, applyMove, drawPosition, formatPosition, startPosition } from '@ccheckers/core';
+import { UsageError } from '../options.js';
+import { describeValue } from './query.js';
+import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
+
+export async function playCommand(o: { db: string; as: string; from?: string }): Promise<number> {
+  if (o.as !== 'x' && o.as !== 'o') throw new UsageError(`--as must be x (P1, moves first) or o (P2), got "${o.as}"`);
+  const human = o.as === 'x' ? 0 : 1;
+  const game = openSolvedGame(o.db);
+  const v = game.engine.variant;
+  let p: Position = startPosition(v);
+  if (o.from !== undefined) {
+    const parsed = positionArgument(o.from);
+    checkSameVariant(game, parsed, o.db);
+    p = parsed.position;
+  }
+  const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
+  const lines = rl[Symbol.asyncIterator]();
+  const say = (s: string) => process.stdout.write(`${s}\n`);
+  const side = (s: 0 | 1) => (s === 0 ? 'x' : 'o');
+  say(`${v.name}: you play ${side(human)}${human === 0 ? ' and move first' : ''}. Moves are from-to (e.g. ${moveText(game.legalMoves(p)[0] ?? { from: 0, to: 0 })}); "moves" lists them, "quit" ends.`);
+  try {
+    for (;;) {
+      const info = game.analyse(p);
+      say(`\n${drawPosition(v, p, true)}\n${formatPosition(v, p)}  ${describeValue(info, side(p.toMove))}`);
+      if (info.terminal || info.outcome === 'illegal') {
+        const winner = p.toMove === 0 ? 1 : 0;
+        say(info.outcome === 'illegal' ? 'illegal position: nothing to play' : winner === human ? 'You win.' : 'ccheckers wins.');
+        return 0;
+      }
+      if (p.toMove !== human) {
+        const best = info.best!;
+        say(`ccheckers plays ${moveText(best)}`);
+        p = applyMove(p, best);
+        continue;
+      }
+      let move: Move | undefined;
+      while (!move) {
+        process.stdout.write('your move> ');
+        const next = await lines.next();
+        if (next.done) {
+          say('\n(end of input)');
+          return 0;
+        }
+        const text = next.value.trim();
+        if (text === 'quit' || text === 'q') return 0;
+        if (text === 'moves' || text === '?') {
+          say(info.moves.map((m) => `${moveText(m.move)} (${m.outcome})`).join('  '));
+          continue;
+        }
+        const m = /^(\d+)\s*-\s*(\d+)$/.exec(text);
+        const candidate = m ? info.moves.find((x) => x.move.from === Number(m[1]) && x.move.to === Number(m[2])) : undefined;
+        if (!candidate) say(m ? `${text} is not a legal move here; "moves" lists them` : 'type a move as from-to, e.g. 3-10');
+        else move = candidate.move;
+      }
+      p = applyMove(p, move);
+    }
+  } finally {
+    rl.close();
+  }
+}

@@ -1,0 +1,50 @@
+/** `ccheckers query`: the value of a position in a solved database, each legal move's value, the best move. */
+import { formatPosition } from '@ccheckers/core';
+import type { MoveInfo, PositionInfo } from '@ccheckers/solver';
+import { table } from '../ui/format.js';
+import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
+
+export function queryCommand(text: string, o: { db: string; json?: boolean }): number {
+  const parsed = positionArgument(text);
+  const game = openSolvedGame(o.db);
+  checkSameVariant(game, parsed, o.db);
+  const info = game.analyse(parsed.position);
+  const side = parsed.position.toMove === 0 ? 'x' : 'o';
+  if (o.json) {
+    process.stdout.write(
+      `${JSON.stringify({
+        position: formatPosition(parsed.variant, parsed.position),
+        toMove: side,
+        outcome: info.outcome,
+        terminal: info.terminal,
+        pliesToEnd: info.pliesToEnd ?? null,
+        best: info.best ? moveText(info.best) : null,
+        // pliesToEnd of a move: from this position, playing it, to the end under best play
+        moves: info.moves.map((m) => ({ move: moveText(m.move), outcome: m.outcome, pliesToEnd: m.pliesToEnd === undefined ? null : m.pliesToEnd + 1 })),
+      })}\n`,
+    );
+    return 0;
+  }
+  const lines = [`position  ${formatPosition(parsed.variant, parsed.position)}`, `value     ${describeValue(info, side)}`];
+  if (info.moves.length > 0) {
+    lines.push(`best      ${info.best ? moveText(info.best) : '-'}`, '');
+    lines.push(table(['move', `for ${side}`, 'plies to end'], info.moves.map((m) => moveRow(m))));
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+export function describeValue(info: PositionInfo, side: 'x' | 'o'): string {
+  const other = side === 'x' ? 'o' : 'x';
+  const name = (s: string) => (s === 'x' ? 'x (P1)' : 'o (P2)');
+  if (info.outcome === 'illegal') return 'illegal position';
+  if (info.terminal) return `game over: ${name(other)} has won`;
+  const plies = info.pliesToEnd !== undefined ? ` in ${info.pliesToEnd} plies` : '';
+  if (info.outcome === 'win') return `${name(side)} to move wins${plies}`;
+  if (info.outcome === 'loss') return `${name(side)} to move loses${plies}`;
+  return 'draw with best play';
+}
+
+function moveRow(m: MoveInfo): string[] {
+  return [moveText(m.move), m.outcome, m.pliesToEnd === undefined ? '-' : String(m.pliesToEnd + 1)];
+}

@@ -1,0 +1,151 @@
+/** `ccheckers solve`: strongly solve a variant, with progress on stderr and the counts on stdout. */
+import { accessSync, constants, existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { type ProgressEvent, type SolveResult, SolveInterrupted, selectBackend, solve } from '@ccheckers/solver';
+import { backendOption, memoryOption, rulesOption, threadsOption, UsageError, variantOption } from '../options.js';
+import { duration, grouped } from '../ui/format.js';
+import { progressSink, rate } from '../ui/progress.js';
+
+export interface SolveCommandOptions {
+  board: string;
+  pieces: string;
+  backend: string;
+  threads?: string;
+  rules: string;
+  out?: string;
+  memory?: string;
+  resume?: boolean;
+  force?: boolean;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+/** Exit code of an interrupted solve (128 + SIGINT), as shells expect. */
+export const EXIT_INTERRUPTED = 130;
+
+export async function solveCommand(o: SolveCommandOptions): Promise<number> {
+  const v = variantOption(o.board, o.pieces);
+  const rules = rulesOption(o.rules);
+  const request = backendOption(o.backend);
+  const threads = threadsOption(o.threads);
+  const memoryLimit = memoryOption(o.memory);
+  const out = o.out === undefined ? undefined : resolve(o.out);
+  if (o.resume && !out) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt)');
+  if (out) {
+    // Refuse now rather than after hours of work: never overwrite, always be able to write.
+    if (existsSync(out) && !o.force) throw new UsageError(`${out} already exists (use --force to overwrite it)`);
+    try {
+      accessSync(dirname(out), constants.W_OK);
+    } catch {
+      throw new UsageError(`cannot write to ${dirname(out)} (for --out ${o.out})`);
+    }
+  }
+  const { backend, reason } = await selectBackend(request);
+  const progress = progressSink(process.stderr, o.quiet);
+  if (o.resume && out && !existsSync(`${out}.ckpt`)) progress.done(`no checkpoint at ${out}.ckpt: starting from the beginning`);
+  progress.done(`solving ${v.name} (${rules} rules) with ${backend.name} on ${threads} thread(s): ${reason}`);
+
+  const controller = new AbortController();
+  const onSigint = () => {
+    if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED); // second Ctrl-C: now
+    progress.done('interrupted: stopping after the current chunk (Ctrl-C again to quit at once)');
+    controller.abort();
+  };
+  process.on('SIGINT', onSigint);
+  const killAfter = Number(process.env.CCHECKERS_TEST_KILL_AFTER_PASS ?? Number.NaN); // test hook: kill -9 mid-solve
+  const initStarted = performance.now();
+  let passNumber = 0;
+  let passStarted = initStarted;
+  let initReported = false;
+  let result: SolveResult;
+  try {
+    result = await solve({
+      variant: v,
+      rules,
+      backend,
+      threads,
+      ...(out ? { out } : {}),
+      ...(o.resume ? { resume: true } : {}),
+      ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+      signal: controller.signal,
+      onProgress: (e: ProgressEvent) => {
+        const share = `${((100 * e.proven) / e.storedStates).toFixed(1)}% decided`;
+        if (e.phase === 'resumed') {
+          progress.done(`resumed from ${out}.ckpt after pass ${e.pass} (${share})`);
+          initReported = true;
+        } else if (e.phase === 'init') {
+          progress.update('init', e.fraction, share);
+        } else if (e.phase === 'pass') {
+          if (!initReported) {
+            initReported = true;
+            progress.done(`init: illegal, terminal and won-in-one states, ${share}, ${duration((performance.now() - initStarted) / 1000)}`);
+          }
+          if (e.pass !== passNumber) {
+            passNumber = e.pass;
+            passStarted = performance.now();
+          }
+          const scanned = (e.fraction * e.storedStates) / Math.max(1e-3, (performance.now() - passStarted) / 1000);
+          progress.update(`pass ${e.pass}`, e.fraction, `${share}, ${rate(scanned, 'states')}`);
+        } else if (e.phase === 'pass-done' && e.record) {
+          const r = e.record;
+          progress.done(
+            `pass ${r.pass}: +${grouped(r.newlyProven)} proven (${share}) in ${duration(r.seconds)}${r.sparse ? ', unknown states only' : ''}`,
+          );
+        }
+      },
+      onCheckpoint: (passes) => {
+        if (passes >= killAfter) process.kill(process.pid, 'SIGKILL');
+      },
+    });
+  } catch (e) {
+    if (e instanceof SolveInterrupted) {
+      progress.done(`ccheckers: ${e.message}`);
+      return EXIT_INTERRUPTED;
+    }
+    throw e;
+  } finally {
+    process.off('SIGINT', onSigint);
+    progress.clear();
+  }
+
+  const summary = {
+    board: result.board,
+    pieces: result.pieces,
+    rules: result.rules,
+    backend: result.backend,
+    threads: result.threads,
+    positions: result.positions,
+    p1Wins: result.p1Wins,
+    p2Wins: result.p2Wins,
+    draws: result.draws,
+    illegal: result.illegal,
+    start: result.start,
+    passes: result.passes,
+    seconds: Number(result.seconds.toFixed(3)),
+  };
+  if (o.json) {
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return 0;
+  }
+  const startText = { 'p1-win': 'P1 wins', 'p2-win': 'P2 wins', draw: 'draw' }[result.start];
+  const counts: Array<[string, number]> = [
+    ['positions', result.positions],
+    ['P1 wins', result.p1Wins],
+    ['P2 wins', result.p2Wins],
+    ['draws', result.draws],
+    ['illegal', result.illegal],
+  ];
+  const width = Math.max(...counts.map(([, n]) => grouped(n).length));
+  const lines = [
+    `${v.name}, ${rules} rules`,
+    ...counts.map(([label, n]) => `${label.padEnd(10)} ${grouped(n).padStart(width)}`),
+    `${'start'.padEnd(10)} ${startText}`,
+    `${'passes'.padEnd(10)} ${result.passes}`,
+    `${'seconds'.padEnd(10)} ${result.seconds.toFixed(2)}`,
+    `${'backend'.padEnd(10)} ${result.backend}, ${result.threads} thread(s)`,
+    `${'table'.padEnd(10)} ${grouped(result.storedStates)} stored states in ${grouped(result.tableBytes)} bytes, CRC-32 ${result.tableCrc32.toString(16).padStart(8, '0')}`,
+    ...(out ? [`${'database'.padEnd(10)} ${out}`] : []),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}

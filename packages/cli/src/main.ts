@@ -1,0 +1,118 @@
+/**
+ * The `ccheckers` program: commands, their options, and the exit-code contract
+ * (0 success, 1 a negative result such as a verify mismatch, 2 usage error, bad input or fatal
+ * error, 130 interrupted). Errors are one line on stderr; stdout carries results only.
+ */
+import { CCheckersError } from '@ccheckers/core';
+import { Command, CommanderError, Option } from 'commander';
+import { benchCommand } from './commands/bench.js';
+import { infoCommand } from './commands/info.js';
+import { playCommand } from './commands/play.js';
+import { queryCommand } from './commands/query.js';
+import { showCommand } from './commands/show.js';
+import { solveCommand } from './commands/solve.js';
+import { verifyCommand } from './commands/verify.js';
+
+export const EXIT_OK = 0;
+export const EXIT_NEGATIVE = 1;
+export const EXIT_ERROR = 2;
+
+const BACKEND_HELP = 'auto | native-bmi2 | native-portable | ts';
+
+export async function main(argv: string[]): Promise<number> {
+  let code = EXIT_OK;
+  const done = (c: number) => {
+    code = c;
+  };
+  const program = new Command('ccheckers')
+    .description('Strong solver and bitboard engine for two-player Chinese Checkers on small boards')
+    .version('0.1.0')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`ccheckers: ${text.replace(/^error: /, '').trimEnd()}\n`) });
+
+  const variantOptions = (c: Command) =>
+    c.option('--board <m>', 'board size m (m x m cells)', '7').option('--pieces <k>', 'pieces per player', '2').option('--rules <mode>', 'clean | published (RULES.md section 4)', 'clean');
+
+  program
+    .command('info')
+    .description('CPU features, the backends that load here, and which one auto picks and why')
+    .option('--json', 'one JSON object on stdout')
+    .action(async (o) => done(await infoCommand(o)));
+
+  variantOptions(program.command('solve').description('strongly solve a variant: every position won, lost, drawn or illegal'))
+    .option('--backend <name>', BACKEND_HELP, 'auto')
+    .option('--threads <n>', 'threads (default: all cores)')
+    .option('--out <file>', 'write the database here (checkpoints go to FILE.ckpt)')
+    .option('--memory <size>', 'refuse to start when the solve needs more than this (e.g. 4G)')
+    .option('--resume', 'continue from FILE.ckpt of --out')
+    .option('--force', 'overwrite an existing --out file')
+    .option('--json', 'one JSON object on stdout')
+    .option('--quiet', 'no progress on stderr')
+    .action(async (o) => done(await solveCommand(o)));
+
+  variantOptions(program.command('verify').description('check that all backends give identical results (operations, then full solves)'))
+    .option('--backends <list>', 'comma-separated backends (default: all that load here)')
+    .option('--threads <n>', 'threads for the solves (default: all cores)')
+    .option('--no-solve', 'check the operations only')
+    .option('--json', 'one JSON object on stdout')
+    .option('--quiet', 'no progress on stderr')
+    .action(async (o) => done(await verifyCommand(o)));
+
+  program
+    .command('bench')
+    .description("the bitboard paper's operations on each backend, ns per operation, beside the paper's figures")
+    .option('--board <m>', 'board size', '7')
+    .option('--pieces <k>', 'pieces per player', '3')
+    .option('--backends <list>', 'comma-separated backends (default: all that load here)')
+    .option('--ops <list>', 'winner, successors, rankP1, rankP2, unrankP1, unrankP2, incrementP2 (default: all)')
+    .option('--min-time <ms>', 'minimum duration of one timed loop', '250')
+    .option('--json', 'one JSON object on stdout')
+    .option('--quiet', 'no progress on stderr')
+    .action(async (o) => done(await benchCommand(o)));
+
+  program
+    .command('query')
+    .description('value of a position in a solved database, each legal move, and the best move')
+    .argument('<position>', 'cells in order (x, o, .) then the side to move, e.g. "xx.....(49 cells) x"')
+    .requiredOption('--db <file>', 'database written by solve --out')
+    .option('--json', 'one JSON object on stdout')
+    .action((position, o) => done(queryCommand(position, o)));
+
+  program
+    .command('play')
+    .description('play against perfect play (moves typed as from-to)')
+    .requiredOption('--db <file>', 'database written by solve --out')
+    .addOption(new Option('--as <side>', 'x (P1, moves first) or o (P2)').default('x'))
+    .option('--from <position>', 'start from this position instead of the initial one')
+    .action(async (o) => done(await playCommand(o)));
+
+  program
+    .command('show')
+    .description('draw a position as the diamond')
+    .argument('<position>', 'cells in order (x, o, .) then the side to move')
+    .option('--numbers', 'print cell numbers beside the pieces')
+    .option('--rules <mode>', 'clean | published, for the status line', 'clean')
+    .action((position, o) => done(showCommand(position, o)));
+
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Help and version exit 0; everything else commander reports (already printed) is usage.
+      return e.exitCode === 0 ? EXIT_OK : EXIT_ERROR;
+    }
+    if (e instanceof CCheckersError) {
+      process.stderr.write(`ccheckers: ${prefix(e)}${e.message}\n`);
+      return EXIT_ERROR;
+    }
+    process.stderr.write(`ccheckers: fatal error: ${(e as Error).message ?? String(e)}\n`);
+    if (process.env.CCHECKERS_DEBUG === '1') process.stderr.write(`${(e as Error).stack}\n`);
+    return EXIT_ERROR;
+  }
+  return code;
+}
+
+function prefix(e: CCheckersError): string {
+  return e.code === 'E_POSITION' ? 'malformed position: ' : '';
+}

@@ -1,0 +1,73 @@
+/**
+ * Parsing and checking of the options the commands share. Every problem is a UsageError
+ * (exit 2) whose message names the option and what is allowed.
+ */
+import { availableParallelism } from 'node:os';
+import { CCheckersError, RULE_MODES, type RuleMode, type Variant, supportedVariants, variant } from '@ccheckers/core';
+import { BACKEND_REQUESTS, type BackendRequest, parseSize } from '@ccheckers/solver';
+
+export class UsageError extends CCheckersError {
+  constructor(message: string) {
+    super('E_USAGE', message);
+  }
+}
+
+export function integer(name: string, text: string, min: number, max: number): number {
+  if (!/^\s*\d+\s*$/.test(text)) throw new UsageError(`${name} must be a whole number, got "${text}"`);
+  const n = Number(text);
+  if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+/** The variant of --board/--pieces, with the supported list in the message when it is not one. */
+export function variantOption(board: string, pieces: string): Variant {
+  const m = integer('--board', board, 1, 99);
+  const k = integer('--pieces', pieces, 1, 99);
+  const ok = supportedVariants().some((s) => s.size === m && s.pieces === k);
+  if (!ok) {
+    const sizes = [...new Set(supportedVariants().map((s) => s.size))];
+    const forBoard = supportedVariants().filter((s) => s.size === m).map((s) => s.pieces);
+    throw new UsageError(
+      sizes.includes(m)
+        ? `${m}x${m} with ${k} pieces is not a supported variant (pieces on ${m}x${m}: ${forBoard.join(', ')})`
+        : `board ${m} is not supported (board sizes: ${sizes.join(', ')})`,
+    );
+  }
+  return variant(m, k);
+}
+
+export function rulesOption(text: string): RuleMode {
+  if (!(RULE_MODES as readonly string[]).includes(text)) throw new UsageError(`--rules must be one of ${RULE_MODES.join(', ')}, got "${text}"`);
+  return text as RuleMode;
+}
+
+export function backendOption(text: string): BackendRequest {
+  if (!(BACKEND_REQUESTS as readonly string[]).includes(text)) {
+    throw new UsageError(`--backend must be one of ${BACKEND_REQUESTS.join(', ')}, got "${text}"`);
+  }
+  return text as BackendRequest;
+}
+
+export function backendList(text: string): BackendRequest[] {
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (names.length === 0) throw new UsageError('--backends needs at least one backend name');
+  return names.map((n) => {
+    if (n === 'auto' || !(BACKEND_REQUESTS as readonly string[]).includes(n)) {
+      throw new UsageError(`--backends: unknown backend "${n}" (choose from ${BACKEND_REQUESTS.filter((b) => b !== 'auto').join(', ')})`);
+    }
+    return n as BackendRequest;
+  });
+}
+
+export function threadsOption(text: string | undefined): number {
+  return text === undefined ? availableParallelism() : integer('--threads', text, 1, 1024);
+}
+
+export function memoryOption(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseSize(text);
+  } catch {
+    throw new UsageError(`--memory: invalid size "${text}" (e.g. 512M, 4G)`);
+  }
+}
