@@ -85,6 +85,7 @@ export interface SolveResult {
 }
 
 export class SolveInterrupted extends CCheckersError {
+  /** `passes`: passes saved in `checkpoint` (0: only the init); no checkpoint: nothing saved. */
   constructor(
     readonly passes: number,
     checkpoint?: string,
@@ -92,8 +93,8 @@ export class SolveInterrupted extends CCheckersError {
     super(
       'E_INTERRUPTED',
       checkpoint
-        ? `solve interrupted; ${passes === 0 ? 'nothing' : `${passes} passes`} saved in ${checkpoint}, continue with --resume`
-        : `solve interrupted after ${passes} passes (no --out, nothing saved)`,
+        ? `solve interrupted; ${passes === 0 ? 'the init is' : passes === 1 ? 'the init and pass 1 are' : `the init and passes 1-${passes} are`} saved in ${checkpoint}, continue with --resume`
+        : 'solve interrupted before anything was saved (a checkpoint needs --out)',
     );
   }
 }

@@ -113,7 +113,7 @@ describe('checkpoints', () => {
       onCheckpoint: (n) => n === 1 && controller.abort(),
       signal: controller.signal,
     });
-    await expect(run).rejects.toThrow(/1 passes saved in .*aborted\.ccdb\.ckpt, continue with --resume/);
+    await expect(run).rejects.toThrow(/the init and pass 1 are saved in .*aborted\.ccdb\.ckpt, continue with --resume/);
   });
 
   it('a checkpoint of another variant is refused on resume', async () => {

@@ -1,0 +1,166 @@
+/**
+ * The real `ccheckers` binary (dist/bin.js, built by `pnpm build`) as a subprocess: results on
+ * stdout, messages on stderr, and the exit-code contract.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDatabase } from '@ccheckers/solver';
+import { BIN, run } from './support/run-cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const START_7x7_2 = `xx${'.'.repeat(45)}oo x`;
+const db2 = join(dir, '7x7-2.ccdb');
+const db1 = join(dir, '7x7-1.ccdb');
+
+beforeAll(() => {
+  for (const [pieces, out] of [['2', db2], ['1', db1]] as const) {
+    const r = run(['solve', '--board', '7', '--pieces', pieces, '--out', out, '--quiet']);
+    expect(r.status, r.stderr).toBe(0);
+  }
+});
+
+describe('solve', () => {
+  it('--json prints exactly one object with the RULES.md counts', () => {
+    const r = run(['solve', '--board', '7', '--pieces', '2', '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const o = JSON.parse(lines[0]!);
+    expect(Object.keys(o)).toEqual(['board', 'pieces', 'rules', 'backend', 'threads', 'positions', 'p1Wins', 'p2Wins', 'draws', 'illegal', 'start', 'passes', 'seconds']);
+    expect(o).toMatchObject({ board: 7, pieces: 2, rules: 'clean', positions: 2_542_512, p1Wins: 1_265_851, p2Wins: 1_265_851, draws: 0, illegal: 10_810, start: 'p1-win' });
+    expect(typeof o.seconds).toBe('number');
+    expect(r.stderr).toMatch(/pass 1: \+[\d,]+ proven/); // progress, one line per pass when not a TTY
+  });
+
+  it('defaults to 7x7 with 2 pieces and prints a table', () => {
+    const r = run(['solve', '--backend', 'ts', '--threads', '2', '--quiet']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^7x7\/2, clean rules\npositions\s+2,542,512\nP1 wins\s+1,265,851\nP2 wins\s+1,265,851\ndraws\s+0\nillegal\s+10,810\nstart\s+P1 wins\n/);
+    expect(r.stdout).toMatch(/backend\s+ts, 2 thread\(s\)/);
+    expect(r.stderr).toBe('');
+  });
+
+  it('refuses to overwrite a database without --force', () => {
+    const r = run(['solve', '--out', db2]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/already exists \(use --force to overwrite it\)/);
+  });
+
+  it('a solve killed with SIGKILL after pass 2 resumes to the same table', () => {
+    const out = join(dir, 'killed.ccdb');
+    const killed = run(['solve', '--pieces', '2', '--out', out, '--threads', '1'], { CCHECKERS_TEST_KILL_AFTER_PASS: '2' });
+    expect(killed.signal).toBe('SIGKILL');
+    expect(existsSync(`${out}.ckpt`)).toBe(true);
+    expect(existsSync(out)).toBe(false);
+    const resumed = run(['solve', '--pieces', '2', '--out', out, '--resume', '--json']);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/resumed from .*killed\.ccdb\.ckpt after pass 2/);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ p1Wins: 1_265_851, illegal: 10_810, start: 'p1-win' });
+    expect(readDatabase(out).header.bodyCrc32).toBe(readDatabase(db2).header.bodyCrc32);
+  });
+
+  it('SIGINT stops the solve, keeps the checkpoint and exits 130', async () => {
+    const out = join(dir, 'interrupted.ccdb');
+    const child = spawn(process.execPath, [BIN, 'solve', '--board', '7', '--pieces', '3', '--out', out, '--threads', '1'], {
+      env: { ...process.env },
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+      if (/^init: /m.test(stderr) && !child.killed) child.kill('SIGINT'); // after the first checkpoint
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(130);
+    expect(stderr).toMatch(/saved in .*interrupted\.ccdb\.ckpt, continue with --resume/);
+    expect(existsSync(`${out}.ckpt`)).toBe(true);
+  });
+});
+
+describe('info, bench, query, show, play', () => {
+  it('info names the backend auto picks and why', () => {
+    const r = run(['info', '--json']);
+    expect(r.status).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect(o.backends.map((b: { name: string }) => b.name)).toEqual(['native-bmi2', 'native-portable', 'ts']);
+    expect(o.auto.reason.length).toBeGreaterThan(0);
+    const disabled = JSON.parse(run(['info', '--json'], { CCHECKERS_DISABLE_NATIVE: '1' }).stdout);
+    expect(disabled.auto.backend).toBe('ts');
+  });
+
+  it('bench --json gives ns per operation for each backend and op', () => {
+    const r = run(['bench', '--board', '7', '--pieces', '3', '--backends', 'ts', '--min-time', '5', '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect(o).toMatchObject({ board: 7, pieces: 3 });
+    expect(o.results.map((x: { op: string }) => x.op)).toEqual(['winner', 'successors', 'rankP1', 'rankP2', 'unrankP1', 'unrankP2', 'incrementP2']);
+    for (const x of o.results) {
+      expect(Object.keys(x)).toEqual(['backend', 'op', 'nsPerOp', 'iterations']);
+      expect(x.nsPerOp).toBeGreaterThan(0);
+    }
+  });
+
+  it('query on the start of 7x7/2 says P1 (to move) wins in 33 plies', () => {
+    const r = run(['query', '--db', db2, START_7x7_2]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/value\s+x \(P1\) to move wins in 33 plies/);
+  });
+
+  it('query --json on the start of 7x7/1: P1 wins in 25 plies, and the best move keeps it', () => {
+    const o = JSON.parse(run(['query', '--db', db1, `x${'.'.repeat(47)}o x`, '--json']).stdout);
+    expect(o).toMatchObject({ outcome: 'win', pliesToEnd: 25, toMove: 'x', terminal: false });
+    expect(o.moves.find((m: { move: string }) => m.move === o.best)).toMatchObject({ outcome: 'win', pliesToEnd: 25 });
+  });
+
+  it('show draws the diamond', () => {
+    const r = run(['show', START_7x7_2]);
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n').slice(0, 3)).toEqual(['      x', '     x .', '    . . .']);
+    expect(r.stdout).toMatch(/7x7\/2, x \(P1\) to move, \d+ legal moves/);
+  });
+
+  it('play answers with perfect moves and ends the game', () => {
+    // As o (P2) we lose against perfect play whatever we do: always answer with the first legal move.
+    let input = '';
+    for (let i = 0; i < 30; i++) input += 'moves\n';
+    const r = run(['play', '--db', db1, '--as', 'o'], {}, input);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ccheckers plays \d+-\d+/);
+  });
+});
+
+describe('bad input: exit 2, one line on stderr, nothing on stdout', () => {
+  const bad = join(dir, 'bad.ccdb');
+  beforeAll(() => writeFileSync(bad, 'this is not a database, just some bytes'.repeat(10)));
+  const cases: Array<[string, () => string[], RegExp]> = [
+    ['unknown option', () => ['solve', '--frobnicate'], /unknown option '--frobnicate'/],
+    ['unknown command', () => ['solv'], /unknown command 'solv'/],
+    ['board 10', () => ['solve', '--board', '10'], /board 10 is not supported \(board sizes: 2, 3, 4, 5, 6, 7, 9\)/],
+    ['20 pieces', () => ['solve', '--pieces', '20'], /7x7 with 20 pieces is not a supported variant/],
+    ['a non-number', () => ['solve', '--threads', 'many'], /--threads must be a whole number, got "many"/],
+    ['unknown backend', () => ['solve', '--backend', 'gpu'], /--backend must be one of auto, native-bmi2, native-portable, ts/],
+    ['unknown rules', () => ['solve', '--rules', 'house'], /--rules must be one of clean, published/],
+    ['bad memory size', () => ['solve', '--memory', 'lots'], /--memory: invalid size "lots"/],
+    ['not enough memory', () => ['solve', '--pieces', '3', '--memory', '1M'], /not enough memory: the solve needs [\d.]+ MiB but --memory allows 1\.0 MiB/],
+    ['malformed position', () => ['query', '--db', db2, 'xxq.. x'], /malformed position: unexpected character "q"/],
+    ['position of another variant', () => ['query', '--db', db2, `x${'.'.repeat(47)}o x`], /the position is 7x7\/1 but .* solves 7x7\/2/],
+    ['missing database', () => ['query', '--db', join(dir, 'nope.ccdb'), START_7x7_2], /nope\.ccdb: cannot read the file \(ENOENT\)/],
+    ['corrupt database', () => ['query', '--db', bad, START_7x7_2], /bad\.ccdb: not a ccheckers database \(bad magic bytes\)/],
+    ['missing --db', () => ['query', START_7x7_2], /required option '--db <file>' not specified/],
+    ['bad --as', () => ['play', '--db', db2, '--as', 'z'], /--as must be x \(P1, moves first\) or o \(P2\)/],
+    ['resume without --out', () => ['solve', '--resume'], /--resume needs --out FILE/],
+  ];
+  it.each(cases)('%s', (_what, args, message) => {
+    const r = run(args());
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(r.stderr.includes('Did you mean') ? 2 : 1);
+  });
+});

@@ -1,0 +1,34 @@
+/** `ccheckers verify` as a subprocess: agreement of all backends, and the mismatch path. */
+import { describe, expect, it } from 'vitest';
+import { run } from './support/run-cli.js';
+
+describe('verify', () => {
+  it.each([1, 2])('7x7 with %i piece(s): all available backends agree', (pieces) => {
+    const r = run(['verify', '--board', '7', '--pieces', String(pieces), '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect(o.identical).toBe(true);
+    expect(o.operations.mode).toBe('all');
+    expect(o.backends).toContain('ts');
+    expect(new Set(o.solves.map((s: { tableCrc32: number }) => s.tableCrc32)).size).toBe(1);
+    expect(o.solves).toHaveLength(o.backends.length);
+  });
+
+  it('exits 1 and names the position and both answers when a backend differs (test hook)', () => {
+    const available = JSON.parse(run(['info', '--json']).stdout).backends.filter((b: { available: boolean }) => b.available);
+    const names: string[] = available.map((b: { name: string }) => b.name);
+    const corrupt = names.at(-1)!;
+    const r = run(['verify', '--board', '7', '--pieces', '1', '--backends', names.length > 1 ? names.join(',') : 'ts,ts'], {
+      CCHECKERS_TEST_CORRUPT_BACKEND: corrupt,
+    });
+    if (names.length === 1) {
+      expect(r.status).toBe(0); // one backend compared with itself: nothing can differ
+      return;
+    }
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/^DIFFERENCE \(operation\) in operation legalMoves\n  position\s+[xo.]{49} [xo]\n/);
+    expect(r.stdout).toContain(`  ${names[0]!.padEnd(16)} `);
+    expect(r.stdout).toContain(`  ${corrupt.padEnd(16)} `);
+  });
+});
+
