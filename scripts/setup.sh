@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine (Debian, Node 20) for ccheckers: system packages, pnpm, dependencies,
+# the native addon and the TypeScript build. Idempotent; safe to run again.
+#   scripts/setup.sh              what running ccheckers needs
+#   scripts/setup.sh --emulators  also qemu and an arm64 cross-compiler, for the tests that check
+#                                 the run-time kernel choice on CPUs without BMI2 and on arm64
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PNPM_VERSION=10.34.9
+want_emulators=false
+[[ "${1:-}" == "--emulators" ]] && want_emulators=true
+
+as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
+apt_install() {
+  echo "setup: apt-get install $*" >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
+    { as_root apt-get update -qq >/dev/null && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
+}
+
+# The addon's compiler toolchain (node-gyp needs make, g++ and Python 3).
+missing=()
+for tool in g++:g++ make:make python3:python3; do
+  command -v "${tool%%:*}" >/dev/null || missing+=("${tool##*:}")
+done
+if ((${#missing[@]})); then
+  apt_install "${missing[@]}" || echo "setup: could not install ${missing[*]}; the pure-TypeScript backend will be used" >&2
+fi
+if $want_emulators; then
+  command -v qemu-x86_64-static >/dev/null && command -v aarch64-linux-gnu-g++ >/dev/null ||
+    apt_install qemu-user-static g++-aarch64-linux-gnu ||
+    echo "setup: qemu/cross-compiler unavailable; the emulated-CPU tests will be skipped" >&2
+fi
+
+# pnpm, pinned (newer majors need Node 22).
+if [[ "$(pnpm --version 2>/dev/null || true)" != "$PNPM_VERSION" ]]; then
+  echo "setup: npm install -g pnpm@$PNPM_VERSION" >&2
+  npm install -g --silent "pnpm@$PNPM_VERSION" >/dev/null 2>&1 || as_root npm install -g --silent "pnpm@$PNPM_VERSION" >/dev/null
+fi
+
+export TURBO_TELEMETRY_DISABLED=1
+# node-gyp finds the Node headers of this install through nodedir (no download offline).
+export npm_config_nodedir="${npm_config_nodedir:-$(dirname "$(dirname "$(command -v node)")")}"
+CI=true pnpm install --frozen-lockfile
+pnpm turbo run build ${CI:+--force} --output-logs=errors-only
