@@ -2,14 +2,15 @@
 # Sets up a fresh machine (Debian, Node 20) for ccheckers: system packages, pnpm, dependencies,
 # the native addon and the TypeScript build. Idempotent; safe to run again.
 #   scripts/setup.sh              what running ccheckers needs
-#   scripts/setup.sh --emulators  also qemu and an arm64 cross-compiler, for the tests that check
-#                                 the run-time kernel choice on CPUs without BMI2 and on arm64
+#   scripts/setup.sh --test-tools what the whole test suite uses besides: qemu and an arm64
+#                                 cross-compiler (the run-time kernel choice on CPUs without BMI2
+#                                 and on arm64) and Debian's chromium (the explorer's browser test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PNPM_VERSION=10.34.9
-want_emulators=false
-[[ "${1:-}" == "--emulators" ]] && want_emulators=true
+want_test_tools=false
+[[ "${1:-}" == "--test-tools" ]] && want_test_tools=true
 
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
 apt_install() {
@@ -26,10 +27,12 @@ done
 if ((${#missing[@]})); then
   apt_install "${missing[@]}" || echo "setup: could not install ${missing[*]}; the pure-TypeScript backend will be used" >&2
 fi
-if $want_emulators; then
+if $want_test_tools; then
   command -v qemu-x86_64-static >/dev/null && command -v aarch64-linux-gnu-g++ >/dev/null ||
     apt_install qemu-user-static g++-aarch64-linux-gnu ||
     echo "setup: qemu/cross-compiler unavailable; the emulated-CPU tests will be skipped" >&2
+  [[ -x /usr/bin/chromium ]] || apt_install chromium ||
+    echo "setup: chromium unavailable; the explorer's browser test will be skipped" >&2
 fi
 
 # pnpm, pinned (newer majors need Node 22).

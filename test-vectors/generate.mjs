@@ -3,18 +3,8 @@
 // a few fixed-seed random positions, with the expected result of every engine operation.
 // Every backend's tests read this one file. Run: node test-vectors/generate.mjs (after pnpm build).
 import { writeFileSync } from 'node:fs';
-import { DESCRIBE_FIELDS, DESCRIBE_NAMES, TsEngine, formatPosition, startPosition, supportedVariants, variant, bitboardFromBigInt } from '../packages/core/dist/index.js';
+import { DESCRIBE_FIELDS, DESCRIBE_NAMES, TsEngine, seededRandom as rng, formatPosition, startPosition, supportedVariants, variant, bitboardFromBigInt } from '../packages/core/dist/index.js';
 
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const vectors = [];
 for (const { size, pieces } of supportedVariants()) {

@@ -9,6 +9,7 @@ import { benchCommand } from './commands/bench.js';
 import { infoCommand } from './commands/info.js';
 import { playCommand } from './commands/play.js';
 import { queryCommand } from './commands/query.js';
+import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
 import { solveCommand } from './commands/solve.js';
 import { verifyCommand } from './commands/verify.js';
@@ -94,6 +95,14 @@ export async function main(argv: string[]): Promise<number> {
     .option('--numbers', 'print cell numbers beside the pieces')
     .option('--rules <mode>', 'clean | published, for the status line', 'clean')
     .action((position, o) => done(showCommand(position, o)));
+
+  program
+    .command('serve')
+    .description('the solved-position explorer in the browser: serves the page and answers position queries')
+    .requiredOption('--db <file>', 'database written by solve --out')
+    .option('--port <port>', 'TCP port (0: any free port)', '8080')
+    .option('--host <address>', 'address to listen on (loopback by default)', '127.0.0.1')
+    .action(async (o) => done(await serveCommand(o)));
 
   try {
     await program.parseAsync(argv);

@@ -3,6 +3,7 @@
  * runs in Node and in browsers), and the contracts every backend implements.
  */
 export * from './errors.js';
+export * from './random.js';
 export * from './bits/bit32.js';
 export * from './bits/bitboard.js';
 export * from './geometry/board.js';

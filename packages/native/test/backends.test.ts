@@ -14,6 +14,7 @@ import {
   TsEngine,
   bitboardFromBigInt,
   parsePosition,
+  seededRandom,
   supportedVariants,
   variant,
 } from '@ccheckers/core';
@@ -71,7 +72,7 @@ describe.skipIf(kernels.length === 0)('randomized equivalence with the TS backen
     `%s: ${SAMPLES} random positions, every operation, every native kernel`,
     (_name, size, pieces) => {
       const v = variant(size, pieces);
-      const random = mulberry32(size * 7919 + pieces);
+      const random = seededRandom(size * 7919 + pieces);
       const words = new Uint32Array(7 * BATCH);
       const expected = new Float64Array(DESCRIBE_FIELDS * BATCH);
       const got = new Float64Array(DESCRIBE_FIELDS * BATCH);
@@ -101,16 +102,6 @@ describe.skipIf(kernels.length === 0)('randomized equivalence with the TS backen
   );
 });
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function fillRandom(words: Uint32Array, i: number, cells: Int32Array, k: number, random: () => number): void {
   const n = cells.length;

@@ -16,6 +16,7 @@ import {
   formatPosition,
   fromWords,
   readValue,
+  seededRandom,
 } from '@ccheckers/core';
 import { type BackendRequest, type SolveResult, availableBackends, selectBackend, solve } from '@ccheckers/solver';
 import { backendList, rulesOption, threadsOption, variantOption } from '../options.js';
@@ -119,7 +120,7 @@ function checkOperations(
   const engines = backends.map((b) => corruptForTest(b.name, b.engine(v, rules)));
   const words = new Uint32Array(7 * BATCH);
   const outs = backends.map(() => new Float64Array(DESCRIBE_FIELDS * BATCH));
-  const random = mulberry32(v.size * 1009 + v.pieces);
+  const random = seededRandom(v.size * 1009 + v.pieces);
   const p1 = new Uint32Array(WORDS);
   const p2 = new Uint32Array(WORDS);
   for (let done = 0; done < count; ) {
@@ -206,16 +207,6 @@ function corruptForTest<E extends { describe(words: Uint32Array, count: number, 
   });
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function hex(n: number): string {
   return n.toString(16).padStart(8, '0');

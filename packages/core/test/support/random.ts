@@ -1,16 +1,7 @@
-/** Deterministic pseudo-random numbers (mulberry32) and random positions for tests. */
-import type { Position } from '../../src/index.js';
+/** Deterministic pseudo-random numbers (core's seededRandom) and random positions for tests. */
+import { type Position, seededRandom } from '../../src/index.js';
 
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = seededRandom;
 
 /** A uniformly random placement of k pieces per side on n cells, either side to move. */
 export function randomPosition(random: () => number, n: number, k: number): Position {

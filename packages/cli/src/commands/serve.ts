@@ -1,0 +1,108 @@
+/**
+ * `ccheckers serve`: the solved-position explorer. Serves the page (built by vite into
+ * dist/web) and answers position queries over HTTP from the database, on loopback by default.
+ *
+ *   GET /                      the page
+ *   GET /assets/...            its scripts and styles
+ *   GET /api/game              the variant, rules and start position of the database
+ *   GET /api/position?p=POS    value, plies to the end, every legal move with its value, best move
+ *
+ * Bad requests get a 4xx with a JSON message; an error while answering one request is a 500 for
+ * that request only.
+ */
+import { readFile } from 'node:fs/promises';
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CCheckersError, formatPosition, startPosition } from '@ccheckers/core';
+import type { SolvedGame } from '@ccheckers/solver';
+import { UsageError, integer } from '../options.js';
+import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
+import { describeValue } from './query.js';
+
+const WEB_ROOT = fileURLToPath(new URL('../web/', import.meta.url)); // dist/web next to dist/commands
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
+
+export async function serveCommand(o: { db: string; port: string; host: string }): Promise<number> {
+  const port = integer('--port', o.port, 0, 65535);
+  const game = openSolvedGame(o.db);
+  const server = createServer((req, res) => {
+    handle(game, o.db, req, res).catch((e: unknown) => send(res, 500, { error: `internal error: ${(e as Error).message}` }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(e.code === 'EADDRINUSE' ? new UsageError(`port ${port} on ${o.host} is already in use (choose another with --port)`) : e),
+    );
+    server.listen(port, o.host, resolve);
+  });
+  const address = server.address();
+  const actual = typeof address === 'object' && address ? address.port : port;
+  process.stderr.write(`serving ${game.engine.variant.name} from ${o.db} at http://${o.host}:${actual}/ (Ctrl-C to stop)\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => server.close(() => resolve()));
+    process.once('SIGTERM', () => server.close(() => resolve()));
+  });
+  return 0;
+}
+
+async function handle(game: SolvedGame, db: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: `method ${req.method} not allowed (GET only)` });
+  if (url.pathname === '/api/game') {
+    const v = game.engine.variant;
+    const h = game.database.header;
+    return send(res, 200, { board: v.size, pieces: v.pieces, rules: h.rules, start: formatPosition(v, startPosition(v)), positions: h.positions });
+  }
+  if (url.pathname === '/api/position') {
+    const text = url.searchParams.get('p');
+    if (!text) return send(res, 400, { error: 'missing query parameter p (a position such as "xx...oo x")' });
+    try {
+      const parsed = positionArgument(text);
+      checkSameVariant(game, parsed, db);
+      const info = game.analyse(parsed.position);
+      const side = parsed.position.toMove === 0 ? 'x' : 'o';
+      return send(res, 200, {
+        position: formatPosition(parsed.variant, parsed.position),
+        toMove: side,
+        outcome: info.outcome,
+        terminal: info.terminal,
+        pliesToEnd: info.pliesToEnd ?? null,
+        summary: describeValue(info, side),
+        best: info.best ? moveText(info.best) : null,
+        moves: info.moves.map((m) => ({ move: moveText(m.move), outcome: m.outcome, pliesToEnd: m.pliesToEnd === undefined ? null : m.pliesToEnd + 1 })),
+      });
+    } catch (e) {
+      if (e instanceof CCheckersError) return send(res, 400, { error: e.code === 'E_POSITION' ? `malformed position: ${e.message}` : e.message });
+      throw e;
+    }
+  }
+  if (url.pathname.startsWith('/api/')) return send(res, 404, { error: `unknown API path ${url.pathname}` });
+  // Static files of the page; never outside WEB_ROOT.
+  const relative = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname).slice(1);
+  const path = normalize(join(WEB_ROOT, relative));
+  if (!path.startsWith(WEB_ROOT) || relative.split(/[\\/]/).includes('..') || !TYPES[extname(path)]) {
+    return send(res, 404, { error: `not found: ${url.pathname}` });
+  }
+  let body: Buffer;
+  try {
+    body = await readFile(path);
+  } catch {
+    const missingPage = relative === 'index.html';
+    return send(res, missingPage ? 500 : 404, { error: missingPage ? `the page is not built (${WEB_ROOT}); run pnpm build` : `not found: ${url.pathname}` });
+  }
+  res.writeHead(200, { 'content-type': TYPES[extname(path)]!, 'content-length': body.length, 'cache-control': 'no-cache' });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
