@@ -1,18 +1,24 @@
-/** A worker of the pool in worker-pool.ts: runs the TS solver kernel on the chunks it is sent. */
+/**
+ * A worker of the pool in worker-pool.ts: runs the TS solver kernel on the units of each chunk it
+ * is sent, taking them one at a time from the counter it shares with the other workers.
+ */
 import { parentPort, workerData } from 'node:worker_threads';
-import { TsSolverKernel, variant } from '@ccheckers/core';
-import type { Phase, WorkerData } from './worker-pool.js';
+import { TsSolverKernel, addKernelStats, emptyKernelStats, variant } from '@ccheckers/core';
+import type { ChunkRequest, WorkerData } from './worker-pool.js';
 
 const data = workerData as WorkerData;
 const kernel = new TsSolverKernel(variant(data.board, data.pieces), data.rules);
 
-parentPort!.on('message', (msg: { phase: Phase; range: [number, number] }) => {
-  const [from, to] = msg.range;
-  const stats =
-    msg.phase === 'init'
-      ? kernel.init(data.table, from, to)
-      : msg.phase === 'sparse'
-        ? kernel.sparsePass(data.table, from, to)
-        : kernel.pass(data.table, from, to);
-  parentPort!.postMessage({ stats });
+parentPort!.on('message', ({ phase, range }: ChunkRequest) => {
+  const stats = emptyKernelStats();
+  for (let unit; (unit = Atomics.add(data.counter, 0, 1)) < range[1]; ) {
+    const s =
+      phase === 'init'
+        ? kernel.init(data.table, unit, unit + 1)
+        : phase === 'sparse'
+          ? kernel.sparsePass(data.table, unit, unit + 1)
+          : kernel.pass(data.table, unit, unit + 1);
+    addKernelStats(stats, s);
+  }
+  parentPort!.postMessage(stats);
 });

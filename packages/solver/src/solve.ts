@@ -50,7 +50,7 @@ export interface SolveOptions {
 }
 
 export interface ProgressEvent {
-  phase: 'init' | 'pass' | 'pass-done' | 'resumed';
+  phase: 'init' | 'init-done' | 'pass' | 'pass-done' | 'resumed';
   pass: number;
   /** Fraction of the current phase done, 0..1. */
   fraction: number;
@@ -176,6 +176,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
         checkAbort();
         report({ phase: 'init', pass: 0, fraction: done / initChunks.length, proven, storedStates: space.states });
       });
+      report({ phase: 'init-done', pass: 0, fraction: 1, proven, storedStates: space.states });
       checkpoint('init');
     }
     for (;;) {

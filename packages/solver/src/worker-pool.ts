@@ -1,11 +1,14 @@
 /**
  * Parallel passes for backends without their own threads (the TS backend): worker_threads over a
- * SharedArrayBuffer table. Each worker builds its own kernel once and then takes chunks of groups
- * from the main thread until the phase is done. Values only change from UNKNOWN by atomic OR, so
- * any interleaving reaches the same final table.
+ * SharedArrayBuffer table, working the way the native kernel's threads do. Every chunk is worked
+ * on by all workers together, each taking the next unit (group or P2 placement) from a shared
+ * atomic counter, so units are done nearly in order. That matters: the proof order makes a pass
+ * prove most states only if a unit comes after the ones it depends on (handing whole chunks to
+ * workers side by side proved 3% of 7x7/3 in the first pass instead of 85%). Values only change
+ * from UNKNOWN by atomic OR, so any interleaving reaches the same final table.
  */
 import { Worker } from 'node:worker_threads';
-import type { KernelStats, RuleMode } from '@ccheckers/core';
+import { type KernelStats, type RuleMode, addKernelStats, emptyKernelStats } from '@ccheckers/core';
 
 export type Phase = 'init' | 'pass' | 'sparse';
 
@@ -19,6 +22,13 @@ export interface WorkerData {
   pieces: number;
   rules: RuleMode;
   table: Uint8Array;
+  /** Int32Array over a SharedArrayBuffer: [0] is the next unit of the current chunk. */
+  counter: Int32Array;
+}
+
+export interface ChunkRequest {
+  phase: Phase;
+  range: [number, number];
 }
 
 /** The worker script sits next to this module in dist/ (tests running from src/ use the built one). */
@@ -27,60 +37,39 @@ function workerUrl(): URL {
   return new URL(here.endsWith('.ts') ? '../dist/kernel-worker.js' : './kernel-worker.js', here);
 }
 
-export function createWorkerPool(threads: number, data: WorkerData): ChunkRunner {
-  const workers = Array.from({ length: threads }, () => new Worker(workerUrl(), { workerData: data }));
-  return {
-    run(phase, chunks, onChunk) {
-      return new Promise((resolve, reject) => {
-        let next = 0;
-        let busy = 0;
-        let failed = false;
-        const feed = (w: Worker) => {
-          if (failed) return;
-          if (next < chunks.length) {
-            busy++;
-            w.postMessage({ phase, range: chunks[next++] });
-          } else if (busy === 0) {
-            cleanup();
-            resolve();
+export function createWorkerPool(threads: number, data: Omit<WorkerData, 'counter'>): ChunkRunner {
+  const counter = new Int32Array(new SharedArrayBuffer(4));
+  const workers = Array.from({ length: threads }, () => new Worker(workerUrl(), { workerData: { ...data, counter } satisfies WorkerData }));
+  let failure: Error | undefined;
+  const pending = new Set<(e: Error) => void>();
+  for (const w of workers) {
+    w.on('error', (e) => {
+      failure = e;
+      for (const reject of pending) reject(e);
+    });
+  }
+  /** Sends the chunk to every worker and sums their stats. */
+  const together = (request: ChunkRequest): Promise<KernelStats> =>
+    new Promise((resolve, reject) => {
+      if (failure) return reject(failure);
+      Atomics.store(counter, 0, request.range[0]);
+      const sum = emptyKernelStats();
+      let waiting = workers.length;
+      pending.add(reject);
+      for (const w of workers) {
+        w.once('message', (stats: KernelStats) => {
+          addKernelStats(sum, stats);
+          if (--waiting === 0) {
+            pending.delete(reject);
+            resolve(sum);
           }
-        };
-        const listeners = workers.map((w) => {
-          const onMessage = (msg: { stats: KernelStats }) => {
-            busy--;
-            try {
-              onChunk(msg.stats);
-            } catch (e) {
-              // e.g. the solve was interrupted: stop feeding, let close() end the workers
-              failed = true;
-              cleanup();
-              reject(e);
-              return;
-            }
-            feed(w);
-          };
-          const onError = (e: Error) => {
-            failed = true;
-            cleanup();
-            reject(e);
-          };
-          w.on('message', onMessage);
-          w.on('error', onError);
-          return { w, onMessage, onError };
         });
-        const cleanup = () => {
-          for (const { w, onMessage, onError } of listeners) {
-            w.off('message', onMessage);
-            w.off('error', onError);
-          }
-        };
-        if (chunks.length === 0) {
-          cleanup();
-          resolve();
-          return;
-        }
-        for (const w of workers) feed(w);
-      });
+        w.postMessage(request);
+      }
+    });
+  return {
+    async run(phase, chunks, onChunk) {
+      for (const range of chunks) onChunk(await together({ phase, range }));
     },
     async close() {
       await Promise.all(workers.map((w) => w.terminate()));

@@ -145,8 +145,9 @@ class Kernel final : public KernelApi {
         if constexpr (std::is_same_v<B, uint64_t>) {
           uint64_t x = first;
           for (uint64_t i = 0; i < iterations; i++) {
-            uint64_t low = x & (~x + 1), ripple = x + low;  // Gosper's hack on the compressed set
-            x = ripple >= limit ? first : (((ripple ^ x) >> 2) / low) | ripple;
+            // Gosper's hack on the compressed set; the division by the lowest bit is a shift
+            uint64_t ripple = x + (x & (~x + 1));
+            x = ripple >= limit ? first : (((ripple ^ x) >> 2) >> __builtin_ctzll(x)) | ripple;
             checksum += word0(pdep(x, freeCells));
           }
           break;

@@ -1,7 +1,7 @@
 /**
  * `ccheckers bench`: the bitboard paper's operations (Tables 1 and 2) on each backend. Each figure
  * is one loop run inside the backend (C++ loops for the native ones), timed there, calibrated to
- * a minimum duration and the best of three runs; checksums must agree across backends.
+ * a minimum duration, best of five runs interleaved across backends; checksums must agree.
  */
 import { type Backend, BENCH_OPS, type BenchOp, BitboardEngine, type Position, type Variant, formatPosition, fromWords, toWords } from '@ccheckers/core';
 import { type BackendRequest, availableBackends, selectBackend } from '@ccheckers/solver';
@@ -30,8 +30,9 @@ interface Result {
   op: BenchOp;
   nsPerOp: number;
   iterations: number;
-  checksum: number;
 }
+
+const ROUNDS = 5;
 
 export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   const v = variantOption(o.board, o.pieces);
@@ -44,24 +45,30 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   const backends: Backend[] = requested ? await Promise.all(requested.map(async (r) => (await selectBackend(r)).backend)) : await availableBackends();
   const position = benchPosition(v);
   const progress = progressSink(process.stderr, o.quiet);
-  progress.done(`bench ${v.name} on ${formatPosition(v, position)}, best of 3 runs of at least ${minMs} ms each`);
+  progress.done(`bench ${v.name} on ${formatPosition(v, position)}: best of ${ROUNDS} interleaved runs of at least ${minMs} ms each`);
 
+  // Per operation: calibrate each backend's loop to minTime, then ROUNDS rounds that run every
+  // backend once in turn, keeping each one's best. Interleaving makes the ratios fair on a machine
+  // whose speed drifts (shared or throttled CPUs).
   const results: Result[] = [];
+  const engines = backends.map((b) => b.engine(v, 'clean'));
   let step = 0;
-  for (const backend of backends) {
-    const engine = backend.engine(v, 'clean');
-    for (const op of ops as BenchOp[]) {
-      progress.update('bench', step++ / (backends.length * ops.length), `${backend.name} ${op}`);
-      let iterations = 1000;
-      let run = engine.bench(op, position, iterations);
-      while (run.nanoseconds < minMs * 1e6) {
-        iterations = Math.ceil(iterations * Math.min(100, Math.max(2, (1.2 * minMs * 1e6) / Math.max(run.nanoseconds, 1))));
-        run = engine.bench(op, position, iterations);
+  for (const op of ops as BenchOp[]) {
+    progress.update('bench', step++ / ops.length, op);
+    const iterations = engines.map((engine) => {
+      let n = 1000;
+      for (let run = engine.bench(op, position, n); run.nanoseconds < minMs * 1e6; run = engine.bench(op, position, n)) {
+        n = Math.ceil(n * Math.min(100, Math.max(2, (1.2 * minMs * 1e6) / Math.max(run.nanoseconds, 1))));
       }
-      let best = run.nanoseconds;
-      for (let r = 0; r < 2; r++) best = Math.min(best, engine.bench(op, position, iterations).nanoseconds);
-      results.push({ backend: backend.name, op, nsPerOp: best / iterations, iterations, checksum: run.checksum });
+      return n;
+    });
+    const best = engines.map(() => Number.POSITIVE_INFINITY);
+    for (let round = 0; round < ROUNDS; round++) {
+      engines.forEach((engine, b) => {
+        best[b] = Math.min(best[b]!, engine.bench(op, position, iterations[b]!).nanoseconds);
+      });
     }
+    backends.forEach((backend, b) => results.push({ backend: backend.name, op, nsPerOp: best[b]! / iterations[b]!, iterations: iterations[b]! }));
   }
   progress.clear();
 
@@ -71,7 +78,7 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
 
   if (o.json) {
     process.stdout.write(
-      `${JSON.stringify({ board: v.size, pieces: v.pieces, results: results.map(({ checksum, ...r }) => ({ ...r, nsPerOp: Number(r.nsPerOp.toFixed(3)) })) })}\n`,
+      `${JSON.stringify({ board: v.size, pieces: v.pieces, results: results.map((r) => ({ ...r, nsPerOp: Number(r.nsPerOp.toFixed(3)) })) })}\n`,
     );
     return mismatches.length ? 1 : 0;
   }

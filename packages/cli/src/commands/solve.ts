@@ -59,7 +59,6 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
   const initStarted = performance.now();
   let passNumber = 0;
   let passStarted = initStarted;
-  let initReported = false;
   let result: SolveResult;
   try {
     result = await solve({
@@ -75,14 +74,11 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
         const share = `${((100 * e.proven) / e.storedStates).toFixed(1)}% decided`;
         if (e.phase === 'resumed') {
           progress.done(`resumed from ${out}.ckpt after pass ${e.pass} (${share})`);
-          initReported = true;
         } else if (e.phase === 'init') {
           progress.update('init', e.fraction, share);
+        } else if (e.phase === 'init-done') {
+          progress.done(`init: illegal, terminal and won-in-one states, ${share}, ${duration((performance.now() - initStarted) / 1000)}`);
         } else if (e.phase === 'pass') {
-          if (!initReported) {
-            initReported = true;
-            progress.done(`init: illegal, terminal and won-in-one states, ${share}, ${duration((performance.now() - initStarted) / 1000)}`);
-          }
           if (e.pass !== passNumber) {
             passNumber = e.pass;
             passStarted = performance.now();

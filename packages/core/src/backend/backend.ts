@@ -75,6 +75,20 @@ export interface KernelStats {
   moveless: number;
 }
 
+export function emptyKernelStats(): KernelStats {
+  return { wins: 0, losses: 0, illegal: 0, terminal: 0, moveless: 0 };
+}
+
+/** Adds `from` into `into` (sums of kernel calls over chunks, threads or workers). */
+export function addKernelStats(into: KernelStats, from: KernelStats): KernelStats {
+  into.wins += from.wins;
+  into.losses += from.losses;
+  into.illegal += from.illegal;
+  into.terminal += from.terminal;
+  into.moveless += from.moveless;
+  return into;
+}
+
 /**
  * Solver passes over stored states, implemented by each backend on a shared 2-bit value table
  * (see ../solver-space/state-space.ts for the layout and value codes). Safe to run on several

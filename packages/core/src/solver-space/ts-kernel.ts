@@ -12,7 +12,7 @@
  * its group's representative.
  */
 import { WORDS } from '../bits/bitboard.js';
-import type { KernelStats, SolverKernel } from '../backend/backend.js';
+import { type KernelStats, type SolverKernel, emptyKernelStats } from '../backend/backend.js';
 import { BitboardEngine, type WordPosition } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
@@ -61,7 +61,7 @@ export class TsSolverKernel implements SolverKernel {
   }
 
   init(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
-    const stats = emptyStats();
+    const stats = emptyKernelStats();
     this.bind(table);
     const pos = this.pos;
     pos.toMove = 0;
@@ -83,7 +83,7 @@ export class TsSolverKernel implements SolverKernel {
    * single-threaded solves agree pass by pass.
    */
   pass(table: Uint8Array, unitFrom: number, unitTo: number): KernelStats {
-    const stats = emptyStats();
+    const stats = emptyKernelStats();
     this.bind(table);
     const pos = this.pos;
     const space = this.space;
@@ -116,7 +116,7 @@ export class TsSolverKernel implements SolverKernel {
 
   /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes). */
   sparsePass(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
-    const stats = emptyStats();
+    const stats = emptyKernelStats();
     this.bind(table);
     const space = this.space;
     const a = this.pos.p1;
@@ -361,8 +361,4 @@ export class TsSolverKernel implements SolverKernel {
     return ((old >>> shift) & 3) === UNKNOWN;
   }
 
-}
-
-function emptyStats(): KernelStats {
-  return { wins: 0, losses: 0, illegal: 0, terminal: 0, moveless: 0 };
 }
