@@ -68,6 +68,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--backends <list>', 'comma-separated backends (default: all that load here)')
     .option('--ops <list>', 'winner, successors, rankP1, rankP2, unrankP1, unrankP2, incrementP2 (default: all)')
     .option('--min-time <ms>', 'minimum duration of one timed loop', '250')
+    .option('--position <p>', 'position for winner and successors: start, midgame or a position string', 'start')
     .option('--json', 'one JSON object on stdout')
     .option('--quiet', 'no progress on stderr')
     .action(async (o) => done(await benchCommand(o)));

@@ -98,7 +98,7 @@ describe('info, bench, query, show, play', () => {
     const r = run(['bench', '--board', '7', '--pieces', '3', '--backends', 'ts', '--min-time', '5', '--json']);
     expect(r.status, r.stderr).toBe(0);
     const o = JSON.parse(r.stdout);
-    expect(o).toMatchObject({ board: 7, pieces: 3 });
+    expect(o).toMatchObject({ board: 7, pieces: 3, position: `xxx${'.'.repeat(43)}ooo x` });
     expect(o.results.map((x: { op: string }) => x.op)).toEqual(['winner', 'successors', 'rankP1', 'rankP2', 'unrankP1', 'unrankP2', 'incrementP2']);
     for (const x of o.results) {
       expect(Object.keys(x)).toEqual(['backend', 'op', 'nsPerOp', 'iterations']);
@@ -154,6 +154,7 @@ describe('bad input: exit 2, one line on stderr, nothing on stdout', () => {
     ['corrupt database', () => ['query', '--db', bad, START_7x7_2], /bad\.ccdb: not a ccheckers database \(bad magic bytes\)/],
     ['missing --db', () => ['query', START_7x7_2], /required option '--db <file>' not specified/],
     ['bad --as', () => ['play', '--db', db2, '--as', 'z'], /--as must be x \(P1, moves first\) or o \(P2\)/],
+    ['bench position of another variant', () => ['bench', '--pieces', '3', '--position', START_7x7_2], /--position is a 7x7\/2 position but the bench variant is 7x7\/3/],
     ['resume without --out', () => ['solve', '--resume'], /--resume needs --out FILE/],
   ];
   it.each(cases)('%s', (_what, args, message) => {

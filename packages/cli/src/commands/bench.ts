@@ -3,7 +3,21 @@
  * is one loop run inside the backend (C++ loops for the native ones), timed there, calibrated to
  * a minimum duration, best of five runs interleaved across backends; checksums must agree.
  */
-import { type Backend, BENCH_OPS, type BenchOp, BitboardEngine, type Position, type Variant, formatPosition, fromWords, toWords } from '@ccheckers/core';
+import {
+  type Backend,
+  BENCH_OPS,
+  type BenchOp,
+  BitboardEngine,
+  type Position,
+  PositionFormatError,
+  type Variant,
+  formatPosition,
+  fromWords,
+  parsePosition,
+  seededRandom,
+  startPosition,
+  toWords,
+} from '@ccheckers/core';
 import { type BackendRequest, availableBackends, selectBackend } from '@ccheckers/solver';
 import { UsageError, backendList, integer, variantOption } from '../options.js';
 import { table } from '../ui/format.js';
@@ -21,6 +35,7 @@ export interface BenchCommandOptions {
   backends?: string;
   ops?: string;
   minTime: string;
+  position: string;
   json?: boolean;
   quiet?: boolean;
 }
@@ -43,7 +58,7 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   }
   const requested: BackendRequest[] | undefined = o.backends ? backendList(o.backends) : undefined;
   const backends: Backend[] = requested ? await Promise.all(requested.map(async (r) => (await selectBackend(r)).backend)) : await availableBackends();
-  const position = benchPosition(v);
+  const position = benchPosition(v, o.position);
   const progress = progressSink(process.stderr, o.quiet);
   progress.done(`bench ${v.name} on ${formatPosition(v, position)}: best of ${ROUNDS} interleaved runs of at least ${minMs} ms each`);
 
@@ -78,7 +93,7 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
 
   if (o.json) {
     process.stdout.write(
-      `${JSON.stringify({ board: v.size, pieces: v.pieces, results: results.map((r) => ({ ...r, nsPerOp: Number(r.nsPerOp.toFixed(3)) })) })}\n`,
+      `${JSON.stringify({ board: v.size, pieces: v.pieces, position: formatPosition(v, position), results: results.map((r) => ({ ...r, nsPerOp: Number(r.nsPerOp.toFixed(3)) })) })}\n`,
     );
     return mismatches.length ? 1 : 0;
   }
@@ -106,14 +121,30 @@ function checkChecksums(backends: Backend[], ops: BenchOp[], v: Variant, p: Posi
   return bad;
 }
 
-/** A fixed mid-game position: each side's pieces spread over the board, legal, not over. */
-export function benchPosition(v: Variant): Position {
+/**
+ * The position the per-position operations (winner, successors) run on: `start` (the paper's
+ * choice and the default), `midgame` (a fixed seeded position with both sides spread out: more
+ * moves, longer jump chains), or a position string of the variant.
+ */
+export function benchPosition(v: Variant, which: string): Position {
+  if (which === 'start') return startPosition(v);
+  if (which === 'midgame') return midgamePosition(v);
+  let parsed;
+  try {
+    parsed = parsePosition(which);
+  } catch (e) {
+    if (e instanceof PositionFormatError) throw new UsageError(`--position: ${e.message} (or use "start" or "midgame")`);
+    throw e;
+  }
+  if (parsed.variant.size !== v.size || parsed.variant.pieces !== v.pieces) {
+    throw new UsageError(`--position is a ${parsed.variant.name} position but the bench variant is ${v.name}`);
+  }
+  return parsed.position;
+}
+
+function midgamePosition(v: Variant): Position {
   const engine = new BitboardEngine(v);
-  let seed = v.size * 131 + v.pieces;
-  const random = () => {
-    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-    return seed / 4294967296;
-  };
+  const random = seededRandom(v.size * 131 + v.pieces);
   for (;;) {
     const cells = Array.from({ length: v.cells }, (_, c) => c);
     for (let i = cells.length - 1; i > 0; i--) {
@@ -126,8 +157,7 @@ export function benchPosition(v: Variant): Position {
       p1 |= 1n << BigInt(cells[i]!);
       p2 |= 1n << BigInt(cells[v.pieces + i]!);
     }
-    const p: Position = { p1, p2, toMove: 0 };
-    const wp = toWords(p);
+    const wp = toWords({ p1, p2, toMove: 0 });
     if (!engine.isIllegal(wp) && !engine.isTerminal(wp) && !engine.hasWon(0, wp) && !engine.hasWon(1, wp)) return fromWords(wp);
   }
 }
