@@ -39,6 +39,7 @@ class Engine {
  public:
   const Variant& v;
   const Binomials& C = Binomials::get();
+  const ByteSelect& bytes = ByteSelect::get();  // per-byte popcount and select, portable paths
   int n, k;
   B full{}, goal[2]{}, startAreas{}, blockCells[2]{};
   int blockTip[2];
@@ -205,10 +206,26 @@ class Engine {
 #else
     // Portable: a cell's index among the free cells is c - |P1 below c|; no pext needed.
     uint64_t r = 0;
-    for (int i = 1; any(p2); i++) {
-      int c = lowest(p2);
-      p2 = clearLowest(p2);
-      r += C.c[c - popcount(p1 & below<B>(c))][i];
+    if constexpr (std::is_same_v<B, uint64_t>) {
+      // |P1 below c| from per-byte prefix counts of P1 (one SWAR popcount and one multiply for
+      // all bytes) plus a table lookup for the bits of c's own byte: no loop-carried popcounts.
+      uint64_t x = p1 - ((p1 >> 1) & 0x5555555555555555ULL);
+      x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+      x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+      const uint64_t before = (x * 0x0101010101010101ULL) << 8;  // byte j: P1 pieces in bytes < j
+      for (int i = 1; p2; i++) {
+        int c = lowest(p2);
+        p2 = clearLowest(p2);
+        int shift = c & 56;
+        unsigned inByte = static_cast<unsigned>(p1 >> shift) & ((1u << (c & 7)) - 1);
+        r += C.c[c - static_cast<int>((before >> shift) & 0xff) - bytes.count[inByte]][i];
+      }
+    } else {
+      for (int i = 1; any(p2); i++) {
+        int c = lowest(p2);
+        p2 = clearLowest(p2);
+        r += C.c[c - popcount(p1 & below<B>(c))][i];
+      }
     }
     return r;
 #endif
