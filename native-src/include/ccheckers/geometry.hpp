@@ -20,6 +20,7 @@ struct Geometry {
   std::vector<std::vector<int>> neighbours;   // sorted
   std::vector<std::vector<JumpPair>> jumps;   // sorted by landing cell
   std::vector<int> mirror;                    // left-right mirror (i, j) -> (j, i)
+  std::vector<int> row;                       // r = i + j: steps from cell 0's corner
 
   explicit Geometry(int size) : m(size), cells(size * size) {
     if (size < 2 || size > 9) throw std::invalid_argument("board size " + std::to_string(size) + " is not supported");
@@ -38,10 +39,12 @@ struct Geometry {
     neighbours.resize(cells);
     jumps.resize(cells);
     mirror.resize(cells);
+    row.resize(cells);
     for (int i = 0; i < m; i++) {
       for (int j = 0; j < m; j++) {
         int c = index(i, j);
         mirror[c] = index(j, i);
+        row[c] = i + j;
         for (auto& d : kDirs) {
           int over = index(i + d[0], j + d[1]);
           if (over < 0) continue;

@@ -33,7 +33,8 @@ export function formatBytes(bytes: number): string {
 
 /** Bytes a solve of `space` holds at its peak: the 2-bit table plus the P1 group maps. */
 export function requiredBytes(space: StateSpace, nativeCopies = 1): number {
-  const groupMaps = space.p1Placements * 5 + space.groups * 9; // groupOfRank + mirroredRank, groupRank + weight
+  // groupOfRank + mirroredRank + passOrder per P1 placement, groupRank + weight per group
+  const groupMaps = space.p1Placements * 9 + space.groups * 9;
   return space.tableBytes + groupMaps * (1 + nativeCopies) + 16 * 2 ** 20; // + buffers and scratch
 }
 

@@ -20,6 +20,8 @@ const EXPECTED = {
 
 const backends = await availableBackends();
 const crcs = new Map<number, Set<number>>();
+/** Single-threaded pass logs (states proven per pass), per piece count: the proof order is shared. */
+const singleThreadLogs = new Map<number, Set<string>>();
 
 describe.each(backends.map((b) => [b.name, b] as const))('solve on %s', (_name, backend) => {
   for (const pieces of [1, 2] as const) {
@@ -36,6 +38,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('solve on %s', (_name, 
         expect(r.passLog.at(-1)!.newlyProven).toBe(0);
         if (!crcs.has(pieces)) crcs.set(pieces, new Set());
         crcs.get(pieces)!.add(r.tableCrc32);
+        if (threads === 1) {
+          if (!singleThreadLogs.has(pieces)) singleThreadLogs.set(pieces, new Set());
+          singleThreadLogs.get(pieces)!.add(JSON.stringify(r.passLog.map((p) => p.newlyProven)));
+        }
       });
     }
   }
@@ -45,6 +51,10 @@ describe('across backends', () => {
   it('every backend and thread count produced the same table', () => {
     expect(backends.length).toBeGreaterThan(0);
     for (const pieces of [1, 2]) expect(crcs.get(pieces)?.size).toBe(1);
+  });
+
+  it('single-threaded, every backend proves the same states in each pass (same proof order)', () => {
+    for (const pieces of [1, 2]) expect(singleThreadLogs.get(pieces)?.size).toBe(1);
   });
 
   it('writes a complete database whose header holds the counts and the table checksum', async () => {

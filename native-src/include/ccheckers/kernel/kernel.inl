@@ -6,6 +6,7 @@ struct Groups {
   std::vector<uint64_t> rankOf;      // representative's P1 rank, per group
   std::vector<int32_t> groupOfRank;  // per P1 rank
   std::vector<uint8_t> mirrored;     // per P1 rank: 1 when it is the mirror image of its representative
+  std::vector<uint32_t> passOrder;   // pass units (P2 placements) in proof order
 };
 
 inline uint32_t moveHash(int from, int to) { return static_cast<uint32_t>(from * 128 + to + 1) * 0x9E3779B1u; }
@@ -229,9 +230,31 @@ class Kernel final : public KernelApi {
           g->mirrored[mr] = 1;
         }
       }
+      g->passOrder = proofOrder();
       groups_ = std::move(g);
     }
     return *groups_;
+  }
+
+  /** P2 placements by total distance of P2 from its goal (sum of rows; P2 heads for row 0),
+   *  ties by rank: a pass then meets positions roughly in order of distance to the end, so
+   *  proofs feed later ones in the same pass (7x7/3: 92.9% proven in pass 1, 84.4% in rank
+   *  order). The same order as StateSpace.passOrder in the TS core. */
+  std::vector<uint32_t> proofOrder() const {
+    const std::vector<int>& row = variant_.geometry.row;
+    uint64_t units = e_.p1Placements;
+    std::vector<uint16_t> distance(units);
+    std::vector<uint32_t> count(static_cast<size_t>(2 * variant_.m) * e_.k + 1, 0);
+    for (uint64_t u = 0; u < units; u++) {
+      int sum = 0;
+      for (B b = e_.unrankP1(u); any(b); b = clearLowest(b)) sum += row[lowest(b)];
+      distance[u] = static_cast<uint16_t>(sum);
+      count[sum + 1]++;
+    }
+    for (size_t d = 1; d < count.size(); d++) count[d] += count[d - 1];  // counting sort, stable
+    std::vector<uint32_t> order(units);
+    for (uint64_t u = 0; u < units; u++) order[count[distance[u]]++] = static_cast<uint32_t>(u);
+    return order;
   }
 
   static int load(const uint8_t* table, uint64_t index) {
@@ -398,11 +421,10 @@ class Kernel final : public KernelApi {
           } while (nextCombination(combo, e.k, f));
           continue;
         }
-        // Pass: every stored state whose P2 placement has colex rank `unit`. Locality: their
-        // children all lie in the one group of rot(P2), a few kilobytes of the table that stay
-        // in cache. Proof order: units ascending = P2 placements nearest P2's goal first, which
-        // proves most of the game in the first passes (7x7/2: 6 passes instead of 18).
-        B b = e.unrankP1(unit);
+        // Pass: every stored state whose P2 placement is the unit-th in proof order. Locality:
+        // their children all lie in the one group of rot(P2), a few kilobytes of the table that
+        // stay in cache.
+        B b = e.unrankP1(g.passOrder[unit]);
         const typename Worker::ChildGroup cg = w.childGroup(b);
         int f = 0;
         for (int c = 0; c < e.n; c++)

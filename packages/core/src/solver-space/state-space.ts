@@ -80,6 +80,37 @@ export class StateSpace {
     this.groupWeight = Uint8Array.from(weights);
   }
 
+  private proofOrder?: Uint32Array;
+
+  /**
+   * The solver's pass units (P2 placements, by colex rank) in proof order: by total distance of
+   * P2 from its goal (sum of rows; P2 heads for row 0), ties by rank. A pass then meets positions
+   * roughly in order of distance to the end, so its proofs feed later ones in the same pass
+   * (7x7/3: 92.9% proven in pass 1, 84.4% in plain rank order). The native kernel
+   * (kernel.inl, proofOrder) uses the same order. Built on first use.
+   */
+  get passOrder(): Uint32Array {
+    if (this.proofOrder) return this.proofOrder;
+    const { pieces: k, cells: n } = this;
+    const rowOf = this.variant.geometry.rowOf;
+    const units = this.p1Placements;
+    const distance = new Uint16Array(units);
+    const count = new Uint32Array(2 * this.variant.size * k + 1);
+    const set = new Uint32Array(WORDS);
+    for (let u = 0; u < units; u++) {
+      unrankSet(u, k, n, set);
+      let sum = 0;
+      for (let c = 0; c < n; c++) if ((set[c >>> 5]! >>> (c & 31)) & 1) sum += rowOf[c]!;
+      distance[u] = sum;
+      count[sum + 1]!++;
+    }
+    for (let d = 1; d < count.length; d++) count[d]! += count[d - 1]!; // counting sort, stable
+    const order = new Uint32Array(units);
+    for (let u = 0; u < units; u++) order[count[distance[u]!]!++] = u;
+    this.proofOrder = order;
+    return order;
+  }
+
   get groups(): number {
     return this.groupRank.length;
   }

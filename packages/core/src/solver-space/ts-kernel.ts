@@ -78,8 +78,8 @@ export class TsSolverKernel implements SolverKernel {
   }
 
   /**
-   * One pass over the stored states whose P2 placement has colex rank in [unitFrom, unitTo)
-   * (units: C(N, k) P2 placements, ascending). Same order as the native kernel (kernel.inl), so
+   * One pass over the stored states whose P2 placement is in [unitFrom, unitTo) of the proof
+   * order (space.passOrder: C(N, k) P2 placements). Same order as the native kernel (kernel.inl), so
    * single-threaded solves agree pass by pass.
    */
   pass(table: Uint8Array, unitFrom: number, unitTo: number): KernelStats {
@@ -93,8 +93,9 @@ export class TsSolverKernel implements SolverKernel {
     const combo = new Int32Array(k);
     const a = pos.p1;
     const b = pos.p2;
+    const order = space.passOrder;
     for (let unit = unitFrom; unit < unitTo; unit++) {
-      unrankSet(unit, k, n, b);
+      unrankSet(order[unit]!, k, n, b);
       let f = 0;
       for (let c = 0; c < n; c++) if (((b[c >>> 5]! >>> (c & 31)) & 1) === 0) free[f++] = c;
       for (let i = 0; i < k; i++) combo[i] = i;
