@@ -100,7 +100,11 @@ export class SolveInterrupted extends CCheckersError {
 }
 
 const CHUNKS_PER_PHASE = 128;
-const SPARSE_BELOW = 0.02;
+// Sparse passes (unknown states only, found by scanning the table) once the last pass proved
+// under 2% of the states or under 10% are still unknown: then a full sweep mostly re-reads
+// decided states.
+const SPARSE_WHEN_PROVEN_BELOW = 0.02;
+const SPARSE_WHEN_UNKNOWN_BELOW = 0.1;
 
 export async function solve(options: SolveOptions): Promise<SolveResult> {
   const { variant: v, rules, backend } = options;
@@ -185,10 +189,12 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       let newly = 0;
       let moveless = 0;
       let done = 0;
-      // Once a pass proves under SPARSE_BELOW of the states, the next ones visit only unknown
-      // states (by group) instead of sweeping every P2 placement.
+      // After pass 1, visit only the unknown states (by group) instead of sweeping every P2
+      // placement once few states are left or the passes have stopped paying.
       const last = passLog[passLog.length - 1];
-      const sparse = last !== undefined && last.newlyProven < SPARSE_BELOW * space.states;
+      const sparse =
+        last !== undefined &&
+        (last.newlyProven < SPARSE_WHEN_PROVEN_BELOW * space.states || space.states - proven < SPARSE_WHEN_UNKNOWN_BELOW * space.states);
       const chunks = sparse ? initChunks : passChunks;
       await runner.run(sparse ? 'sparse' : 'pass', chunks, (s) => {
         newly += s.wins + s.losses;

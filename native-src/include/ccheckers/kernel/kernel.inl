@@ -297,7 +297,9 @@ class Kernel final : public KernelApi {
         if (prove(table, index, kIllegal)) stats.illegal++;
       } else if (e.hasWon(1, a, b)) {
         if (prove(table, index, kLoss)) stats.terminal++;
-      } else {
+      } else if (popcount(e.goal[0] & ~(a | b)) == 1) {
+        // A move fills P1's goal only if exactly one goal cell is empty (it lands there): most
+        // states need no move generation at all.
         int count = e.generate(a, a | b, moves.data());
         for (int i = 0; i < count; i++) {
           B next = a ^ cellBit<B>(moves[2 * i]) ^ cellBit<B>(moves[2 * i + 1]);

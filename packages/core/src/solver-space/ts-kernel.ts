@@ -11,6 +11,7 @@
  * P2 to move) is read as its colour swap (rot b, rot a', P1 to move), mirrored when rot b is not
  * its group's representative.
  */
+import { popcount32 } from '../bits/bit32.js';
 import { WORDS } from '../bits/bitboard.js';
 import { type KernelStats, type SolverKernel, emptyKernelStats } from '../backend/backend.js';
 import { BitboardEngine, type WordPosition } from '../engine/engine.js';
@@ -163,6 +164,12 @@ export class TsSolverKernel implements SolverKernel {
     const e = this.engine;
     const a = pos.p1;
     const b = pos.p2;
+    // A move fills P1's goal only if exactly one goal cell is empty (it lands there): most
+    // states need no move generation at all.
+    const goal = e.tables.goal;
+    let emptyGoalCells = 0;
+    for (let w = 0; w < WORDS; w++) emptyGoalCells += popcount32(goal[w]! & ~(a[w]! | b[w]!));
+    if (emptyGoalCells !== 1) return false;
     const moves = this.moves;
     const count = e.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     const child = this.child;
