@@ -24,6 +24,13 @@ const status = nativeStatus();
 if (process.env.CCHECKERS_REQUIRE_NATIVE === '1' && !status.loaded) {
   throw new Error(`CCHECKERS_REQUIRE_NATIVE=1 but the addon did not load: ${status.error}`);
 }
+// .ci/run runs this file a second time against a prebuildify prebuild alone (PREBUILDS_ONLY=1
+// makes node-gyp-build skip build/): make sure that is what loaded.
+it('loads the addon from where node-gyp-build was told to look', () => {
+  if (process.env.PREBUILDS_ONLY === '1') expect(status.loaded && status.path).toMatch(/[\\/]prebuilds[\\/]/);
+  else if (status.loaded) expect(status.path).toMatch(/[\\/](build[\\/]Release|prebuilds)[\\/]/);
+});
+
 const kernels = [
   ...(status.loaded ? (['portable'] as const) : []),
   ...(status.bmi2Usable ? (['bmi2'] as const) : []),
