@@ -275,8 +275,20 @@ class Kernel final : public KernelApi {
     uint8_t* table;
     KernelStats stats{};
     std::vector<uint8_t> moves, parentMoves;
+    std::vector<uint64_t> childIndex, parentIndex;
+    struct UnitState {
+      uint64_t index;
+      B p1;
+    };
+    std::vector<UnitState> unitStates;  // the states of the current pass unit
     Worker(Kernel& k, const Groups& groups, uint8_t* t)
-        : kernel(k), g(groups), table(t), moves(2 * static_cast<size_t>(k.e_.n) * k.e_.k + 2), parentMoves(moves.size()) {}
+        : kernel(k),
+          g(groups),
+          table(t),
+          moves(2 * static_cast<size_t>(k.e_.n) * k.e_.k + 2),
+          parentMoves(moves.size()),
+          childIndex(moves.size() / 2),
+          parentIndex(moves.size() / 2) {}
 
     /** Index of the stored state (P1 = a, P2 = b, P1 to move), mirrored into its group. */
     uint64_t indexOf(B a, B b) const {
@@ -342,15 +354,21 @@ class Kernel final : public KernelApi {
       const bool mirrored = cg.mirrored;
       B ra = e.rotate(a);
       if (mirrored) ra = e.mirror(ra);
-      int legal = 0;
-      bool unknown = false;
+      // Child indices first, with a prefetch each: in sparse passes the children's group is
+      // rarely in cache, and the misses then overlap.
       for (int i = 0; i < count; i++) {
         int f = e.n - 1 - moves[2 * i], t = e.n - 1 - moves[2 * i + 1];
         if (mirrored) {
           f = e.mirrorMap[f];
           t = e.mirrorMap[t];
         }
-        int v = load(table, base + e.rankP2(childP1, ra ^ cellBit<B>(f) ^ cellBit<B>(t)));
+        childIndex[i] = base + e.rankP2(childP1, ra ^ cellBit<B>(f) ^ cellBit<B>(t));
+        __builtin_prefetch(&table[childIndex[i] >> 2]);
+      }
+      int legal = 0;
+      bool unknown = false;
+      for (int i = 0; i < count; i++) {
+        int v = load(table, childIndex[i]);
         if (v == kIllegal) continue;
         legal++;
         if (v == kLoss) {
@@ -364,12 +382,17 @@ class Kernel final : public KernelApi {
       stats.losses++;
       // Immediate propagation: every parent (a, b^, P2 to move), b^ -> b by a P2 move
       // (moves are reversible), is won; stored as (rot b^, rot a).
+      // The parents lie in other groups all over the table: compute every index and prefetch
+      // first, so the cache misses overlap instead of queueing one after another.
       int parents = e.generate(b, a | b, parentMoves.data());
       B rotA = e.rotate(a);
       for (int i = 0; i < parents; i++) {
         B pb = b ^ cellBit<B>(parentMoves[2 * i]) ^ cellBit<B>(parentMoves[2 * i + 1]);
-        uint64_t parent = indexOf(e.rotate(pb), rotA);
-        if (load(table, parent) == kUnknown && prove(table, parent, kWin)) stats.wins++;
+        parentIndex[i] = indexOf(e.rotate(pb), rotA);
+        __builtin_prefetch(&table[parentIndex[i] >> 2], 1);
+      }
+      for (int i = 0; i < parents; i++) {
+        if (load(table, parentIndex[i]) == kUnknown && prove(table, parentIndex[i], kWin)) stats.wins++;
       }
     }
   };
@@ -425,20 +448,29 @@ class Kernel final : public KernelApi {
         }
         // Pass: every stored state whose P2 placement is the unit-th in proof order. Locality:
         // their children all lie in the one group of rot(P2), a few kilobytes of the table that
-        // stay in cache.
+        // stay in cache; the states themselves lie one per group, a cache miss each, so they are
+        // listed first and prefetched a few states ahead of the one being solved.
         B b = e.unrankP1(g.passOrder[unit]);
         const typename Worker::ChildGroup cg = w.childGroup(b);
         int f = 0;
         for (int c = 0; c < e.n; c++)
           if (!test(b, c)) free[f++] = c;
         for (int j = 0; j < e.k; j++) combo[j] = j;
+        w.unitStates.clear();
         do {
           B a{};
           for (int j = 0; j < e.k; j++) a |= cellBit<B>(free[combo[j]]);
           uint64_t r1 = e.rankP1(a);
           if (g.mirrored[r1]) continue;  // stored under its mirror image
-          w.pass(static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a, b, cg);
+          w.unitStates.push_back({static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a});
         } while (nextCombination(combo, e.k, f));
+        constexpr size_t kAhead = 16;
+        const size_t states = w.unitStates.size();
+        for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(&table[w.unitStates[i].index >> 2]);
+        for (size_t i = 0; i < states; i++) {
+          if (i + kAhead < states) __builtin_prefetch(&table[w.unitStates[i + kAhead].index >> 2]);
+          w.pass(w.unitStates[i].index, w.unitStates[i].p1, b, cg);
+        }
       }
       results[t] = w.stats;
     };
