@@ -7,11 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  BENCH_OPS,
   DESCRIBE_FIELDS,
   DESCRIBE_NAMES,
   type Engine,
   type RuleMode,
   TsEngine,
+  binomial,
   bitboardFromBigInt,
   parsePosition,
   seededRandom,
@@ -67,6 +69,37 @@ describe.each(['ts', ...kernels] as const)('backend %s', (kind) => {
       expect(e.legalMoves(position).map((m) => `${m.from}-${m.to}`)).toEqual(t.legalMoves);
       expect(e.canonical(position)).toEqual(new TsEngine(variant(t.board, t.pieces), t.rules).canonical(position));
       expect(e.unrank(e.rank(position))).toEqual(position);
+    }
+  });
+});
+
+// The benchmark loops are the paper's operations run in place; their checksums (one value per
+// iteration folded in) must agree across backends, through wrap-arounds and with P1's pieces
+// spread between the free cells (the portable incrementP2 carries across them).
+describe.skipIf(kernels.length === 0)('benchmark loops give the same checksums on every backend', () => {
+  const spread = (m: number, k: number) => {
+    const cells = Array.from({ length: m * m }, () => '.');
+    const step = Math.floor((m * m) / k);
+    for (let j = 0; j < k; j++) {
+      cells[j * step + 1] = 'x';
+      cells[j * step + 3] = 'o';
+    }
+    return `${cells.join('')} x`;
+  };
+  const start = (m: number, k: number) => `${'x'.repeat(k)}${'.'.repeat(m * m - 2 * k)}${'o'.repeat(k)} x`;
+  it.each([
+    [4, 3],
+    [5, 6],
+    [7, 3],
+    [9, 6],
+  ] as const)('board %i with %i pieces: every op from the start and from a spread position', (m, k) => {
+    const iterations = Math.min(60_000, 3 * binomial(m * m - k, k) + 7);
+    for (const text of [start(m, k), spread(m, k)]) {
+      const { position } = parsePosition(text);
+      for (const op of BENCH_OPS) {
+        const sums = Object.fromEntries(['ts', ...kernels].map((kind) => [kind, engineFor(kind, m, k, 'clean').bench(op, position, iterations).checksum]));
+        expect({ text, op, sums }).toEqual({ text, op, sums: Object.fromEntries(Object.keys(sums).map((kind) => [kind, sums.ts])) });
+      }
     }
   });
 });

@@ -153,6 +153,30 @@ class Kernel final : public KernelApi {
           }
           break;
         }
+#else
+        if constexpr (std::is_same_v<B, uint64_t>) {
+          // No pext/pdep: Gosper's step directly on the board. Adding the lowest piece to the
+          // set with every non-free cell filled in carries across P1's pieces; the block of
+          // pieces the carry cleared, less one, goes back onto the lowest free cells.
+          uint64_t freeCells = ~p1 & full(), first = 0;
+          for (uint64_t rest = freeCells, j = 0; j < static_cast<uint64_t>(e_.k); j++, rest &= rest - 1) first |= rest & (~rest + 1);
+          uint64_t x = first;
+          for (uint64_t i = 0; i < iterations; i++) {
+            uint64_t next = ((x | ~freeCells) + (x & (~x + 1))) & freeCells;
+            if (next == 0) {
+              x = first;  // past the last placement: wrap
+            } else {
+              uint64_t cleared = x & ~next;
+              if (cleared & (cleared - 1)) {  // more than one: refill the lowest free cells
+                uint64_t rest = freeCells;
+                for (int c = popcount64(cleared) - 1; c > 0; c--, rest &= rest - 1) next |= rest & (~rest + 1);
+              }
+              x = next;
+            }
+            checksum += word0(x);
+          }
+          break;
+        }
 #endif
         int free[96], f = 0, combo[16];
         for (int c = 0; c < e_.n; c++)
