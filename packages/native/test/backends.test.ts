@@ -97,7 +97,7 @@ describe.skipIf(kernels.length === 0)('benchmark loops give the same checksums o
     for (const text of [start(m, k), spread(m, k)]) {
       const { position } = parsePosition(text);
       for (const op of BENCH_OPS) {
-        const sums = Object.fromEntries(['ts', ...kernels].map((kind) => [kind, engineFor(kind, m, k, 'clean').bench(op, position, iterations).checksum]));
+        const sums = Object.fromEntries((['ts', ...kernels] as const).map((kind) => [kind, engineFor(kind, m, k, 'clean').bench(op, position, iterations).checksum]));
         expect({ text, op, sums }).toEqual({ text, op, sums: Object.fromEntries(Object.keys(sums).map((kind) => [kind, sums.ts])) });
       }
     }
