@@ -58,6 +58,12 @@ class KernelApi {
   virtual KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
   /** The same over groups [from, to), visiting only states still unknown (for late passes). */
   virtual KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
+  /** Distance tables (one byte per stored state, see core's SolverKernel.distanceInit and
+   *  distanceLayer) over a solved table, on groups [from, to). */
+  virtual KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from,
+                                         uint32_t to, int threads) = 0;
+  virtual KernelStats solverDistanceLayer(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, int depth,
+                                          uint32_t from, uint32_t to, int threads) = 0;
   virtual uint64_t solverGroups() = 0;
   /** Work units of solverPass: P2 placements, C(N, k) of them (solverInit works on groups). */
   virtual uint64_t solverPassUnits() = 0;

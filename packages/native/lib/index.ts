@@ -57,6 +57,8 @@ interface AddonKernel {
   solverInit(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
   solverPass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
   solverSparsePass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
+  solverDistanceInit(table: Uint8Array, distances: Uint8Array, from: number, to: number, threads: number): KernelStats;
+  solverDistanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, from: number, to: number, threads: number): KernelStats;
   solverGroups(): number;
   solverPassUnits(): number;
 }
@@ -238,6 +240,12 @@ class NativeSolverKernel implements SolverKernel {
   }
   sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverSparsePass(table, groupFrom, groupTo, threads);
+  }
+  distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
+    return this.k.solverDistanceInit(table, distances, groupFrom, groupTo, threads);
+  }
+  distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads = 1): KernelStats {
+    return this.k.solverDistanceLayer(table, distances, depth, groupFrom, groupTo, threads);
   }
 }
 

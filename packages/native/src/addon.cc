@@ -78,6 +78,8 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
                            InstanceMethod<&Kernel::SolverInit>("solverInit"),
                            InstanceMethod<&Kernel::SolverPass>("solverPass"),
                            InstanceMethod<&Kernel::SolverSparsePass>("solverSparsePass"),
+                           InstanceMethod<&Kernel::SolverDistanceInit>("solverDistanceInit"),
+                           InstanceMethod<&Kernel::SolverDistanceLayer>("solverDistanceLayer"),
                            InstanceMethod<&Kernel::SolverGroups>("solverGroups"),
                            InstanceMethod<&Kernel::SolverPassUnits>("solverPassUnits"),
                        });
@@ -185,17 +187,31 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     o.Set("checksum", static_cast<double>(r.checksum));
     return o;
   }
-  enum class Phase { Init, Pass, Sparse };
+  enum class Phase { Init, Pass, Sparse, DistanceInit, DistanceLayer };
+  // solverInit/Pass/SparsePass(table, from, to, threads);
+  // solverDistanceInit(table, distances, from, to, threads); solverDistanceLayer(table, distances, depth, from, to, threads)
   Napi::Value Solver(const Napi::CallbackInfo& info, Phase phase) {
-    size_t bytes = 0;
+    size_t bytes = 0, distanceBytes = 0;
     uint8_t* table = bytesArg(info, 0, bytes);
-    uint32_t from = info[1].As<Napi::Number>().Uint32Value();
-    uint32_t to = info[2].As<Napi::Number>().Uint32Value();
-    int threads = info[3].As<Napi::Number>().Int32Value();
+    size_t arg = 1;
+    uint8_t* distances = nullptr;
+    int depth = 0;
+    if (phase == Phase::DistanceInit || phase == Phase::DistanceLayer) distances = bytesArg(info, arg++, distanceBytes);
+    if (phase == Phase::DistanceLayer) depth = info[arg++].As<Napi::Number>().Int32Value();
+    uint32_t from = info[arg].As<Napi::Number>().Uint32Value();
+    uint32_t to = info[arg + 1].As<Napi::Number>().Uint32Value();
+    int threads = info[arg + 2].As<Napi::Number>().Int32Value();
     try {
-      auto s = phase == Phase::Pass     ? kernel_->solverPass(table, bytes, from, to, threads)
-               : phase == Phase::Sparse ? kernel_->solverSparsePass(table, bytes, from, to, threads)
-                                        : kernel_->solverInit(table, bytes, from, to, threads);
+      cck::KernelStats s{};
+      switch (phase) {
+        case Phase::Init: s = kernel_->solverInit(table, bytes, from, to, threads); break;
+        case Phase::Pass: s = kernel_->solverPass(table, bytes, from, to, threads); break;
+        case Phase::Sparse: s = kernel_->solverSparsePass(table, bytes, from, to, threads); break;
+        case Phase::DistanceInit: s = kernel_->solverDistanceInit(table, bytes, distances, distanceBytes, from, to, threads); break;
+        case Phase::DistanceLayer:
+          s = kernel_->solverDistanceLayer(table, bytes, distances, distanceBytes, depth, from, to, threads);
+          break;
+      }
       return statsObject(info.Env(), s);
     } catch (const std::invalid_argument& e) {
       throw Napi::RangeError::New(info.Env(), e.what());
@@ -206,6 +222,8 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
   Napi::Value SolverInit(const Napi::CallbackInfo& info) { return Solver(info, Phase::Init); }
   Napi::Value SolverPass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Pass); }
   Napi::Value SolverSparsePass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Sparse); }
+  Napi::Value SolverDistanceInit(const Napi::CallbackInfo& info) { return Solver(info, Phase::DistanceInit); }
+  Napi::Value SolverDistanceLayer(const Napi::CallbackInfo& info) { return Solver(info, Phase::DistanceLayer); }
   Napi::Value SolverPassUnits(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverPassUnits()));
   }

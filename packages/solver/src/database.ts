@@ -1,5 +1,6 @@
 /**
- * The database file: a 128-byte header and the 2-bit table body (layout in ../README.md).
+ * The database file: a 128-byte header, the 2-bit table body, optionally the distance table (one
+ * byte per stored state) and the pass log (layout in ../README.md).
  * Files are written to a temporary name, flushed and renamed, so a crash never leaves a
  * half-written database under the real name. Reading checks every header field and both
  * checksums, and names the first thing that is wrong.
@@ -9,7 +10,9 @@ import { crc32 } from 'node:zlib';
 import { CCheckersError, RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
 
 export const MAGIC = 'CCHKDB\r\n';
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
+/** Version 1 is version 2 without distances (its header bytes 108-123 were zero): still read. */
+const READABLE_VERSIONS = [1, 2];
 export const HEADER_BYTES = 128;
 
 export type DatabaseStage = 'init' | 'checkpoint' | 'complete';
@@ -52,11 +55,18 @@ export interface DatabaseHeader {
   seconds: number;
   bodyCrc32: number;
   passLog: PassRecord[];
+  /** The distance table: its size (0 without one, else one byte per stored state), checksum and
+   *  largest value. */
+  distanceBytes: number;
+  distanceCrc32: number;
+  maxDistance: number;
 }
 
 export interface Database {
   header: DatabaseHeader;
   table: Uint8Array;
+  /** Plies to the end per stored state (core's NO_DISTANCE for draws and illegal states). */
+  distances?: Uint8Array;
 }
 
 function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number): Uint8Array {
@@ -84,19 +94,36 @@ function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number): Uint
   dv.setUint32(96, h.bodyCrc32, true);
   dv.setUint32(100, logBytes, true);
   dv.setUint32(104, logCrc, true);
+  u64(108, h.distanceBytes);
+  dv.setUint32(116, h.distanceCrc32, true);
+  dv.setUint8(120, h.maxDistance);
   dv.setUint32(124, crc32(buf.subarray(0, 124)), true);
   return buf;
 }
 
 /** Writes the database atomically: temporary file, fsync, rename. */
-export function writeDatabase(path: string, header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes'>, table: Uint8Array): DatabaseHeader {
-  const full: DatabaseHeader = { ...header, bodyBytes: table.length, bodyCrc32: crc32(table) };
+export function writeDatabase(
+  path: string,
+  header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes' | 'distanceBytes' | 'distanceCrc32'>,
+  table: Uint8Array,
+  distances?: Uint8Array,
+): DatabaseHeader {
+  const full: DatabaseHeader = {
+    ...header,
+    bodyBytes: table.length,
+    bodyCrc32: crc32(table),
+    distanceBytes: distances?.length ?? 0,
+    distanceCrc32: distances ? crc32(distances) : 0,
+    maxDistance: distances ? header.maxDistance : 0,
+  };
   const log = Buffer.from(JSON.stringify(full.passLog), 'utf8');
   const tmp = `${path}.tmp-${process.pid}`;
   const fd = openSync(tmp, 'w');
   try {
     writeAll(fd, encodeHeader(full, log.length, crc32(log)));
-    for (let at = 0; at < table.length; at += 1 << 26) writeAll(fd, table.subarray(at, Math.min(table.length, at + (1 << 26))));
+    for (const part of [table, distances ?? new Uint8Array(0)]) {
+      for (let at = 0; at < part.length; at += 1 << 26) writeAll(fd, part.subarray(at, Math.min(part.length, at + (1 << 26))));
+    }
     writeAll(fd, log);
     fsyncSync(fd);
   } catch (e) {
@@ -115,9 +142,14 @@ function writeAll(fd: number, data: Uint8Array): void {
 
 /**
  * Reads and checks a database. `table` is allocated by `allocate` (e.g. on a SharedArrayBuffer)
- * once the header has been checked, so a bad header costs no memory.
+ * once the header has been checked, so a bad header costs no memory; so is the distance table,
+ * where the file has one, unless `withDistances` is false (then it is skipped unread).
  */
-export function readDatabase(path: string, allocate: (bytes: number) => Uint8Array = (n) => new Uint8Array(n)): Database {
+export function readDatabase(
+  path: string,
+  allocate: (bytes: number) => Uint8Array = (n) => new Uint8Array(n),
+  withDistances = true,
+): Database {
   let size: number;
   try {
     size = statSync(path).size;
@@ -131,7 +163,7 @@ export function readDatabase(path: string, allocate: (bytes: number) => Uint8Arr
     readAll(fd, head, 0);
     const header = decodeHeader(path, head);
     const logBytes = new DataView(head.buffer).getUint32(100, true);
-    const expected = HEADER_BYTES + header.bodyBytes + logBytes;
+    const expected = HEADER_BYTES + header.bodyBytes + header.distanceBytes + logBytes;
     if (size < expected) throw new DatabaseError(path, `truncated: ${size} bytes, the header announces ${expected}`);
     if (size > expected) throw new DatabaseError(path, `${size - expected} unexpected bytes after the end of the database`);
     const table = allocate(header.bodyBytes);
@@ -140,11 +172,20 @@ export function readDatabase(path: string, allocate: (bytes: number) => Uint8Arr
     if (bodyCrc !== header.bodyCrc32) {
       throw new DatabaseError(path, `corrupt body: checksum ${hex(bodyCrc)} but the header records ${hex(header.bodyCrc32)}`);
     }
+    let distances: Uint8Array | undefined;
+    if (header.distanceBytes > 0 && withDistances) {
+      distances = allocate(header.distanceBytes);
+      readAll(fd, distances, HEADER_BYTES + header.bodyBytes);
+      const distanceCrc = crc32(distances);
+      if (distanceCrc !== header.distanceCrc32) {
+        throw new DatabaseError(path, `corrupt distance table: checksum ${hex(distanceCrc)} but the header records ${hex(header.distanceCrc32)}`);
+      }
+    }
     const log = new Uint8Array(logBytes);
-    readAll(fd, log, HEADER_BYTES + header.bodyBytes);
+    readAll(fd, log, HEADER_BYTES + header.bodyBytes + header.distanceBytes);
     if (crc32(log) !== new DataView(head.buffer).getUint32(104, true)) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
     header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
-    return { header, table };
+    return { header, table, ...(distances ? { distances } : {}) };
   } finally {
     closeSync(fd);
   }
@@ -155,7 +196,9 @@ function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
   if (Buffer.from(head.subarray(0, 8)).toString('latin1') !== MAGIC) throw new DatabaseError(path, 'not a ccheckers database (bad magic bytes)');
   const version = dv.getUint32(8, true);
   if (dv.getUint32(124, true) !== crc32(head.subarray(0, 124))) throw new DatabaseError(path, 'corrupt header: checksum mismatch');
-  if (version !== FORMAT_VERSION) throw new DatabaseError(path, `format version ${version} is not supported (this build reads version ${FORMAT_VERSION})`);
+  if (!READABLE_VERSIONS.includes(version)) {
+    throw new DatabaseError(path, `format version ${version} is not supported (this build reads versions ${READABLE_VERSIONS.join(' and ')})`);
+  }
   if (dv.getUint32(12, true) !== HEADER_BYTES) throw new DatabaseError(path, `header size ${dv.getUint32(12, true)} (expected ${HEADER_BYTES})`);
   const board = dv.getUint8(16);
   const pieces = dv.getUint8(17);
@@ -190,12 +233,18 @@ function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
     seconds: dv.getFloat64(88, true),
     bodyCrc32: dv.getUint32(96, true),
     passLog: [],
+    distanceBytes: u64(108),
+    distanceCrc32: dv.getUint32(116, true),
+    maxDistance: dv.getUint8(120),
   };
   if (header.storedStates !== space.states) {
     throw new DatabaseError(path, `header says ${header.storedStates} stored states, but ${space.variant.name} has ${space.states}`);
   }
   if (header.bodyBytes !== space.tableBytes) {
     throw new DatabaseError(path, `header says ${header.bodyBytes} body bytes, but ${space.variant.name} needs ${space.tableBytes}`);
+  }
+  if (header.distanceBytes !== 0 && header.distanceBytes !== space.states) {
+    throw new DatabaseError(path, `header says ${header.distanceBytes} distance bytes, but ${space.variant.name} needs 0 or ${space.states}`);
   }
   if (stage === 'complete') {
     const sum = header.p1Wins + header.p2Wins + header.draws + header.illegal;

@@ -3,22 +3,29 @@
  * is sent, taking them one at a time from the counter it shares with the other workers.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { TsSolverKernel, addKernelStats, emptyKernelStats, variant } from '@ccheckers/core';
-import type { ChunkRequest, WorkerData } from './worker-pool.js';
+import { type KernelStats, TsSolverKernel, addKernelStats, emptyKernelStats, variant } from '@ccheckers/core';
+import type { ChunkRequest, Phase, WorkerData } from './worker-pool.js';
 
 const data = workerData as WorkerData;
 const kernel = new TsSolverKernel(variant(data.board, data.pieces), data.rules);
 
-parentPort!.on('message', ({ phase, range }: ChunkRequest) => {
-  const stats = emptyKernelStats();
-  for (let unit; (unit = Atomics.add(data.counter, 0, 1)) < range[1]; ) {
-    const s =
-      phase === 'init'
-        ? kernel.init(data.table, unit, unit + 1)
-        : phase === 'sparse'
-          ? kernel.sparsePass(data.table, unit, unit + 1)
-          : kernel.pass(data.table, unit, unit + 1);
-    addKernelStats(stats, s);
+const run = (phase: Phase, unit: number, depth = 0): KernelStats => {
+  switch (phase) {
+    case 'init':
+      return kernel.init(data.table, unit, unit + 1);
+    case 'pass':
+      return kernel.pass(data.table, unit, unit + 1);
+    case 'sparse':
+      return kernel.sparsePass(data.table, unit, unit + 1);
+    case 'distance-init':
+      return kernel.distanceInit(data.table, data.distances!, unit, unit + 1);
+    case 'distance':
+      return kernel.distanceLayer(data.table, data.distances!, depth, unit, unit + 1);
   }
+};
+
+parentPort!.on('message', ({ phase, range, depth }: ChunkRequest) => {
+  const stats = emptyKernelStats();
+  for (let unit; (unit = Atomics.add(data.counter, 0, 1)) < range[1]; ) addKernelStats(stats, run(phase, unit, depth));
   parentPort!.postMessage(stats);
 });

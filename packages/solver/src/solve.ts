@@ -1,7 +1,8 @@
 /**
  * The strong solver, written once against core's Backend interface:
  * init (illegal and terminal states), then passes until nothing changes, with a checkpoint on disk
- * after each step; then the counts of RULES.md section 7 and the database file.
+ * after each step; optionally the distance to the end of every won or lost state (layer by layer
+ * from the ends of the game); then the counts of RULES.md section 7 and the database file.
  */
 import { existsSync, unlinkSync } from 'node:fs';
 import {
@@ -10,6 +11,8 @@ import {
   CCheckersError,
   type KernelStats,
   LOSS,
+  MAX_DISTANCE,
+  NO_DISTANCE,
   RANKING_ID,
   type RuleMode,
   StateSpace,
@@ -47,12 +50,16 @@ export interface SolveOptions {
   keepTable?: boolean;
   /** Called after each checkpoint is on disk (the CLI's kill -9 test hook uses it). */
   onCheckpoint?: (passes: number) => void;
+  /** Also compute every position's distance to the end (one byte per stored state, kept in the
+   *  database) so that queries pick moves that make progress in games of any size. */
+  distances?: boolean;
 }
 
 export interface ProgressEvent {
-  phase: 'init' | 'init-done' | 'pass' | 'pass-done' | 'resumed';
+  phase: 'init' | 'init-done' | 'pass' | 'pass-done' | 'resumed' | 'distances' | 'distances-done';
+  /** The pass; in the distance phases, the layer (distance) being pushed to the parents. */
   pass: number;
-  /** Fraction of the current phase done, 0..1. */
+  /** Fraction of the current phase done, 0..1 (distances: of the won and lost states). */
   fraction: number;
   /** Stored states decided so far (won, lost or illegal). */
   proven: number;
@@ -82,6 +89,10 @@ export interface SolveResult {
   resumedFromPass?: number;
   /** With keepTable: the 2-bit table (see core's state-space.ts for the layout). */
   table?: Uint8Array;
+  /** With the distances option: the largest distance (plies) and the time it took. */
+  distances?: { maxPlies: number; seconds: number; crc32: number };
+  /** With keepTable and distances: the distance table. */
+  distanceTable?: Uint8Array;
 }
 
 export class SolveInterrupted extends CCheckersError {
@@ -110,9 +121,10 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   const { variant: v, rules, backend } = options;
   const threads = Math.max(1, Math.floor(options.threads));
   const space = new StateSpace(v);
-  checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads), options.memoryLimit);
+  checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, options.distances), options.memoryLimit);
 
   const allocate = (bytes: number) => new Uint8Array(new SharedArrayBuffer(bytes));
+  const distances = options.distances ? allocate(space.states).fill(NO_DISTANCE) : undefined;
   const checkpointPath = options.out ? `${options.out}.ckpt` : undefined;
   let table: Uint8Array;
   let passLog: PassRecord[] = [];
@@ -139,14 +151,21 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   const kernel = backend.solverKernel(v, rules);
   const runner: ChunkRunner =
     backend.kernelThreads || threads === 1
-      ? inProcessRunner((phase, from, to) =>
-          phase === 'init'
-            ? kernel.init(table, from, to, threads)
-            : phase === 'sparse'
-              ? kernel.sparsePass(table, from, to, threads)
-              : kernel.pass(table, from, to, threads),
-        )
-      : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table });
+      ? inProcessRunner((phase, from, to, depth) => {
+          switch (phase) {
+            case 'init':
+              return kernel.init(table, from, to, threads);
+            case 'pass':
+              return kernel.pass(table, from, to, threads);
+            case 'sparse':
+              return kernel.sparsePass(table, from, to, threads);
+            case 'distance-init':
+              return kernel.distanceInit(table, distances!, from, to, threads);
+            case 'distance':
+              return kernel.distanceLayer(table, distances!, depth ?? 0, from, to, threads);
+          }
+        })
+      : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table, ...(distances ? { distances } : {}) });
   const pieces = Math.max(CHUNKS_PER_PHASE, threads * 8);
   const initChunks = chunkRanges(space.groups, pieces);
   // Pass units are P2 placements, ascending: the kernels' proof order (native-src kernel.inl, run()).
@@ -155,6 +174,8 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   const elapsed = () => elapsedBefore + (performance.now() - started) / 1000;
   const report = options.onProgress ?? (() => {});
   let proven = initDone ? provenStates(table, space.states) : 0;
+  let distanceInfo: SolveResult['distances'];
+  let seconds = 0; // the solve itself, without the distances
 
   let saved = initDone ? passLog.length : -1; // passes in the checkpoint on disk; -1: none
   const checkpoint = (stage: 'init' | 'checkpoint') => {
@@ -215,19 +236,55 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       checkpoint('checkpoint');
       if (options.stopAfterPass !== undefined && pass >= options.stopAfterPass) throw interrupted();
     }
+    seconds = elapsed();
+    if (distances) {
+      // Layer by layer from the ends of the game: layer d gives d + 1 to the parents it decides.
+      const distanceStart = performance.now();
+      const decided = wonOrLostStates(table, space.states);
+      let assigned = 0;
+      let depth = 0;
+      const progress = (phase: 'distances' | 'distances-done') =>
+        report({ phase, pass: depth, fraction: decided === 0 ? 1 : assigned / decided, proven, storedStates: space.states });
+      let newly = 0;
+      const onChunk = (s: KernelStats) => {
+        newly += s.wins + s.losses;
+        assigned += s.wins + s.losses;
+        checkAbort();
+        progress('distances');
+      };
+      await runner.run('distance-init', initChunks, onChunk);
+      while (assigned < decided) {
+        if (depth === MAX_DISTANCE) {
+          throw new CCheckersError('E_LIMIT', `${decided - assigned} states are more than ${MAX_DISTANCE} plies from the end: distances do not fit one byte`);
+        }
+        newly = 0;
+        await runner.run('distance', initChunks, onChunk, depth);
+        if (newly === 0) {
+          throw new CCheckersError('E_INTERNAL', `${decided - assigned} won or lost states got no distance: the table is inconsistent`);
+        }
+        depth++;
+      }
+      distanceInfo = { maxPlies: depth, seconds: (performance.now() - distanceStart) / 1000, crc32: 0 };
+      progress('distances-done');
+    }
   } finally {
     await runner.close();
   }
 
   const counts = expandCounts(space, table);
   const startValue = valueOfStart(v, space, table);
-  const seconds = elapsed();
   let written: DatabaseHeader | undefined;
   if (options.out) {
-    written = writeDatabase(options.out, { ...headerFor(v, rules, 'complete', passLog.length, space, seconds, passLog, startValue), ...counts }, table);
+    written = writeDatabase(
+      options.out,
+      { ...headerFor(v, rules, 'complete', passLog.length, space, seconds, passLog, startValue), ...counts, maxDistance: distanceInfo?.maxPlies ?? 0 },
+      table,
+      distances,
+    );
     if (checkpointPath && existsSync(checkpointPath)) unlinkSync(checkpointPath);
   }
   const { crc32 } = await import('node:zlib');
+  if (distanceInfo && distances) distanceInfo.crc32 = written?.distanceCrc32 ?? crc32(distances);
   return {
     board: v.size,
     pieces: v.pieces,
@@ -244,6 +301,8 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     passLog,
     ...(resumedFromPass !== undefined ? { resumedFromPass } : {}),
     ...(options.keepTable ? { table } : {}),
+    ...(distanceInfo ? { distances: distanceInfo } : {}),
+    ...(options.keepTable && distances ? { distanceTable: distances } : {}),
   };
 }
 
@@ -273,6 +332,7 @@ function headerFor(
     illegal: 0,
     seconds,
     passLog,
+    maxDistance: 0,
   };
 }
 
@@ -286,11 +346,21 @@ export function startValueName(code: number): StartValue {
   return code === WIN ? 'p1-win' : code === LOSS ? 'p2-win' : 'draw';
 }
 
-function inProcessRunner(run: (phase: Phase, from: number, to: number) => KernelStats): ChunkRunner {
+/** Stored states that are won or lost (the ones that get a distance). */
+function wonOrLostStates(table: Uint8Array, states: number): number {
+  let count = 0;
+  for (let i = 0; i < states; i++) {
+    const v = (table[i >>> 2]! >>> ((i & 3) << 1)) & 3;
+    if (v === WIN || v === LOSS) count++;
+  }
+  return count;
+}
+
+function inProcessRunner(run: (phase: Phase, from: number, to: number, depth?: number) => KernelStats): ChunkRunner {
   return {
-    async run(phase, chunks, onChunk) {
+    async run(phase, chunks, onChunk, depth) {
       for (const [from, to] of chunks) {
-        onChunk(run(phase, from, to));
+        onChunk(run(phase, from, to, depth));
         await new Promise((resolve) => setImmediate(resolve)); // let signals (SIGINT) in between chunks
       }
     },

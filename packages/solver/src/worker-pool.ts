@@ -10,10 +10,11 @@
 import { Worker } from 'node:worker_threads';
 import { type KernelStats, type RuleMode, addKernelStats, emptyKernelStats } from '@ccheckers/core';
 
-export type Phase = 'init' | 'pass' | 'sparse';
+/** Solver phases; the distance ones work on groups, like init and sparse. */
+export type Phase = 'init' | 'pass' | 'sparse' | 'distance-init' | 'distance';
 
 export interface ChunkRunner {
-  run(phase: Phase, chunks: Array<[number, number]>, onChunk: (stats: KernelStats) => void): Promise<void>;
+  run(phase: Phase, chunks: Array<[number, number]>, onChunk: (stats: KernelStats) => void, depth?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -22,6 +23,8 @@ export interface WorkerData {
   pieces: number;
   rules: RuleMode;
   table: Uint8Array;
+  /** The distance table (one byte per stored state) when the solve computes distances. */
+  distances?: Uint8Array;
   /** Int32Array over a SharedArrayBuffer: [0] is the next unit of the current chunk. */
   counter: Int32Array;
 }
@@ -29,6 +32,8 @@ export interface WorkerData {
 export interface ChunkRequest {
   phase: Phase;
   range: [number, number];
+  /** The distance layer (phase 'distance'). */
+  depth?: number;
 }
 
 /** The worker script sits next to this module in dist/ (tests running from src/ use the built one). */
@@ -68,8 +73,8 @@ export function createWorkerPool(threads: number, data: Omit<WorkerData, 'counte
       }
     });
   return {
-    async run(phase, chunks, onChunk) {
-      for (const range of chunks) onChunk(await together({ phase, range }));
+    async run(phase, chunks, onChunk, depth) {
+      for (const range of chunks) onChunk(await together({ phase, range, ...(depth !== undefined ? { depth } : {}) }));
     },
     async close() {
       await Promise.all(workers.map((w) => w.terminate()));

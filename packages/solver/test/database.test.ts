@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { variant } from '@ccheckers/core';
+import { StateSpace, variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DatabaseError,
@@ -77,6 +77,48 @@ describe('readDatabase refuses damaged files', () => {
 
   it('a missing file', () => {
     expect(() => readDatabase(join(dir, 'nope.ccdb'))).toThrow(/cannot read the file \(ENOENT\)/);
+  });
+});
+
+describe('databases with distances', () => {
+  const withDistances = join(dir, 'distances.ccdb');
+  let solved: Awaited<ReturnType<typeof solve>>;
+  beforeAll(async () => {
+    solved = await solve({ variant: variant(7, 1), rules: 'clean', backend: backend!, threads: 1, out: withDistances, distances: true, keepTable: true });
+  });
+
+  it('round-trip: the distance table, its checksum and the largest distance', () => {
+    const db = readDatabase(withDistances);
+    expect(db.header).toMatchObject({ distanceBytes: new StateSpace(variant(7, 1)).states, distanceCrc32: solved.distances!.crc32, maxDistance: 25 });
+    expect(db.distances).toEqual(solved.distanceTable);
+    expect(db.header.bodyCrc32).toBe(solved.tableCrc32);
+    expect(readDatabase(withDistances, undefined, false).distances).toBeUndefined(); // skipped unread when not wanted
+    // Without distances, the same file format minus the section.
+    expect(readDatabase(good)).toMatchObject({ header: { distanceBytes: 0, distanceCrc32: 0, maxDistance: 0 } });
+    expect(readDatabase(good).distances).toBeUndefined();
+  });
+
+  it('a flipped byte in the distance table, and a distance table of the wrong size', () => {
+    const bytes = readFileSync(withDistances);
+    const tableBytes = readDatabase(withDistances).header.bodyBytes;
+    const flipped = join(dir, 'distances-flipped.ccdb');
+    const copy = Buffer.from(bytes);
+    copy[HEADER_BYTES + tableBytes + 7]! ^= 1;
+    writeFileSync(flipped, copy);
+    expect(() => readDatabase(flipped)).toThrow(/corrupt distance table: checksum 0x[0-9a-f]{8} but the header records/);
+    const resized = join(dir, 'distances-resized.ccdb');
+    const copy2 = Buffer.from(bytes);
+    copy2.writeBigUInt64LE(100n, 108);
+    writeFileSync(resized, resealHeader(copy2));
+    expect(() => readDatabase(resized)).toThrow(`header says 100 distance bytes, but 7x7/1 needs 0 or ${new StateSpace(variant(7, 1)).states}`);
+  });
+
+  it('still reads format version 1 files (no distance section)', () => {
+    const v1 = join(dir, 'v1.ccdb');
+    const bytes = readFileSync(good);
+    bytes.writeUInt32LE(1, 8);
+    writeFileSync(v1, resealHeader(bytes));
+    expect(readDatabase(v1).header.positions).toBe(4_704);
   });
 });
 

@@ -6,6 +6,8 @@ struct Groups {
   std::vector<uint64_t> rankOf;      // representative's P1 rank, per group
   std::vector<int32_t> groupOfRank;  // per P1 rank
   std::vector<uint8_t> mirrored;     // per P1 rank: 1 when it is the mirror image of its representative
+  std::vector<uint8_t> selfMirror;   // per group: 1 when its placement is its own mirror image in a
+                                     // mirror-symmetric variant: (a, b) and (a, mirror b) both stored
   std::vector<uint32_t> passOrder;   // pass units (P2 placements) in proof order
 };
 
@@ -216,6 +218,15 @@ class Kernel final : public KernelApi {
   KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
     return run(table, bytes, from, to, threads, Mode::Sparse);
   }
+  KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
+                                 int threads) override {
+    return run(table, bytes, from, to, threads, Mode::DistanceInit, distances, distanceBytes);
+  }
+  KernelStats solverDistanceLayer(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, int depth, uint32_t from,
+                                  uint32_t to, int threads) override {
+    if (depth < 0 || depth >= kMaxDistance) throw std::invalid_argument("distance layer outside 0..253");
+    return run(table, bytes, from, to, threads, Mode::DistanceLayer, distances, distanceBytes, depth);
+  }
 
  private:
   Variant variant_;
@@ -248,6 +259,7 @@ class Kernel final : public KernelApi {
         uint64_t mr = variant_.mirrorSymmetric ? e_.rankP1(e_.mirror(e_.unrankP1(r))) : r;
         int32_t id = static_cast<int32_t>(g->rankOf.size());
         g->rankOf.push_back(r);
+        g->selfMirror.push_back(variant_.mirrorSymmetric && mr == r ? 1 : 0);
         g->groupOfRank[r] = id;
         if (mr != r) {
           g->groupOfRank[mr] = id;
@@ -292,6 +304,15 @@ class Kernel final : public KernelApi {
   }
 
   enum : int { kUnknown = 0, kLoss = 1, kWin = 2, kIllegal = 3 };
+  // Distance tables: one byte per stored state (core's NO_DISTANCE, MAX_DISTANCE).
+  static constexpr int kNoDistance = 255, kMaxDistance = 254;
+  static int loadDistance(const uint8_t* distances, uint64_t index) { return __atomic_load_n(&distances[index], __ATOMIC_RELAXED); }
+  /** Sets a distance where there was none; true when this call made the change. */
+  static bool setDistance(uint8_t* distances, uint64_t index, int distance) {
+    uint8_t expected = kNoDistance;
+    return __atomic_compare_exchange_n(&distances[index], &expected, static_cast<uint8_t>(distance), false, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
+  }
 
   struct Worker {
     Kernel& kernel;
@@ -305,6 +326,11 @@ class Kernel final : public KernelApi {
       B p1;
     };
     std::vector<UnitState> unitStates;  // the states of the current pass unit
+    struct ParentState {
+      uint64_t index;
+      B a, b;
+    };
+    std::vector<ParentState> parentStates;  // distance layers: parents (and mirror twins) of a state
     Worker(Kernel& k, const Groups& groups, uint8_t* t)
         : kernel(k),
           g(groups),
@@ -312,7 +338,8 @@ class Kernel final : public KernelApi {
           moves(2 * static_cast<size_t>(k.e_.n) * k.e_.k + 2),
           parentMoves(moves.size()),
           childIndex(moves.size() / 2),
-          parentIndex(moves.size() / 2) {}
+          parentIndex(moves.size() / 2),
+          parentStates(moves.size()) {}
 
     /** Index of the stored state (P1 = a, P2 = b, P1 to move), mirrored into its group. */
     uint64_t indexOf(B a, B b) const {
@@ -373,22 +400,7 @@ class Kernel final : public KernelApi {
         stats.moveless++;
         return;
       }
-      const B childP1 = cg.p1;
-      const uint64_t base = cg.base;
-      const bool mirrored = cg.mirrored;
-      B ra = e.rotate(a);
-      if (mirrored) ra = e.mirror(ra);
-      // Child indices first, with a prefetch each: in sparse passes the children's group is
-      // rarely in cache, and the misses then overlap.
-      for (int i = 0; i < count; i++) {
-        int f = e.n - 1 - moves[2 * i], t = e.n - 1 - moves[2 * i + 1];
-        if (mirrored) {
-          f = e.mirrorMap[f];
-          t = e.mirrorMap[t];
-        }
-        childIndex[i] = base + e.rankP2(childP1, ra ^ cellBit<B>(f) ^ cellBit<B>(t));
-        __builtin_prefetch(&table[childIndex[i] >> 2]);
-      }
+      childIndices(a, count, cg);
       int legal = 0;
       bool unknown = false;
       for (int i = 0; i < count; i++) {
@@ -408,27 +420,131 @@ class Kernel final : public KernelApi {
       // (moves are reversible), is won; stored as (rot b^, rot a).
       // The parents lie in other groups all over the table: compute every index and prefetch
       // first, so the cache misses overlap instead of queueing one after another.
+      int parents = parentIndices(a, b);
+      for (int i = 0; i < parents; i++) __builtin_prefetch(&table[parentIndex[i] >> 2], 1);
+      for (int i = 0; i < parents; i++) {
+        if (load(table, parentIndex[i]) == kUnknown && prove(table, parentIndex[i], kWin)) stats.wins++;
+      }
+    }
+
+    /** childIndex[0..count) for the moves[] of (a, b), whose children live in `cg`. Each is
+     *  prefetched: in sparse passes the children's group is rarely in cache, and the misses
+     *  then overlap. */
+    void childIndices(B a, int count, const ChildGroup& cg) {
+      const Engine<B>& e = kernel.e_;
+      B ra = e.rotate(a);
+      if (cg.mirrored) ra = e.mirror(ra);
+      for (int i = 0; i < count; i++) {
+        int f = e.n - 1 - moves[2 * i], t = e.n - 1 - moves[2 * i + 1];
+        if (cg.mirrored) {
+          f = e.mirrorMap[f];
+          t = e.mirrorMap[t];
+        }
+        childIndex[i] = cg.base + e.rankP2(cg.p1, ra ^ cellBit<B>(f) ^ cellBit<B>(t));
+        __builtin_prefetch(&table[childIndex[i] >> 2]);
+      }
+    }
+
+    /** parentIndex[] of (a, b): every (a, b^, P2 to move) with b^ -> b by a P2 move (moves are
+     *  reversible, so the move generator finds them), stored as (rot b^, rot a); returns how many. */
+    int parentIndices(B a, B b) {
+      const Engine<B>& e = kernel.e_;
       int parents = e.generate(b, a | b, parentMoves.data());
       B rotA = e.rotate(a);
       for (int i = 0; i < parents; i++) {
         B pb = b ^ cellBit<B>(parentMoves[2 * i]) ^ cellBit<B>(parentMoves[2 * i + 1]);
         parentIndex[i] = indexOf(e.rotate(pb), rotA);
-        __builtin_prefetch(&table[parentIndex[i] >> 2], 1);
+      }
+      return parents;
+    }
+
+    // --- distances (core's SolverKernel.distanceInit / distanceLayer) -------------------------
+
+    /** Distance 0 for a lost state without a legal move (terminal ones included). */
+    void distanceInit(uint64_t index, B a, B b, uint8_t* distances) {
+      if (load(table, index) != kLoss) return;
+      const Engine<B>& e = kernel.e_;
+      if (!e.hasWon(1, a, b)) {
+        int count = e.generate(a, a | b, moves.data());
+        childIndices(a, count, childGroup(b));
+        for (int i = 0; i < count; i++)
+          if (load(table, childIndex[i]) != kIllegal) return;
+      }
+      distances[index] = 0;
+      stats.losses++;
+    }
+
+    /** (a, b) is at distance `depth`: gives depth + 1 to each parent it decides. A parent whose
+     *  P1 placement is its own mirror image is stored twice, as itself and as its mirror twin
+     *  (same value, same distance), and both get it. */
+    void pushDistance(B a, B b, int value, int depth, uint8_t* distances) {
+      const Engine<B>& e = kernel.e_;
+      int moveCount = e.generate(b, a | b, parentMoves.data());
+      B rotA = e.rotate(a);
+      // The parents lie all over both tables: every index first, each prefetched, so that the
+      // cache misses overlap.
+      int parents = 0;
+      for (int i = 0; i < moveCount; i++) {
+        B pa = e.rotate(b ^ cellBit<B>(parentMoves[2 * i]) ^ cellBit<B>(parentMoves[2 * i + 1])), pb = rotA;
+        uint64_t r1 = e.rankP1(pa);
+        if (g.mirrored[r1]) {
+          pa = e.mirror(pa);
+          pb = e.mirror(pb);
+        }
+        int32_t group = g.groupOfRank[r1];
+        uint64_t base = static_cast<uint64_t>(group) * e.p2Placements;
+        parentStates[parents++] = {base + e.rankP2(pa, pb), pa, pb};
+        if (g.selfMirror[group]) {
+          B twin = e.mirror(pb);
+          parentStates[parents++] = {base + e.rankP2(pa, twin), pa, twin};
+        }
       }
       for (int i = 0; i < parents; i++) {
-        if (load(table, parentIndex[i]) == kUnknown && prove(table, parentIndex[i], kWin)) stats.wins++;
+        __builtin_prefetch(&distances[parentStates[i].index], 1);
+        __builtin_prefetch(&table[parentStates[i].index >> 2]);
       }
+      for (int i = 0; i < parents; i++) {
+        const ParentState& p = parentStates[i];
+        pushDistanceTo(p.index, p.a, p.b, value, depth, distances);
+      }
+    }
+
+    /** The parent is stored state `parent`, position (a, b). */
+    void pushDistanceTo(uint64_t parent, B a, B b, int value, int depth, uint8_t* distances) {
+      if (loadDistance(distances, parent) != kNoDistance) return;
+      int parentValue = load(table, parent);
+      if (value == kLoss && parentValue == kWin) {
+        if (setDistance(distances, parent, depth + 1)) stats.wins++;
+      } else if (value == kWin && parentValue == kLoss && childrenWithin(a, b, depth, distances)) {
+        if (setDistance(distances, parent, depth + 1)) stats.losses++;
+      }
+    }
+
+    /** Whether every legal child of (a, b) has a distance of at most `depth`. The children lie in
+     *  the group of the state being pushed from, which is in cache. */
+    bool childrenWithin(B a, B b, int depth, const uint8_t* distances) {
+      const Engine<B>& e = kernel.e_;
+      int count = e.generate(a, a | b, moves.data());
+      childIndices(a, count, childGroup(b));
+      for (int i = 0; i < count; i++) {
+        if (loadDistance(distances, childIndex[i]) > depth && load(table, childIndex[i]) != kIllegal) return false;
+      }
+      return true;
     }
   };
 
-  enum class Mode { Init, Pass, Sparse };
+  enum class Mode { Init, Pass, Sparse, DistanceInit, DistanceLayer };
 
-  KernelStats run(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, Mode mode) {
+  KernelStats run(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, Mode mode, uint8_t* distances = nullptr,
+                  size_t distanceBytes = 0, int depth = 0) {
     const Groups& g = groups();
     const Engine<B>& e = e_;
-    uint64_t need = (static_cast<uint64_t>(g.rankOf.size()) * e.p2Placements + 3) / 4;
-    if (bytes < need) throw std::invalid_argument("solver table is smaller than the state space");
-    uint64_t units = mode == Mode::Pass ? e.p1Placements : g.rankOf.size();
+    uint64_t states = static_cast<uint64_t>(g.rankOf.size()) * e.p2Placements;
+    if (bytes < (states + 3) / 4) throw std::invalid_argument("solver table is smaller than the state space");
+    if ((mode == Mode::DistanceInit || mode == Mode::DistanceLayer) && distanceBytes < states) {
+      throw std::invalid_argument("distance table is smaller than the state space");
+    }
+    uint64_t units = mode == Mode::Pass ? e.p1Placements : g.rankOf.size();  // else groups
     if (to > units || from > to) throw std::invalid_argument("unit range outside the state space");
     std::atomic<uint32_t> taken{0};
     std::vector<KernelStats> results(std::max(1, threads));
@@ -455,7 +571,31 @@ class Kernel final : public KernelApi {
           }
           continue;
         }
-        if (mode == Mode::Init) {
+        if (mode == Mode::DistanceLayer) {
+          // The states of group `unit` at distance `depth`: found eight bytes at a time (a word
+          // without a byte equal to depth is skipped), then unranked one by one.
+          const uint64_t first = static_cast<uint64_t>(unit) * e.p2Placements, end = first + e.p2Placements;
+          const uint64_t pattern = 0x0101010101010101ull * static_cast<uint8_t>(depth);
+          bool unranked = false;
+          B a{};
+          for (uint64_t i = first; i < end; i++) {
+            if ((reinterpret_cast<uintptr_t>(&distances[i]) & 7) == 0 && i + 8 <= end) {
+              uint64_t x = __atomic_load_n(reinterpret_cast<const uint64_t*>(&distances[i]), __ATOMIC_RELAXED) ^ pattern;
+              if (((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) == 0) {  // no zero byte
+                i += 7;
+                continue;
+              }
+            }
+            if (loadDistance(distances, i) != depth) continue;
+            if (!unranked) {
+              a = e.unrankP1(g.rankOf[unit]);
+              unranked = true;
+            }
+            w.pushDistance(a, e.unrankP2(a, i - first), load(table, i), depth, distances);
+          }
+          continue;
+        }
+        if (mode == Mode::Init || mode == Mode::DistanceInit) {
           // Init: the states of group `unit`, in index order.
           B a = e.unrankP1(g.rankOf[unit]);
           int f = 0;
@@ -466,7 +606,8 @@ class Kernel final : public KernelApi {
           do {
             B b{};
             for (int j = 0; j < e.k; j++) b |= cellBit<B>(free[combo[j]]);
-            w.init(index++, a, b);
+            if (mode == Mode::Init) w.init(index++, a, b);
+            else w.distanceInit(index++, a, b, distances);
           } while (nextCombination(combo, e.k, f));
           continue;
         }

@@ -102,6 +102,17 @@ export interface SolverKernel {
   pass(table: Uint8Array, unitFrom: number, unitTo: number, threads?: number): KernelStats;
   /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes). */
   sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  /**
+   * Distances (see NO_DISTANCE in state-space.ts) over a solved table, layer by layer. Init sets
+   * 0 for the lost states of groups [groupFrom, groupTo) that have no legal move (terminal ones
+   * included); `distances` starts as all NO_DISTANCE. Layer `depth` takes the states of the groups
+   * at that distance and gives depth + 1 to their parents that it decides: a won parent of a lost
+   * state, a lost parent whose children all have a distance of at most `depth`. Distances only
+   * change from NO_DISTANCE, to the same value whichever thread gets there first, so the result
+   * does not depend on threads or order. Stats: states given a distance, in `wins` and `losses`.
+   */
+  distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads?: number): KernelStats;
 }
 
 export interface Backend {

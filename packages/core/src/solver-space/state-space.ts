@@ -23,6 +23,16 @@ export const LOSS = 1; // for the side to move (P1 in stored states)
 export const WIN = 2;
 export const ILLEGAL = 3;
 
+/**
+ * Distance tables (optional, one byte per stored state): plies to the end of the game under best
+ * play (the winner hurries, the loser delays), NO_DISTANCE for draws and illegal states. A won
+ * state is one ply more than its nearest lost child, a lost one one more than its farthest won
+ * child, a terminal or moveless lost state 0. Playing towards smaller distances always ends the
+ * game, which the 2-bit values alone do not guarantee (a "winning" move can go round in circles).
+ */
+export const NO_DISTANCE = 255;
+export const MAX_DISTANCE = NO_DISTANCE - 1;
+
 export const RANKING_ID = 1; // "mirror-class groups x colex P2-among-free", version 1
 
 export class StateSpace {

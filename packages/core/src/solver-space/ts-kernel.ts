@@ -5,7 +5,9 @@
  *  - init: ILLEGAL for illegal states, LOSS for terminal ones (the opponent has just won);
  *  - pass: for each UNKNOWN state, WIN if some move leads to a LOSS, LOSS if every legal move
  *    leads to a WIN (or there is no legal move). A new LOSS is propagated at once: every parent
- *    (moves are reversible, so parents are found with the move generator) becomes a WIN.
+ *    (moves are reversible, so parents are found with the move generator) becomes a WIN;
+ *  - distanceInit / distanceLayer: plies to the end for every won or lost state, over a solved
+ *    table, layer by layer from the ends of the game (see SolverKernel in backend.ts).
  *
  * A stored state is (a, b) with P1 = a to move. After P1 moves a -> a', the position (a', b,
  * P2 to move) is read as its colour swap (rot b, rot a', P1 to move), mirrored when rot b is not
@@ -18,7 +20,7 @@ import { BitboardEngine, type WordPosition } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
 import { nextCombination, rankSet, unrankSet } from '../ranking/combination.js';
-import { ILLEGAL, LOSS, StateSpace, UNKNOWN, WIN } from './state-space.js';
+import { ILLEGAL, LOSS, MAX_DISTANCE, NO_DISTANCE, StateSpace, UNKNOWN, WIN } from './state-space.js';
 
 export class TsSolverKernel implements SolverKernel {
   private readonly engine: BitboardEngine;
@@ -143,6 +145,103 @@ export class TsSolverKernel implements SolverKernel {
     return stats;
   }
 
+  distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
+    const stats = emptyKernelStats();
+    this.bind(table);
+    const pos = this.pos;
+    pos.toMove = 0;
+    this.forEachState(groupFrom, groupTo, (index) => {
+      if (this.value(index) !== LOSS) return;
+      if (this.engine.hasWon(1, pos) || !this.hasLegalChild(pos.p1, pos.p2)) {
+        distances[index] = 0;
+        stats.losses++;
+      }
+    });
+    return stats;
+  }
+
+  distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number): KernelStats {
+    if (!(depth >= 0 && depth < MAX_DISTANCE)) throw new RangeError(`distance layer ${depth} outside 0..${MAX_DISTANCE - 1}`);
+    const stats = emptyKernelStats();
+    this.bind(table);
+    this.distances = distances;
+    this.sharedDistances = typeof SharedArrayBuffer !== 'undefined' && distances.buffer instanceof SharedArrayBuffer;
+    const space = this.space;
+    const per = space.p2Placements;
+    const a = this.pos.p1;
+    const b = this.pos.p2;
+    for (let g = groupFrom; g < groupTo; g++) {
+      const group = distances.subarray(g * per, (g + 1) * per);
+      let i = group.indexOf(depth);
+      if (i < 0) continue;
+      unrankSet(space.groupRank[g]!, this.k, this.n, a);
+      for (; i >= 0; i = group.indexOf(depth, i + 1)) {
+        this.engine.unrankP2(a, i, b);
+        this.pushDistance(a, b, this.value(g * per + i), depth, stats);
+      }
+    }
+    return stats;
+  }
+
+  private distances: Uint8Array = new Uint8Array(0);
+  private sharedDistances = false;
+  private readonly parentPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+
+  /**
+   * (a, b) is at distance `depth`: gives depth + 1 to each parent it decides (see distanceLayer).
+   * A parent whose P1 placement is its own mirror image is stored twice, as itself and as its
+   * mirror twin (same value, same distance), and both get it.
+   */
+  private pushDistance(a: Uint32Array, b: Uint32Array, value: number, depth: number, stats: KernelStats): void {
+    const moves = this.parentMoves;
+    const count = this.engine.generateMoves(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    for (let i = 0; i < count; i++) {
+      const from = moves[2 * i]!;
+      const to = moves[2 * i + 1]!;
+      this.pushDistanceTo(this.parentIndex(a, b, from, to, false, this.parentPos), value, depth, stats);
+      if (this.parentHasTwin) this.pushDistanceTo(this.parentIndex(a, b, from, to, true, this.parentPos), value, depth, stats);
+    }
+  }
+
+  /** The parent is stored state `parent`, position this.parentPos. */
+  private pushDistanceTo(parent: number, value: number, depth: number, stats: KernelStats): void {
+    if (this.distances[parent] !== NO_DISTANCE) return;
+    const parentValue = this.value(parent);
+    if (value === LOSS && parentValue === WIN) {
+      if (this.setDistance(parent, depth + 1)) stats.wins++;
+    } else if (value === WIN && parentValue === LOSS && this.childrenWithin(this.parentPos.p1, this.parentPos.p2, depth)) {
+      if (this.setDistance(parent, depth + 1)) stats.losses++;
+    }
+  }
+
+  /** Whether every legal child of (a, b) has a distance of at most `depth`. */
+  private childrenWithin(a: Uint32Array, b: Uint32Array, depth: number): boolean {
+    const moves = this.moves;
+    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    this.prepareChildren(a, b);
+    for (let i = 0; i < count; i++) {
+      const child = this.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
+      if (this.value(child) !== ILLEGAL && this.distances[child]! > depth) return false;
+    }
+    return true;
+  }
+
+  /** Whether (a, b) has a move to a state that is not illegal. */
+  private hasLegalChild(a: Uint32Array, b: Uint32Array): boolean {
+    const moves = this.moves;
+    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    this.prepareChildren(a, b);
+    for (let i = 0; i < count; i++) if (this.value(this.childIndex(moves[2 * i]!, moves[2 * i + 1]!)) !== ILLEGAL) return true;
+    return false;
+  }
+
+  /** Sets a distance where there was none; true when this call made the change. */
+  private setDistance(index: number, distance: number): boolean {
+    if (this.sharedDistances) return Atomics.compareExchange(this.distances, index, NO_DISTANCE, distance) === NO_DISTANCE;
+    this.distances[index] = distance;
+    return true;
+  }
+
   /** Evaluates one stored state (a, b) if still unknown, and propagates a new loss. */
   private step(index: number, a: Uint32Array, b: Uint32Array, stats: KernelStats): void {
     if (this.value(index) !== UNKNOWN) return;
@@ -190,48 +289,14 @@ export class TsSolverKernel implements SolverKernel {
 
   /** WIN, LOSS, UNKNOWN from the children's current values; -1 when there is no move at all. */
   private evaluate(a: Uint32Array, b: Uint32Array): number {
-    const e = this.engine;
     const moves = this.moves;
-    const count = e.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     if (count === 0) return -1;
-    // The children's P1 is rot(b) (mirrored if needed): one group for all moves.
-    const set = this.set;
-    e.rotateSet(b, set);
-    const r1 = rankSet(set);
-    const mirrored = this.space.mirroredRank[r1] === 1;
-    const map = mirrored ? this.rotMirror : this.rot;
-    const base = this.space.groupOfRank[r1]! * this.space.p2Placements;
-    this.sortedMapped(b, map, this.childP1Cells);
-    // The children's P2 is map(a'), a' = a ^ from ^ to: start from map(a), toggle two cells.
-    let c0 = 0;
-    let c1 = 0;
-    let c2 = 0;
-    for (let w = 0; w < WORDS; w++) {
-      let x = a[w]!;
-      while (x !== 0) {
-        const low = x & -x;
-        x ^= low;
-        const c = map[(w << 5) + 31 - Math.clz32(low)]!;
-        if (c < 32) c0 |= 1 << c;
-        else if (c < 64) c1 |= 1 << (c - 32);
-        else c2 |= 1 << (c - 64);
-      }
-    }
+    this.prepareChildren(a, b);
     let legal = 0;
     let unknown = false;
     for (let i = 0; i < count; i++) {
-      const f = map[moves[2 * i]!]!;
-      const t = map[moves[2 * i + 1]!]!;
-      let d0 = c0;
-      let d1 = c1;
-      let d2 = c2;
-      if (f < 32) d0 ^= 1 << f;
-      else if (f < 64) d1 ^= 1 << (f - 32);
-      else d2 ^= 1 << (f - 64);
-      if (t < 32) d0 ^= 1 << t;
-      else if (t < 64) d1 ^= 1 << (t - 32);
-      else d2 ^= 1 << (t - 64);
-      const v = this.value(base + this.rankAmongFree(d0, d1, d2));
+      const v = this.value(this.childIndex(moves[2 * i]!, moves[2 * i + 1]!));
       if (v === ILLEGAL) continue;
       legal++;
       if (v === LOSS) return WIN;
@@ -240,33 +305,80 @@ export class TsSolverKernel implements SolverKernel {
     return unknown && legal > 0 ? UNKNOWN : LOSS;
   }
 
+  // Where the children of (a, b) live, set by prepareChildren for childIndex: their P1 is rot(b)
+  // (mirrored if needed), one group for all moves; their P2 is map(a') with a' = a ^ from ^ to,
+  // so it starts from map(a) (words childP2) and toggles two cells.
+  private childBase = 0;
+  private childMap: Int32Array = new Int32Array(0);
+  private readonly childP2 = new Uint32Array(WORDS);
+
+  private prepareChildren(a: Uint32Array, b: Uint32Array): void {
+    const set = this.set;
+    this.engine.rotateSet(b, set);
+    const r1 = rankSet(set);
+    const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
+    this.childMap = map;
+    this.childBase = this.space.groupOfRank[r1]! * this.space.p2Placements;
+    this.sortedMapped(b, map, this.childP1Cells);
+    this.childP2.set(this.mapped(a, map));
+  }
+
+  /** Stored index of the child of the prepared state after the move from -> to. */
+  private childIndex(from: number, to: number): number {
+    const f = this.childMap[from]!;
+    const t = this.childMap[to]!;
+    let d0 = this.childP2[0]!;
+    let d1 = this.childP2[1]!;
+    let d2 = this.childP2[2]!;
+    if (f < 32) d0 ^= 1 << f;
+    else if (f < 64) d1 ^= 1 << (f - 32);
+    else d2 ^= 1 << (f - 64);
+    if (t < 32) d0 ^= 1 << t;
+    else if (t < 64) d1 ^= 1 << (t - 32);
+    else d2 ^= 1 << (t - 64);
+    return this.childBase + this.rankAmongFree(d0, d1, d2);
+  }
+
   /** (a, b) with P1 to move is lost: every parent (a, b', P2 to move) is won. */
   private propagateLoss(a: Uint32Array, b: Uint32Array): number {
-    const e = this.engine;
     const moves = this.parentMoves;
-    const count = e.generateMoves(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
-    const set = this.set;
+    const count = this.engine.generateMoves(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     let proven = 0;
     for (let i = 0; i < count; i++) {
-      // Parent P1 = rot(b'), parent P2 = rot(a); mirrored together when rot(b') is not canonical.
-      const from = moves[2 * i]!;
-      const to = moves[2 * i + 1]!;
-      for (let w = 0; w < WORDS; w++) set[w] = b[w]!;
-      set[from >>> 5]! ^= 1 << (from & 31);
-      set[to >>> 5]! ^= 1 << (to & 31);
-      this.rotateInPlace(set);
-      const r1 = rankSet(set);
-      const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
-      const base = this.space.groupOfRank[r1]! * this.space.p2Placements;
-      for (let w = 0; w < WORDS; w++) set[w] = b[w]!;
-      set[from >>> 5]! ^= 1 << (from & 31);
-      set[to >>> 5]! ^= 1 << (to & 31);
-      this.sortedMapped(set, map, this.childP1Cells);
-      const p2 = this.mapped(a, map);
-      const index = base + this.rankAmongFree(p2[0]!, p2[1]!, p2[2]!);
+      const index = this.parentIndex(a, b, moves[2 * i]!, moves[2 * i + 1]!);
       if (this.value(index) === UNKNOWN && this.prove(index, WIN)) proven++;
     }
     return proven;
+  }
+
+  /** Whether the last parentIndex() had a mirror twin: its P1 placement is its own mirror image
+   *  in a mirror-symmetric variant, so (P1, mirror P2) is stored too, with the same value. */
+  private parentHasTwin = false;
+
+  /** Stored index of the parent (a, b', P2 to move) of (a, b), b' = b ^ from ^ to: P1 = rot(b'),
+   *  P2 = rot(a), mirrored together when rot(b') is not canonical; or its mirror twin. */
+  private parentIndex(a: Uint32Array, b: Uint32Array, from: number, to: number, twin = false, into?: WordPosition): number {
+    const set = this.set;
+    for (let w = 0; w < WORDS; w++) set[w] = b[w]!;
+    set[from >>> 5]! ^= 1 << (from & 31);
+    set[to >>> 5]! ^= 1 << (to & 31);
+    this.rotateInPlace(set);
+    const r1 = rankSet(set);
+    const map = (this.space.mirroredRank[r1] === 1) !== twin ? this.rotMirror : this.rot;
+    const group = this.space.groupOfRank[r1]!;
+    const base = group * this.space.p2Placements;
+    this.parentHasTwin = this.space.variant.mirrorSymmetric && this.space.groupWeight[group] === 1;
+    for (let w = 0; w < WORDS; w++) set[w] = b[w]!;
+    set[from >>> 5]! ^= 1 << (from & 31);
+    set[to >>> 5]! ^= 1 << (to & 31);
+    this.sortedMapped(set, map, this.childP1Cells);
+    const p2 = this.mapped(a, map);
+    const index = base + this.rankAmongFree(p2[0]!, p2[1]!, p2[2]!);
+    if (into) {
+      into.p2.set(p2);
+      into.p1.set(this.mapped(set, map));
+    }
+    return index;
   }
 
   /** rankP2 of the set (d0, d1, d2) among the cells free of childP1Cells, without pext. */
