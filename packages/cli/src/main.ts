@@ -48,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--memory <size>', 'refuse to start when the solve needs more than this (e.g. 4G)')
     .option('--resume', 'continue from FILE.ckpt of --out')
     .option('--force', 'overwrite an existing --out file')
+    .option('--distances', "also store every position's distance to the end (1 byte per stored state), so that query and play choose moves that make progress in games of any size")
     .option('--json', 'one JSON object on stdout')
     .option('--quiet', 'no progress on stderr')
     .action(async (o) => done(await solveCommand(o)));

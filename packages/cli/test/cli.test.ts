@@ -118,6 +118,19 @@ describe('info, bench, query, show, play', () => {
     expect(o.moves.find((m: { move: string }) => m.move === o.best)).toMatchObject({ outcome: 'win', pliesToEnd: 25 });
   });
 
+  it('solve --distances stores the distances; query reads them from the database', () => {
+    const out = join(dir, '7x7-1-distances.ccdb');
+    const r = run(['solve', '--board', '7', '--pieces', '1', '--distances', '--out', out, '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ positions: 4_704, distances: { maxPlies: 25 } });
+    expect(r.stderr).toMatch(/^distances: 25 layers in /m);
+    expect(readDatabase(out).header).toMatchObject({ maxDistance: 25, distanceCrc32: JSON.parse(r.stdout).distances.crc32 });
+    const o = JSON.parse(run(['query', '--db', out, `x${'.'.repeat(47)}o x`, '--json']).stdout);
+    expect(o).toMatchObject({ outcome: 'win', pliesToEnd: 25 });
+    const text = run(['solve', '--board', '7', '--pieces', '1', '--distances', '--quiet']);
+    expect(text.stdout).toMatch(/^distances\s+up to 25 plies, [\d.]+ s, CRC-32 [0-9a-f]{8}$/m);
+  });
+
   it('show draws the diamond', () => {
     const r = run(['show', START_7x7_2]);
     expect(r.status).toBe(0);

@@ -3,16 +3,19 @@
  * best move that makes progress.
  *
  * The 2-bit table alone does not say how far a win is: a "winning" move (to any lost position)
- * can go round in circles. So distances are computed when asked, by a retrograde analysis over the
- * positions reachable from the queried one under value-preserving play (the winner moves to lost
- * positions, the loser anywhere); the winner then takes the move to the nearest win and the loser
- * the one that delays the loss longest, and always playing the chosen move ends the game.
+ * can go round in circles. So the winner takes the move to the nearest win and the loser the one
+ * that delays the loss longest, by distances to the end: stored in the database when it was
+ * solved with distances, else computed when asked, by a retrograde analysis over the positions
+ * reachable from the queried one under value-preserving play (the winner moves to lost positions,
+ * the loser anywhere), up to a size limit. Either way, always playing the chosen move ends the
+ * game.
  */
 import {
   BitboardEngine,
   ILLEGAL,
   LOSS,
   type Move,
+  NO_DISTANCE,
   type Position,
   type RuleMode,
   StateSpace,
@@ -117,12 +120,21 @@ export class SolvedGame {
   }
 
   /**
-   * Plies to the end under best play for every position reachable from `p` under
-   * value-preserving play, keyed by stored-state index; undefined beyond `distanceLimit`.
+   * Plies to the end under best play, keyed by stored-state index: the database's distance table
+   * when it has one, else for every position reachable from `p` under value-preserving play,
+   * undefined beyond `distanceLimit`.
    * The result is cached: later queries inside the same reachable set (a game being played) are
    * free.
    */
   distances(p: Position): DistanceTable | undefined {
+    const stored = this.database.distances;
+    if (stored) {
+      return {
+        get: (index) => (stored[index] === NO_DISTANCE ? undefined : stored[index]),
+        has: () => true,
+        size: stored.length,
+      };
+    }
     const index = this.indexer.index(toWords(p));
     if (this.cached?.has(index)) return this.cached;
     const computed = this.computeDistances(toWords(p));

@@ -1,6 +1,8 @@
 /**
  * Queries and progress: always playing the chosen move, for both sides, from the start position
- * ends the game with the proven result in the number of plies of RULES.md section 8.
+ * ends the game with the proven result in the number of plies of RULES.md section 8; with
+ * distances computed on demand, and with distances stored in the database (on-demand computation
+ * then disabled, so that only the stored ones can be used).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,18 +15,22 @@ const dir = mkdtempSync(join(tmpdir(), 'ccheckers-play-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const [backend] = await availableBackends();
 
-async function solvedGame(pieces: number): Promise<SolvedGame> {
-  const out = join(dir, `7x7-${pieces}.ccdb`);
-  await solve({ variant: variant(7, pieces), rules: 'clean', backend: backend!, threads: 2, out });
-  return new SolvedGame(readDatabase(out));
+async function solvedGame(pieces: number, stored: boolean): Promise<SolvedGame> {
+  const out = join(dir, `7x7-${pieces}${stored ? '-distances' : ''}.ccdb`);
+  await solve({ variant: variant(7, pieces), rules: 'clean', backend: backend!, threads: 2, out, distances: stored });
+  const db = readDatabase(out);
+  expect(db.distances !== undefined).toBe(stored);
+  return new SolvedGame(db, stored ? 0 : undefined);
 }
 
 describe.each([
-  [1, 25],
-  [2, 33],
-])('7x7 with %i piece(s)', (pieces, plies) => {
+  [1, 25, 'computed'],
+  [2, 33, 'computed'],
+  [1, 25, 'stored'],
+  [2, 33, 'stored'],
+])('7x7 with %i piece(s), distances %s', (pieces, plies, distances) => {
   it(`best play from the start: P1 wins in ${plies} plies`, async () => {
-    const game = await solvedGame(pieces);
+    const game = await solvedGame(pieces, distances === 'stored');
     const v = variant(7, pieces);
     let p: Position = startPosition(v);
     const first = game.analyse(p);

@@ -5,7 +5,7 @@
 import { createInterface } from 'node:readline';
 import { type Move, type Position, applyMove, drawPosition, formatPosition, startPosition } from '@ccheckers/core';
 import { UsageError } from '../options.js';
-import { describeValue } from './query.js';
+import { describeValue, distanceNote } from './query.js';
 import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
 
 export async function playCommand(o: { db: string; as: string; from?: string }): Promise<number> {
@@ -24,6 +24,8 @@ export async function playCommand(o: { db: string; as: string; from?: string }):
   const say = (s: string) => process.stdout.write(`${s}\n`);
   const side = (s: 0 | 1) => (s === 0 ? 'x' : 'o');
   say(`${v.name}: you play ${side(human)}${human === 0 ? ' and move first' : ''}. Moves are from-to (e.g. ${moveText(game.legalMoves(p)[0] ?? { from: 0, to: 0 })}); "moves" lists them, "quit" ends.`);
+  const note = distanceNote(game.analyse(p), game.database.distances !== undefined);
+  if (note) say(note);
   try {
     for (;;) {
       const info = game.analyse(p);

@@ -30,6 +30,8 @@ export function queryCommand(text: string, o: { db: string; json?: boolean }): n
     lines.push(`best      ${info.best ? moveText(info.best) : '-'}`, '');
     lines.push(table(['move', `for ${side}`, 'plies to end'], info.moves.map((m) => moveRow(m))));
   }
+  const note = distanceNote(info, game.database.distances !== undefined);
+  if (note) lines.push('', note);
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
 }
@@ -43,6 +45,12 @@ export function describeValue(info: PositionInfo, side: 'x' | 'o'): string {
   if (info.outcome === 'win') return `${name(side)} to move wins${plies}`;
   if (info.outcome === 'loss') return `${name(side)} to move loses${plies}`;
   return 'draw with best play';
+}
+
+/** Why a won or lost position has no distance, and what to do about it. */
+export function distanceNote(info: PositionInfo, stored: boolean): string | undefined {
+  if ((info.outcome !== 'win' && info.outcome !== 'loss') || info.pliesToEnd !== undefined || stored) return undefined;
+  return 'note: no distances here (too many positions reachable to compute them on demand), so the best move may not make progress; solve with --distances to store them in the database';
 }
 
 function moveRow(m: MoveInfo): string[] {

@@ -17,6 +17,7 @@ export interface SolveCommandOptions {
   memory?: string;
   resume?: boolean;
   force?: boolean;
+  distances?: boolean;
   json?: boolean;
   quiet?: boolean;
 }
@@ -43,7 +44,7 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
   }
   const { backend, reason } = await selectBackend(request);
   // Before any output or allocation: refuse a solve that cannot fit (solve() checks again).
-  checkMemory(requiredBytes(new StateSpace(v), backend.kernelThreads ? 1 : threads), memoryLimit);
+  checkMemory(requiredBytes(new StateSpace(v), backend.kernelThreads ? 1 : threads, o.distances), memoryLimit);
   const progress = progressSink(process.stderr, o.quiet);
   if (o.resume && out && !existsSync(`${out}.ckpt`)) progress.done(`no checkpoint at ${out}.ckpt: starting from the beginning`);
   progress.done(`solving ${v.name} (${rules} rules) with ${backend.name} on ${threads} thread(s): ${reason}`);
@@ -59,6 +60,7 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
   const initStarted = performance.now();
   let passNumber = 0;
   let passStarted = initStarted;
+  let distanceStarted: number | undefined;
   let result: SolveResult;
   try {
     result = await solve({
@@ -69,6 +71,7 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
       ...(out ? { out } : {}),
       ...(o.resume ? { resume: true } : {}),
       ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+      ...(o.distances ? { distances: true } : {}),
       signal: controller.signal,
       onProgress: (e: ProgressEvent) => {
         const share = `${((100 * e.proven) / e.storedStates).toFixed(1)}% decided`;
@@ -90,6 +93,11 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
           progress.done(
             `pass ${r.pass}: +${grouped(r.newlyProven)} proven (${share}) in ${duration(r.seconds)}${r.sparse ? ', unknown states only' : ''}`,
           );
+        } else if (e.phase === 'distances') {
+          if (distanceStarted === undefined) distanceStarted = performance.now();
+          progress.update(`distances, layer ${e.pass}`, e.fraction, 'of the won and lost states');
+        } else if (e.phase === 'distances-done') {
+          progress.done(`distances: ${e.pass} layers in ${duration((performance.now() - (distanceStarted ?? performance.now())) / 1000)}`);
         }
       },
       onCheckpoint: (passes) => {
@@ -121,6 +129,9 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
     start: result.start,
     passes: result.passes,
     seconds: Number(result.seconds.toFixed(3)),
+    ...(result.distances
+      ? { distances: { maxPlies: result.distances.maxPlies, seconds: Number(result.distances.seconds.toFixed(3)), crc32: result.distances.crc32 } }
+      : {}),
   };
   if (o.json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -143,6 +154,11 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
     `${'seconds'.padEnd(10)} ${result.seconds.toFixed(2)}`,
     `${'backend'.padEnd(10)} ${result.backend}, ${result.threads} thread(s)`,
     `${'table'.padEnd(10)} ${grouped(result.storedStates)} stored states in ${grouped(result.tableBytes)} bytes, CRC-32 ${result.tableCrc32.toString(16).padStart(8, '0')}`,
+    ...(result.distances
+      ? [
+          `${'distances'.padEnd(10)} up to ${result.distances.maxPlies} plies, ${result.distances.seconds.toFixed(2)} s, CRC-32 ${result.distances.crc32.toString(16).padStart(8, '0')}`,
+        ]
+      : []),
     ...(out ? [`${'database'.padEnd(10)} ${out}`] : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
