@@ -1,4 +1,4 @@
-// CPU detection with cpuid: BMI2 present, and fast (AMD family 0x17, Zen 1/2, runs pext/pdep in
+// CPU detection with cpuid: popcnt, BMI2 present, and fast (AMD family 0x17, Zen 1/2, runs pext/pdep in
 // slow microcode, so it counts as "no fast BMI2").
 #include <cstring>
 
@@ -24,14 +24,16 @@ CpuInfo detectCpu() {
   __get_cpuid(1, &a, &b, &c, &d);
   unsigned baseFamily = (a >> 8) & 0xf;
   info.family = baseFamily == 0xf ? baseFamily + ((a >> 20) & 0xff) : baseFamily;
-  bool popcnt = (c >> 23) & 1;
+  info.popcnt = (c >> 23) & 1;
   if (maxLeaf >= 7) {
     __cpuid_count(7, 0, a, b, c, d);
     bool bmi1 = (b >> 3) & 1;
-    info.bmi2 = bmi1 && ((b >> 8) & 1) && popcnt;
+    info.bmi2 = bmi1 && ((b >> 8) & 1) && info.popcnt;
   }
   bool amdZen12 = std::strcmp(info.vendor, "AuthenticAMD") == 0 && info.family == 0x17;
   info.fastBmi2 = info.bmi2 && !amdZen12;
+#elif defined(__aarch64__)
+  info.popcnt = true;
 #endif
   return info;
 }

@@ -34,6 +34,18 @@ inline int popcount64(uint64_t x) {
 #endif
 }
 
+/** The popcount instruction itself, usable from baseline code: call it only where the CPU has
+ *  one (CpuInfo::popcnt; every x86-64 since 2008, and arm64, where the builtin is that instruction). */
+inline int hardwarePopcount(uint64_t x) {
+#if defined(__x86_64__)
+  uint64_t r;
+  __asm__("popcnt %1, %0" : "=r"(r) : "r"(x) : "cc");
+  return static_cast<int>(r);
+#else
+  return popcount64(x);
+#endif
+}
+
 inline bool any(uint64_t x) { return x != 0; }
 inline bool any(U128 x) { return (x.lo | x.hi) != 0; }
 inline int popcount(uint64_t x) { return popcount64(x); }

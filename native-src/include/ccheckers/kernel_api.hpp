@@ -73,6 +73,9 @@ class KernelApi {
 
 /** Kernel factories; makeBmi2Kernel returns nullptr where it was not compiled (non-x86). */
 std::unique_ptr<KernelApi> makePortableKernel(const Variant& v);
+/** The portable kernel built for the baseline CPU, whatever this CPU has (tests: x86 CPUs
+ *  without popcnt). makePortableKernel picks the popcnt build where the CPU has it. */
+std::unique_ptr<KernelApi> makeBaselinePortableKernel(const Variant& v);
 std::unique_ptr<KernelApi> makeBmi2Kernel(const Variant& v);
 
 /** CPU features relevant to the kernel choice. */
@@ -80,6 +83,7 @@ struct CpuInfo {
   bool x86 = false;
   bool bmi2 = false;       // the instructions exist
   bool fastBmi2 = false;   // and are not microcoded (AMD family 0x17)
+  bool popcnt = false;     // a popcount instruction (x86 popcnt; always on arm64)
   unsigned family = 0;
   char vendor[13] = {};
 };

@@ -34,6 +34,8 @@ export interface CpuInfo {
   x86: boolean;
   bmi2: boolean;
   fastBmi2: boolean;
+  /** A popcount instruction: the portable kernel then uses its popcnt build on x86. */
+  popcnt: boolean;
   vendor: string;
   family: number;
 }
@@ -63,8 +65,15 @@ interface AddonKernel {
   solverPassUnits(): number;
 }
 
+/**
+ * The C++ kernels: bmi2 (hardware pext/pdep), portable (none; on x86 its popcnt build where the
+ * CPU has popcnt, chosen in C++) and portable-baseline (the portable kernel built for the
+ * baseline CPU whatever this one has; for tests, so that both portable builds are checked).
+ */
+export type NativeKernelKind = 'bmi2' | 'portable' | 'portable-baseline';
+
 interface Addon {
-  Kernel: new (size: number, pieces: number, rules: number, start: number[], kernel: 'bmi2' | 'portable') => AddonKernel;
+  Kernel: new (size: number, pieces: number, rules: number, start: number[], kernel: NativeKernelKind) => AddonKernel;
   cpuInfo(): CpuInfo;
 }
 
@@ -117,7 +126,7 @@ export function nativeStatus(): NativeStatus {
   return status;
 }
 
-function kernelOf(v: Variant, rules: RuleMode, which: 'bmi2' | 'portable'): AddonKernel {
+function kernelOf(v: Variant, rules: RuleMode, which: NativeKernelKind): AddonKernel {
   const s = nativeStatus();
   if (!s.loaded || !addon) throw new Error(`native backend unavailable: ${s.error}`);
   if (which === 'bmi2' && !s.bmi2Usable) throw new Error(`native-bmi2 unavailable: ${s.bmi2Reason}`);
@@ -145,7 +154,7 @@ export class NativeEngine implements Engine {
   constructor(
     readonly variant: Variant,
     readonly rules: RuleMode,
-    readonly kernel: 'bmi2' | 'portable',
+    readonly kernel: NativeKernelKind,
   ) {
     this.k = kernelOf(variant, rules, kernel);
     this.p2Placements = binomial(variant.cells - variant.pieces, variant.pieces);
@@ -228,7 +237,7 @@ export class NativeEngine implements Engine {
 class NativeSolverKernel implements SolverKernel {
   private readonly k: AddonKernel;
   readonly passUnits: number;
-  constructor(v: Variant, rules: RuleMode, which: 'bmi2' | 'portable') {
+  constructor(v: Variant, rules: RuleMode, which: NativeKernelKind) {
     this.k = kernelOf(v, rules, which);
     this.passUnits = this.k.solverPassUnits();
   }

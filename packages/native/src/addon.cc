@@ -105,8 +105,10 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
         if (!kernel_) throw Napi::Error::New(env, "the BMI2 kernel is not compiled for this architecture");
       } else if (which == "portable") {
         kernel_ = cck::makePortableKernel(v);
+      } else if (which == "portable-baseline") {
+        kernel_ = cck::makeBaselinePortableKernel(v);
       } else {
-        throw Napi::TypeError::New(env, "kernel must be 'bmi2' or 'portable'");
+        throw Napi::TypeError::New(env, "kernel must be 'bmi2', 'portable' or 'portable-baseline'");
       }
       moves_.resize(2 * static_cast<size_t>(v.cells) * pieces + 2);
     } catch (const std::invalid_argument& e) {
@@ -245,6 +247,7 @@ class Addon : public Napi::Addon<Addon> {
     o.Set("x86", c.x86);
     o.Set("bmi2", c.bmi2);
     o.Set("fastBmi2", c.fastBmi2);
+    o.Set("popcnt", c.popcnt);
     o.Set("vendor", std::string(c.vendor));
     o.Set("family", c.family);
     return o;

@@ -20,7 +20,7 @@ import {
   supportedVariants,
   variant,
 } from '@ccheckers/core';
-import { NativeEngine, nativeStatus } from '../lib/index.js';
+import { NativeEngine, type NativeKernelKind, nativeStatus } from '../lib/index.js';
 
 const status = nativeStatus();
 if (process.env.CCHECKERS_REQUIRE_NATIVE === '1' && !status.loaded) {
@@ -34,7 +34,7 @@ it('loads the addon from where node-gyp-build was told to look', () => {
 });
 
 const kernels = [
-  ...(status.loaded ? (['portable'] as const) : []),
+  ...(status.loaded ? (['portable', 'portable-baseline'] as const) : []),
   ...(status.bmi2Usable ? (['bmi2'] as const) : []),
 ];
 
@@ -48,7 +48,7 @@ interface Vector {
 }
 const vectors = (JSON.parse(readFileSync(new URL('../../../test-vectors/vectors.json', import.meta.url), 'utf8')) as { vectors: Vector[] }).vectors;
 
-function engineFor(kind: 'ts' | 'portable' | 'bmi2', board: number, pieces: number, rules: RuleMode): Engine {
+function engineFor(kind: 'ts' | NativeKernelKind, board: number, pieces: number, rules: RuleMode): Engine {
   const v = variant(board, pieces);
   return kind === 'ts' ? new TsEngine(v, rules) : new NativeEngine(v, rules, kind);
 }

@@ -46,8 +46,10 @@ class Engine {
   uint64_t p1Placements, p2Placements;
   std::vector<CellMasks<B>> cell;
   std::vector<int> mirrorMap;
+  bool popcountInstruction;  // the CPU has one: portable rankP2 uses it (hardwarePopcount)
 
-  explicit Engine(const Variant& variant) : v(variant), n(variant.cells), k(variant.pieces) {
+  /** `hardwarePopcount`: the CPU has a popcount instruction (portable rankP2 then uses it). */
+  Engine(const Variant& variant, bool hardwarePopcount) : v(variant), n(variant.cells), k(variant.pieces), popcountInstruction(hardwarePopcount) {
     for (int c = 0; c < n; c++) full |= cellBit<B>(c);
     for (int c : v.p2Start) goal[0] |= cellBit<B>(c);
     for (int c : v.p1Start) goal[1] |= cellBit<B>(c);
@@ -207,6 +209,15 @@ class Engine {
     // Portable: a cell's index among the free cells is c - |P1 below c|; no pext needed.
     uint64_t r = 0;
     if constexpr (std::is_same_v<B, uint64_t>) {
+      if (popcountInstruction) {
+        // |P1 below c| with the popcount instruction, one per piece (independent of each other).
+        for (int i = 1; p2; i++) {
+          int c = lowest(p2);
+          p2 = clearLowest(p2);
+          r += C.c[c - hardwarePopcount(p1 & ((uint64_t{1} << c) - 1))][i];
+        }
+        return r;
+      }
       // |P1 below c| from per-byte prefix counts of P1 (one SWAR popcount and one multiply for
       // all bytes) plus a table lookup for the bits of c's own byte: no loop-carried popcounts.
       uint64_t x = p1 - ((p1 >> 1) & 0x5555555555555555ULL);

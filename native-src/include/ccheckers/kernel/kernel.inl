@@ -16,7 +16,7 @@ inline uint32_t moveHash(int from, int to) { return static_cast<uint32_t>(from *
 template <class B>
 class Kernel final : public KernelApi {
  public:
-  explicit Kernel(const Variant& v, const char* kernelName) : variant_(v), e_(variant_), name_(kernelName) {}
+  Kernel(const Variant& v, const char* kernelName, bool hardwarePopcount) : variant_(v), e_(variant_, hardwarePopcount), name_(kernelName) {}
   const char* name() const override { return name_; }
 
   static B board(const uint32_t* w) { return fromWords<B>(w); }
@@ -658,7 +658,8 @@ class Kernel final : public KernelApi {
   }
 };
 
-inline std::unique_ptr<KernelApi> makeKernel(const Variant& v, const char* name) {
-  if (v.cells <= 64) return std::make_unique<Kernel<uint64_t>>(v, name);
-  return std::make_unique<Kernel<U128>>(v, name);
+/** `hardwarePopcount`: the CPU has a popcount instruction the portable code may use. */
+inline std::unique_ptr<KernelApi> makeKernel(const Variant& v, const char* name, bool hardwarePopcount = true) {
+  if (v.cells <= 64) return std::make_unique<Kernel<uint64_t>>(v, name, hardwarePopcount);
+  return std::make_unique<Kernel<U128>>(v, name, hardwarePopcount);
 }
