@@ -242,7 +242,28 @@ class Engine {
 #endif
   }
 
-  B unrankP2(B p1, uint64_t r) const { return pdep(unrankSet(r, k, n - k), ~p1 & full); }
+  B unrankP2(B p1, uint64_t r) const {
+#if !CCK_USE_BMI2
+    if constexpr (std::is_same_v<B, uint64_t>) {
+      // Portable: unrank among the free cells, then map each index c to its cell without a
+      // pdep: c + |{j : q_j - j <= c}| for P1's cells q_0 < q_1 < ... (q_j - j free cells lie
+      // below q_j). The indices come out in descending order, so that count only goes down.
+      int freeBelow[16], t = 0;
+      for (uint64_t x = p1; x; x = clearLowest(x), t++) freeBelow[t] = lowest(x) - t;
+      uint64_t out = 0;
+      int c = n - k - 1;
+      for (int i = k; i >= 1; i--) {
+        while (C.c[c][i] > r) c--;
+        r -= C.c[c][i];
+        while (t > 0 && freeBelow[t - 1] > c) t--;
+        out |= uint64_t{1} << (c + t);
+        c--;
+      }
+      return out;
+    }
+#endif
+    return pdep(unrankSet(r, k, n - k), ~p1 & full);
+  }
 
   /** The next P2 placement in rank order among the cells free of p1; false after the last. */
   bool nextP2(B p1, B p2, B& out) const {
