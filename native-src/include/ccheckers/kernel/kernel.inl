@@ -320,7 +320,7 @@ class Kernel final : public KernelApi {
     uint8_t* table;
     KernelStats stats{};
     std::vector<uint8_t> moves, parentMoves;
-    std::vector<uint64_t> childIndex, parentIndex;
+    std::vector<uint64_t> childIndex;
     struct UnitState {
       uint64_t index;
       B p1;
@@ -330,7 +330,7 @@ class Kernel final : public KernelApi {
       uint64_t index;
       B a, b;
     };
-    std::vector<ParentState> parentStates;  // distance layers: parents (and mirror twins) of a state
+    std::vector<ParentState> parentStates;  // parents (and mirror twins) of a state, see parentIndices
     Worker(Kernel& k, const Groups& groups, uint8_t* t)
         : kernel(k),
           g(groups),
@@ -338,7 +338,6 @@ class Kernel final : public KernelApi {
           moves(2 * static_cast<size_t>(k.e_.n) * k.e_.k + 2),
           parentMoves(moves.size()),
           childIndex(moves.size() / 2),
-          parentIndex(moves.size() / 2),
           parentStates(moves.size()) {}
 
     /** Index of the stored state (P1 = a, P2 = b, P1 to move), mirrored into its group. */
@@ -421,9 +420,10 @@ class Kernel final : public KernelApi {
       // The parents lie in other groups all over the table: compute every index and prefetch
       // first, so the cache misses overlap instead of queueing one after another.
       int parents = parentIndices(a, b);
-      for (int i = 0; i < parents; i++) __builtin_prefetch(&table[parentIndex[i] >> 2], 1);
+      for (int i = 0; i < parents; i++) __builtin_prefetch(&table[parentStates[i].index >> 2], 1);
       for (int i = 0; i < parents; i++) {
-        if (load(table, parentIndex[i]) == kUnknown && prove(table, parentIndex[i], kWin)) stats.wins++;
+        uint64_t p = parentStates[i].index;
+        if (load(table, p) == kUnknown && prove(table, p, kWin)) stats.wins++;
       }
     }
 
@@ -445,15 +445,29 @@ class Kernel final : public KernelApi {
       }
     }
 
-    /** parentIndex[] of (a, b): every (a, b^, P2 to move) with b^ -> b by a P2 move (moves are
-     *  reversible, so the move generator finds them), stored as (rot b^, rot a); returns how many. */
+    /** parentStates[] of (a, b): every (a, b^, P2 to move) with b^ -> b by a P2 move (moves are
+     *  reversible, so the move generator finds them), stored as (rot b^, rot a) mirrored into its
+     *  group; and where that group's placement is its own mirror image, the mirror twin too (both
+     *  are stored, with the same value). Returns how many. */
     int parentIndices(B a, B b) {
       const Engine<B>& e = kernel.e_;
-      int parents = e.generate(b, a | b, parentMoves.data());
+      int moveCount = e.generate(b, a | b, parentMoves.data());
       B rotA = e.rotate(a);
-      for (int i = 0; i < parents; i++) {
-        B pb = b ^ cellBit<B>(parentMoves[2 * i]) ^ cellBit<B>(parentMoves[2 * i + 1]);
-        parentIndex[i] = indexOf(e.rotate(pb), rotA);
+      int parents = 0;
+      for (int i = 0; i < moveCount; i++) {
+        B pa = e.rotate(b ^ cellBit<B>(parentMoves[2 * i]) ^ cellBit<B>(parentMoves[2 * i + 1])), pb = rotA;
+        uint64_t r1 = e.rankP1(pa);
+        if (g.mirrored[r1]) {
+          pa = e.mirror(pa);
+          pb = e.mirror(pb);
+        }
+        int32_t group = g.groupOfRank[r1];
+        uint64_t base = static_cast<uint64_t>(group) * e.p2Placements;
+        parentStates[parents++] = {base + e.rankP2(pa, pb), pa, pb};
+        if (g.selfMirror[group]) {
+          B twin = e.mirror(pb);
+          parentStates[parents++] = {base + e.rankP2(pa, twin), pa, twin};
+        }
       }
       return parents;
     }
@@ -474,31 +488,12 @@ class Kernel final : public KernelApi {
       stats.losses++;
     }
 
-    /** (a, b) is at distance `depth`: gives depth + 1 to each parent it decides. A parent whose
-     *  P1 placement is its own mirror image is stored twice, as itself and as its mirror twin
-     *  (same value, same distance), and both get it. */
+    /** (a, b) is at distance `depth`: gives depth + 1 to each parent it decides (mirror twins
+     *  included: same value, same distance). */
     void pushDistance(B a, B b, int value, int depth, uint8_t* distances) {
-      const Engine<B>& e = kernel.e_;
-      int moveCount = e.generate(b, a | b, parentMoves.data());
-      B rotA = e.rotate(a);
       // The parents lie all over both tables: every index first, each prefetched, so that the
       // cache misses overlap.
-      int parents = 0;
-      for (int i = 0; i < moveCount; i++) {
-        B pa = e.rotate(b ^ cellBit<B>(parentMoves[2 * i]) ^ cellBit<B>(parentMoves[2 * i + 1])), pb = rotA;
-        uint64_t r1 = e.rankP1(pa);
-        if (g.mirrored[r1]) {
-          pa = e.mirror(pa);
-          pb = e.mirror(pb);
-        }
-        int32_t group = g.groupOfRank[r1];
-        uint64_t base = static_cast<uint64_t>(group) * e.p2Placements;
-        parentStates[parents++] = {base + e.rankP2(pa, pb), pa, pb};
-        if (g.selfMirror[group]) {
-          B twin = e.mirror(pb);
-          parentStates[parents++] = {base + e.rankP2(pa, twin), pa, twin};
-        }
-      }
+      int parents = parentIndices(a, b);
       for (int i = 0; i < parents; i++) {
         __builtin_prefetch(&distances[parentStates[i].index], 1);
         __builtin_prefetch(&table[parentStates[i].index >> 2]);

@@ -339,14 +339,20 @@ export class TsSolverKernel implements SolverKernel {
     return this.childBase + this.rankAmongFree(d0, d1, d2);
   }
 
-  /** (a, b) with P1 to move is lost: every parent (a, b', P2 to move) is won. */
+  /** (a, b) with P1 to move is lost: every parent (a, b', P2 to move) is won, and so is its
+   *  mirror twin where it has one (same value; found by no move generator). */
   private propagateLoss(a: Uint32Array, b: Uint32Array): number {
     const moves = this.parentMoves;
     const count = this.engine.generateMoves(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     let proven = 0;
     for (let i = 0; i < count; i++) {
-      const index = this.parentIndex(a, b, moves[2 * i]!, moves[2 * i + 1]!);
+      const from = moves[2 * i]!;
+      const to = moves[2 * i + 1]!;
+      const index = this.parentIndex(a, b, from, to);
       if (this.value(index) === UNKNOWN && this.prove(index, WIN)) proven++;
+      if (!this.parentHasTwin) continue;
+      const twin = this.parentIndex(a, b, from, to, true);
+      if (this.value(twin) === UNKNOWN && this.prove(twin, WIN)) proven++;
     }
     return proven;
   }
