@@ -73,8 +73,8 @@ class KernelApi {
 
 /** Kernel factories; makeBmi2Kernel returns nullptr where it was not compiled (non-x86). */
 std::unique_ptr<KernelApi> makePortableKernel(const Variant& v);
-/** The portable kernel built for the baseline CPU, whatever this CPU has (tests: x86 CPUs
- *  without popcnt). makePortableKernel picks the popcnt build where the CPU has it. */
+/** The portable kernel without the popcount instruction, whatever this CPU has (tests: the path
+ *  of x86 CPUs without popcnt). makePortableKernel uses the instruction where the CPU has it. */
 std::unique_ptr<KernelApi> makeBaselinePortableKernel(const Variant& v);
 std::unique_ptr<KernelApi> makeBmi2Kernel(const Variant& v);
 

@@ -34,7 +34,7 @@ export interface CpuInfo {
   x86: boolean;
   bmi2: boolean;
   fastBmi2: boolean;
-  /** A popcount instruction: the portable kernel then uses its popcnt build on x86. */
+  /** A popcount instruction: the portable kernel's rankP2 then uses it. */
   popcnt: boolean;
   vendor: string;
   family: number;
@@ -66,9 +66,9 @@ interface AddonKernel {
 }
 
 /**
- * The C++ kernels: bmi2 (hardware pext/pdep), portable (none; on x86 its popcnt build where the
- * CPU has popcnt, chosen in C++) and portable-baseline (the portable kernel built for the
- * baseline CPU whatever this one has; for tests, so that both portable builds are checked).
+ * The C++ kernels: bmi2 (hardware pext/pdep), portable (neither; it uses the popcount
+ * instruction where the CPU has one, decided in C++) and portable-baseline (the portable kernel
+ * without popcount whatever this CPU has; for tests, so that both of its paths are checked).
  */
 export type NativeKernelKind = 'bmi2' | 'portable' | 'portable-baseline';
 

@@ -25,8 +25,8 @@ import {
 } from '@ccheckers/core';
 import { type DatabaseHeader, type PassRecord, readDatabase, writeDatabase } from './database.js';
 import { checkMemory, requiredBytes } from './memory.js';
-import { expandCounts, provenStates, StateIndexer } from './state-index.js';
-import { type ChunkRunner, type Phase, createWorkerPool } from './worker-pool.js';
+import { expandCounts, provenStates, StateIndexer, storedCounts } from './state-index.js';
+import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
 
 export type StartValue = 'p1-win' | 'p2-win' | 'draw';
 
@@ -151,20 +151,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   const kernel = backend.solverKernel(v, rules);
   const runner: ChunkRunner =
     backend.kernelThreads || threads === 1
-      ? inProcessRunner((phase, from, to, depth) => {
-          switch (phase) {
-            case 'init':
-              return kernel.init(table, from, to, threads);
-            case 'pass':
-              return kernel.pass(table, from, to, threads);
-            case 'sparse':
-              return kernel.sparsePass(table, from, to, threads);
-            case 'distance-init':
-              return kernel.distanceInit(table, distances!, from, to, threads);
-            case 'distance':
-              return kernel.distanceLayer(table, distances!, depth ?? 0, from, to, threads);
-          }
-        })
+      ? inProcessRunner((phase, from, to, depth) => runPhase(kernel, phase, { table, distances }, from, to, depth, threads))
       : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table, ...(distances ? { distances } : {}) });
   const pieces = Math.max(CHUNKS_PER_PHASE, threads * 8);
   const initChunks = chunkRanges(space.groups, pieces);
@@ -240,7 +227,8 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     if (distances) {
       // Layer by layer from the ends of the game: layer d gives d + 1 to the parents it decides.
       const distanceStart = performance.now();
-      const decided = wonOrLostStates(table, space.states);
+      const stored = storedCounts(table, space.states);
+      const decided = stored[WIN]! + stored[LOSS]!;
       let assigned = 0;
       let depth = 0;
       const progress = (phase: 'distances' | 'distances-done') =>
@@ -344,16 +332,6 @@ export function valueOfStart(v: Variant, space: StateSpace, table: Uint8Array): 
 
 export function startValueName(code: number): StartValue {
   return code === WIN ? 'p1-win' : code === LOSS ? 'p2-win' : 'draw';
-}
-
-/** Stored states that are won or lost (the ones that get a distance). */
-function wonOrLostStates(table: Uint8Array, states: number): number {
-  let count = 0;
-  for (let i = 0; i < states; i++) {
-    const v = (table[i >>> 2]! >>> ((i & 3) << 1)) & 3;
-    if (v === WIN || v === LOSS) count++;
-  }
-  return count;
 }
 
 function inProcessRunner(run: (phase: Phase, from: number, to: number, depth?: number) => KernelStats): ChunkRunner {

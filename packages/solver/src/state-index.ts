@@ -124,12 +124,14 @@ export function expandCounts(space: StateSpace, table: Uint8Array): GameCounts {
   };
 }
 
+/** Stored states per value code (index UNKNOWN, LOSS, WIN, ILLEGAL), unweighted. */
+export function storedCounts(table: Uint8Array, states: number): number[] {
+  const counts = [0, 0, 0, 0];
+  for (let i = 0; i < states; i++) counts[(table[i >>> 2]! >>> ((i & 3) << 1)) & 3]!++;
+  return counts;
+}
+
 /** Stored states decided so far (won, lost or illegal), unweighted. */
 export function provenStates(table: Uint8Array, states: number): number {
-  let proven = 0;
-  for (let i = 0; i < states; i++) {
-    const v = (table[i >>> 2]! >>> ((i & 3) << 1)) & 3;
-    if (v !== UNKNOWN) proven++;
-  }
-  return proven;
+  return states - storedCounts(table, states)[UNKNOWN]!;
 }

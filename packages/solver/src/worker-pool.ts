@@ -8,10 +8,35 @@
  * from UNKNOWN by atomic OR, so any interleaving reaches the same final table.
  */
 import { Worker } from 'node:worker_threads';
-import { type KernelStats, type RuleMode, addKernelStats, emptyKernelStats } from '@ccheckers/core';
+import { type KernelStats, type RuleMode, type SolverKernel, addKernelStats, emptyKernelStats } from '@ccheckers/core';
 
 /** Solver phases; the distance ones work on groups, like init and sparse. */
 export type Phase = 'init' | 'pass' | 'sparse' | 'distance-init' | 'distance';
+
+/** One kernel call of `phase` over units [from, to): the in-process runner and the workers share it. */
+export function runPhase(
+  kernel: SolverKernel,
+  phase: Phase,
+  tables: { table: Uint8Array; distances?: Uint8Array | undefined },
+  from: number,
+  to: number,
+  depth = 0,
+  threads?: number,
+): KernelStats {
+  const { table, distances } = tables;
+  switch (phase) {
+    case 'init':
+      return kernel.init(table, from, to, threads);
+    case 'pass':
+      return kernel.pass(table, from, to, threads);
+    case 'sparse':
+      return kernel.sparsePass(table, from, to, threads);
+    case 'distance-init':
+      return kernel.distanceInit(table, distances!, from, to, threads);
+    case 'distance':
+      return kernel.distanceLayer(table, distances!, depth, from, to, threads);
+  }
+}
 
 export interface ChunkRunner {
   run(phase: Phase, chunks: Array<[number, number]>, onChunk: (stats: KernelStats) => void, depth?: number): Promise<void>;

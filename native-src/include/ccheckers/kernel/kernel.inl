@@ -340,17 +340,6 @@ class Kernel final : public KernelApi {
           childIndex(moves.size() / 2),
           parentStates(moves.size()) {}
 
-    /** Index of the stored state (P1 = a, P2 = b, P1 to move), mirrored into its group. */
-    uint64_t indexOf(B a, B b) const {
-      const Engine<B>& e = kernel.e_;
-      uint64_t r1 = e.rankP1(a);
-      if (g.mirrored[r1]) {
-        a = e.mirror(a);
-        b = e.mirror(b);
-      }
-      return static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b);
-    }
-
     /** Illegal and terminal states, and wins in one move: P1 fills its goal with a legal move.
      *  Knowing those before the first pass lets it prove most of the game in one sweep. */
     void init(uint64_t index, B a, B b) {
