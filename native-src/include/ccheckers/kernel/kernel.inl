@@ -331,6 +331,20 @@ class Kernel final : public KernelApi {
       B a, b;
     };
     std::vector<ParentState> parentStates;  // parents (and mirror twins) of a state, see parentIndices
+    /** Where the parents reached by one P2 move lie: the group of rot b^ (b^ = b with the piece
+     *  on `from` moved to `to`), whether it is stored mirrored, and its P1 placement as stored.
+     *  They depend on b and the move only, not on P1's placement, so a pass, whose unit fixes b,
+     *  computes each once and reuses it for all the unit's losses. Valid when stamp matches. */
+    struct ParentGroup {
+      uint64_t stamp = 0;
+      uint64_t base = 0;
+      B p1{};
+      bool mirrored = false, selfMirror = false;
+    };
+    std::vector<ParentGroup> parentGroups;  // by from * n + to
+    uint64_t parentStamp = 0;
+    B parentsOf{};  // the b the cache holds (any value at first: the stamp 0 entries are invalid)
+    B rotParentsOf{}, mirRotParentsOf{};
     Worker(Kernel& k, const Groups& groups, uint8_t* t)
         : kernel(k),
           g(groups),
@@ -338,7 +352,8 @@ class Kernel final : public KernelApi {
           moves(2 * static_cast<size_t>(k.e_.n) * k.e_.k + 2),
           parentMoves(moves.size()),
           childIndex(moves.size() / 2),
-          parentStates(moves.size()) {}
+          parentStates(moves.size()),
+          parentGroups(static_cast<size_t>(k.e_.n) * k.e_.n) {}
 
     /** Illegal and terminal states, and wins in one move: P1 fills its goal with a legal move.
      *  Knowing those before the first pass lets it prove most of the game in one sweep. */
@@ -440,25 +455,44 @@ class Kernel final : public KernelApi {
      *  are stored, with the same value). Returns how many. */
     int parentIndices(B a, B b) {
       const Engine<B>& e = kernel.e_;
+      if (parentStamp == 0 || !(b == parentsOf)) {
+        parentStamp++;
+        parentsOf = b;
+        rotParentsOf = e.rotate(b);
+        mirRotParentsOf = e.mirror(rotParentsOf);
+      }
       int moveCount = e.generate(b, a | b, parentMoves.data());
-      B rotA = e.rotate(a);
+      // The parent's P2 placement is rot a, or its mirror image where the parent is stored
+      // mirrored (a coin toss: selected without a branch); a twin is the other one.
+      const B rotA = e.rotate(a), mirRotA = e.mirror(rotA);
       int parents = 0;
       for (int i = 0; i < moveCount; i++) {
-        B pa = e.rotate(b ^ cellBit<B>(parentMoves[2 * i]) ^ cellBit<B>(parentMoves[2 * i + 1])), pb = rotA;
-        uint64_t r1 = e.rankP1(pa);
-        if (g.mirrored[r1]) {
-          pa = e.mirror(pa);
-          pb = e.mirror(pb);
-        }
-        int32_t group = g.groupOfRank[r1];
-        uint64_t base = static_cast<uint64_t>(group) * e.p2Placements;
-        parentStates[parents++] = {base + e.rankP2(pa, pb), pa, pb};
-        if (g.selfMirror[group]) {
-          B twin = e.mirror(pb);
-          parentStates[parents++] = {base + e.rankP2(pa, twin), pa, twin};
+        const ParentGroup& pg = parentGroup(parentMoves[2 * i], parentMoves[2 * i + 1]);
+        const B pb = pg.mirrored ? mirRotA : rotA;
+        parentStates[parents++] = {pg.base + e.rankP2(pg.p1, pb), pg.p1, pb};
+        if (pg.selfMirror) {
+          const B twin = pg.mirrored ? rotA : mirRotA;
+          parentStates[parents++] = {pg.base + e.rankP2(pg.p1, twin), pg.p1, twin};
         }
       }
       return parents;
+    }
+
+    /** The parent group of the P2 move from -> to out of `parentsOf`, computed on first use. */
+    const ParentGroup& parentGroup(int from, int to) {
+      const Engine<B>& e = kernel.e_;
+      ParentGroup& pg = parentGroups[static_cast<size_t>(from) * e.n + to];
+      if (pg.stamp == parentStamp) return pg;
+      const int f = e.n - 1 - from, t = e.n - 1 - to;  // rotated cells
+      const B plain = rotParentsOf ^ cellBit<B>(f) ^ cellBit<B>(t);
+      const uint64_t r1 = e.rankP1(plain);
+      const int32_t group = g.groupOfRank[r1];
+      pg.stamp = parentStamp;
+      pg.mirrored = g.mirrored[r1] != 0;
+      pg.p1 = pg.mirrored ? mirRotParentsOf ^ cellBit<B>(e.mirrorMap[f]) ^ cellBit<B>(e.mirrorMap[t]) : plain;
+      pg.base = static_cast<uint64_t>(group) * e.p2Placements;
+      pg.selfMirror = g.selfMirror[group] != 0;
+      return pg;
     }
 
     // --- distances (core's SolverKernel.distanceInit / distanceLayer) -------------------------
@@ -605,16 +639,19 @@ class Kernel final : public KernelApi {
         for (int c = 0; c < e.n; c++)
           if (!test(b, c)) free[f++] = c;
         for (int j = 0; j < e.k; j++) combo[j] = j;
-        w.unitStates.clear();
+        // Half of the placements are stored under their mirror image and skipped: every one is
+        // written and only the others kept, since a branch on that would be mispredicted half the
+        // time.
+        w.unitStates.resize(e.p2Placements);  // one per placement of a among the cells b leaves free
+        size_t states = 0;
         do {
           B a{};
           for (int j = 0; j < e.k; j++) a |= cellBit<B>(free[combo[j]]);
           uint64_t r1 = e.rankP1(a);
-          if (g.mirrored[r1]) continue;  // stored under its mirror image
-          w.unitStates.push_back({static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a});
+          w.unitStates[states] = {static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a};
+          states += g.mirrored[r1] ^ 1;
         } while (nextCombination(combo, e.k, f));
         constexpr size_t kAhead = 16;
-        const size_t states = w.unitStates.size();
         for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(&table[w.unitStates[i].index >> 2]);
         for (size_t i = 0; i < states; i++) {
           if (i + kAhead < states) __builtin_prefetch(&table[w.unitStates[i + kAhead].index >> 2]);
