@@ -56,6 +56,12 @@ export class TsSolverKernel implements SolverKernel {
     this.moves = new Int32Array(2 * this.engine.maxMoves);
     this.parentMoves = new Int32Array(2 * this.engine.maxMoves);
     this.childP1Cells = new Int32Array(this.k);
+    const moveKeys = this.n * this.n;
+    this.parentGroupStamp = new Float64Array(moveKeys);
+    this.parentGroupBase = new Float64Array(moveKeys);
+    this.parentGroupFlags = new Uint8Array(moveKeys);
+    this.parentGroupCells = new Int32Array(moveKeys * this.k);
+    this.parentGroupP1 = new Uint32Array(moveKeys * WORDS);
   }
 
   /** Number of work units of pass(): P2 placements, C(N, k). init() works on groups. */
@@ -307,20 +313,28 @@ export class TsSolverKernel implements SolverKernel {
 
   // Where the children of (a, b) live, set by prepareChildren for childIndex: their P1 is rot(b)
   // (mirrored if needed), one group for all moves; their P2 is map(a') with a' = a ^ from ^ to,
-  // so it starts from map(a) (words childP2) and toggles two cells.
+  // so it starts from map(a) (words childP2) and toggles two cells. The group depends on b only,
+  // which a pass unit fixes: it is computed again only when b changes.
   private childBase = 0;
   private childMap: Int32Array = new Int32Array(0);
   private readonly childP2 = new Uint32Array(WORDS);
+  private readonly childrenOf = new Uint32Array(WORDS);
+  private childrenOfValid = false;
 
   private prepareChildren(a: Uint32Array, b: Uint32Array): void {
-    const set = this.set;
-    this.engine.rotateSet(b, set);
-    const r1 = rankSet(set);
-    const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
-    this.childMap = map;
-    this.childBase = this.space.groupOfRank[r1]! * this.space.p2Placements;
-    this.sortedMapped(b, map, this.childP1Cells);
-    this.childP2.set(this.mapped(a, map));
+    const of = this.childrenOf;
+    if (!this.childrenOfValid || of[0] !== b[0] || of[1] !== b[1] || of[2] !== b[2]) {
+      of.set(b);
+      this.childrenOfValid = true;
+      const set = this.set;
+      this.engine.rotateSet(b, set);
+      const r1 = rankSet(set);
+      const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
+      this.childMap = map;
+      this.childBase = this.space.groupOfRank[r1]! * this.space.p2Placements;
+      this.sortedMapped(b, map, this.childP1Cells, 0);
+    }
+    this.childP2.set(this.mapped(a, this.childMap));
   }
 
   /** Stored index of the child of the prepared state after the move from -> to. */
@@ -336,7 +350,7 @@ export class TsSolverKernel implements SolverKernel {
     if (t < 32) d0 ^= 1 << t;
     else if (t < 64) d1 ^= 1 << (t - 32);
     else d2 ^= 1 << (t - 64);
-    return this.childBase + this.rankAmongFree(d0, d1, d2);
+    return this.childBase + this.rankAmongFree(d0, d1, d2, this.childP1Cells, 0);
   }
 
   /** (a, b) with P1 to move is lost: every parent (a, b', P2 to move) is won, and so is its
@@ -361,35 +375,75 @@ export class TsSolverKernel implements SolverKernel {
    *  in a mirror-symmetric variant, so (P1, mirror P2) is stored too, with the same value. */
   private parentHasTwin = false;
 
+  // Where the parents reached by one P2 move lie (see parentIndex), by from * n + to: they depend
+  // on b and the move only, not on a, so a pass unit (one b) computes each once for all its
+  // losses. An entry is valid when its stamp is parentStamp, which changes with b.
+  private readonly parentsOf = new Uint32Array(WORDS);
+  private parentStamp = 0;
+  private readonly parentGroupStamp: Float64Array;
+  private readonly parentGroupBase: Float64Array;
+  private readonly parentGroupFlags: Uint8Array; // 1: stored mirrored, 2: has a mirror twin
+  private readonly parentGroupCells: Int32Array; // the stored P1 cells, sorted, k per entry
+  private readonly parentGroupP1: Uint32Array; // the same as words, WORDS per entry
+  // rot(a) and its mirror image, the parent's P2 as stored, for the a they were computed from.
+  private readonly parentP2Of = new Uint32Array(WORDS);
+  private parentP2OfValid = false;
+  private readonly parentP2 = new Uint32Array(2 * WORDS);
+
   /** Stored index of the parent (a, b', P2 to move) of (a, b), b' = b ^ from ^ to: P1 = rot(b'),
    *  P2 = rot(a), mirrored together when rot(b') is not canonical; or its mirror twin. */
   private parentIndex(a: Uint32Array, b: Uint32Array, from: number, to: number, twin = false, into?: WordPosition): number {
-    const set = this.set;
-    for (let w = 0; w < WORDS; w++) set[w] = b[w]!;
-    set[from >>> 5]! ^= 1 << (from & 31);
-    set[to >>> 5]! ^= 1 << (to & 31);
-    this.rotateInPlace(set);
-    const r1 = rankSet(set);
-    const map = (this.space.mirroredRank[r1] === 1) !== twin ? this.rotMirror : this.rot;
-    const group = this.space.groupOfRank[r1]!;
-    const base = group * this.space.p2Placements;
-    this.parentHasTwin = this.space.variant.mirrorSymmetric && this.space.groupWeight[group] === 1;
-    for (let w = 0; w < WORDS; w++) set[w] = b[w]!;
-    set[from >>> 5]! ^= 1 << (from & 31);
-    set[to >>> 5]! ^= 1 << (to & 31);
-    this.sortedMapped(set, map, this.childP1Cells);
-    const p2 = this.mapped(a, map);
-    const index = base + this.rankAmongFree(p2[0]!, p2[1]!, p2[2]!);
+    const entry = this.parentGroup(b, from, to);
+    const flags = this.parentGroupFlags[entry]!;
+    this.parentHasTwin = (flags & 2) !== 0;
+    const pa = this.parentP2Of;
+    if (!this.parentP2OfValid || pa[0] !== a[0] || pa[1] !== a[1] || pa[2] !== a[2]) {
+      pa.set(a);
+      this.parentP2OfValid = true;
+      this.parentP2.set(this.mapped(a, this.rot), 0);
+      this.parentP2.set(this.mapped(a, this.rotMirror), WORDS);
+    }
+    const p2 = ((flags & 1) === 1) !== twin ? WORDS : 0;
+    const q = this.parentP2;
+    const index =
+      this.parentGroupBase[entry]! + this.rankAmongFree(q[p2]!, q[p2 + 1]!, q[p2 + 2]!, this.parentGroupCells, entry * this.k);
     if (into) {
-      into.p2.set(p2);
-      into.p1.set(this.mapped(set, map));
+      into.p2.set(q.subarray(p2, p2 + WORDS));
+      into.p1.set(this.parentGroupP1.subarray(entry * WORDS, entry * WORDS + WORDS));
     }
     return index;
   }
 
-  /** rankP2 of the set (d0, d1, d2) among the cells free of childP1Cells, without pext. */
-  private rankAmongFree(d0: number, d1: number, d2: number): number {
-    const p1 = this.childP1Cells;
+  /** The parent-group entry of the P2 move from -> to out of b, computed on first use. */
+  private parentGroup(b: Uint32Array, from: number, to: number): number {
+    const of = this.parentsOf;
+    if (this.parentStamp === 0 || of[0] !== b[0] || of[1] !== b[1] || of[2] !== b[2]) {
+      of.set(b);
+      this.parentStamp++;
+    }
+    const entry = from * this.n + to;
+    if (this.parentGroupStamp[entry] === this.parentStamp) return entry;
+    this.parentGroupStamp[entry] = this.parentStamp;
+    const set = this.set;
+    for (let w = 0; w < WORDS; w++) set[w] = b[w]!;
+    set[from >>> 5]! ^= 1 << (from & 31);
+    set[to >>> 5]! ^= 1 << (to & 31);
+    const rotated = this.mapped(set, this.rot);
+    const r1 = rankSet(rotated);
+    const mirrored = this.space.mirroredRank[r1] === 1;
+    const group = this.space.groupOfRank[r1]!;
+    const twin = this.space.variant.mirrorSymmetric && this.space.groupWeight[group] === 1;
+    this.parentGroupFlags[entry] = (mirrored ? 1 : 0) | (twin ? 2 : 0);
+    this.parentGroupBase[entry] = group * this.space.p2Placements;
+    const map = mirrored ? this.rotMirror : this.rot;
+    this.sortedMapped(set, map, this.parentGroupCells, entry * this.k);
+    this.parentGroupP1.set(this.mapped(set, map), entry * WORDS);
+    return entry;
+  }
+
+  /** rankP2 of the set (d0, d1, d2) among the cells free of P1, whose k sorted cells are
+   *  p1[offset..offset + k), without pext. */
+  private rankAmongFree(d0: number, d1: number, d2: number, p1: Int32Array, offset: number): number {
     const k = this.k;
     let rank = 0;
     let i = 1;
@@ -400,7 +454,7 @@ export class TsSolverKernel implements SolverKernel {
         x ^= low;
         const c = (w << 5) + 31 - Math.clz32(low);
         let below = 0;
-        for (let j = 0; j < k; j++) if (p1[j]! < c) below++;
+        for (let j = offset; j < offset + k; j++) if (p1[j]! < c) below++;
         rank += C[(c - below) * S + i]!;
         i++;
       }
@@ -424,22 +478,24 @@ export class TsSolverKernel implements SolverKernel {
     return out;
   }
 
-  private sortedMapped(b: Uint32Array, map: Int32Array, out: Int32Array): void {
-    let n = 0;
+  /** The cells of b under map, sorted, into out[offset..offset + k). */
+  private sortedMapped(b: Uint32Array, map: Int32Array, out: Int32Array, offset: number): void {
+    let n = offset;
     for (let w = 0; w < WORDS; w++) {
       let x = b[w]!;
       while (x !== 0) {
         const low = x & -x;
         x ^= low;
-        out[n++] = map[(w << 5) + 31 - Math.clz32(low)]!;
+        // insertion sort: k is small
+        const c = map[(w << 5) + 31 - Math.clz32(low)]!;
+        let j = n++;
+        while (j > offset && out[j - 1]! > c) {
+          out[j] = out[j - 1]!;
+          j--;
+        }
+        out[j] = c;
       }
     }
-    out.sort();
-  }
-
-  private rotateInPlace(set: Uint32Array): void {
-    const out = this.mapped(set, this.rot);
-    set.set(out);
   }
 
   /** Calls visit(index) with this.pos set to each stored state of the groups, in index order (init). */
