@@ -32,7 +32,9 @@ export class TsSolverKernel implements SolverKernel {
   private readonly rotMirror: Int32Array;
   private readonly moves: Int32Array;
   private readonly parentMoves: Int32Array;
-  private readonly childP1Cells: Int32Array;
+  /** Row offset in the binomial table of each cell's index among the free cells of the
+   *  children's P1 placement (see freeRows). */
+  private readonly childFreeRows: Uint16Array;
   private table: Uint8Array = new Uint8Array(0);
   private shared = false;
   private readonly set = new Uint32Array(WORDS);
@@ -55,12 +57,12 @@ export class TsSolverKernel implements SolverKernel {
     }
     this.moves = new Int32Array(2 * this.engine.maxMoves);
     this.parentMoves = new Int32Array(2 * this.engine.maxMoves);
-    this.childP1Cells = new Int32Array(this.k);
+    this.childFreeRows = new Uint16Array(this.n);
     const moveKeys = this.n * this.n;
     this.parentGroupStamp = new Float64Array(moveKeys);
     this.parentGroupBase = new Float64Array(moveKeys);
     this.parentGroupFlags = new Uint8Array(moveKeys);
-    this.parentGroupCells = new Int32Array(moveKeys * this.k);
+    this.parentGroupFreeRows = new Uint16Array(moveKeys * this.n);
     this.parentGroupP1 = new Uint32Array(moveKeys * WORDS);
   }
 
@@ -332,7 +334,7 @@ export class TsSolverKernel implements SolverKernel {
       const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
       this.childMap = map;
       this.childBase = this.space.groupOfRank[r1]! * this.space.p2Placements;
-      this.sortedMapped(b, map, this.childP1Cells, 0);
+      this.freeRows(this.mapped(b, map), this.childFreeRows, 0);
     }
     this.childP2.set(this.mapped(a, this.childMap));
   }
@@ -350,7 +352,7 @@ export class TsSolverKernel implements SolverKernel {
     if (t < 32) d0 ^= 1 << t;
     else if (t < 64) d1 ^= 1 << (t - 32);
     else d2 ^= 1 << (t - 64);
-    return this.childBase + this.rankAmongFree(d0, d1, d2, this.childP1Cells, 0);
+    return this.childBase + this.rankAmongFree(d0, d1, d2, this.childFreeRows, 0);
   }
 
   /** (a, b) with P1 to move is lost: every parent (a, b', P2 to move) is won, and so is its
@@ -383,8 +385,8 @@ export class TsSolverKernel implements SolverKernel {
   private readonly parentGroupStamp: Float64Array;
   private readonly parentGroupBase: Float64Array;
   private readonly parentGroupFlags: Uint8Array; // 1: stored mirrored, 2: has a mirror twin
-  private readonly parentGroupCells: Int32Array; // the stored P1 cells, sorted, k per entry
-  private readonly parentGroupP1: Uint32Array; // the same as words, WORDS per entry
+  private readonly parentGroupFreeRows: Uint16Array; // freeRows of the stored P1, n per entry
+  private readonly parentGroupP1: Uint32Array; // the stored P1, WORDS per entry
   // rot(a) and its mirror image, the parent's P2 as stored, for the a they were computed from.
   private readonly parentP2Of = new Uint32Array(WORDS);
   private parentP2OfValid = false;
@@ -406,7 +408,7 @@ export class TsSolverKernel implements SolverKernel {
     const p2 = ((flags & 1) === 1) !== twin ? WORDS : 0;
     const q = this.parentP2;
     const index =
-      this.parentGroupBase[entry]! + this.rankAmongFree(q[p2]!, q[p2 + 1]!, q[p2 + 2]!, this.parentGroupCells, entry * this.k);
+      this.parentGroupBase[entry]! + this.rankAmongFree(q[p2]!, q[p2 + 1]!, q[p2 + 2]!, this.parentGroupFreeRows, entry * this.n);
     if (into) {
       into.p2.set(q.subarray(p2, p2 + WORDS));
       into.p1.set(this.parentGroupP1.subarray(entry * WORDS, entry * WORDS + WORDS));
@@ -436,15 +438,15 @@ export class TsSolverKernel implements SolverKernel {
     this.parentGroupFlags[entry] = (mirrored ? 1 : 0) | (twin ? 2 : 0);
     this.parentGroupBase[entry] = group * this.space.p2Placements;
     const map = mirrored ? this.rotMirror : this.rot;
-    this.sortedMapped(set, map, this.parentGroupCells, entry * this.k);
-    this.parentGroupP1.set(this.mapped(set, map), entry * WORDS);
+    const p1 = this.mapped(set, map);
+    this.parentGroupP1.set(p1, entry * WORDS);
+    this.freeRows(p1, this.parentGroupFreeRows, entry * this.n);
     return entry;
   }
 
-  /** rankP2 of the set (d0, d1, d2) among the cells free of P1, whose k sorted cells are
-   *  p1[offset..offset + k), without pext. */
-  private rankAmongFree(d0: number, d1: number, d2: number, p1: Int32Array, offset: number): number {
-    const k = this.k;
+  /** rankP2 of the set (d0, d1, d2) among the cells P1 leaves free, without pext: each cell c
+   *  adds C(index of c among the free cells, i), its row offset read from freeRows(P1). */
+  private rankAmongFree(d0: number, d1: number, d2: number, rows: Uint16Array, offset: number): number {
     let rank = 0;
     let i = 1;
     for (let w = 0; w < WORDS; w++) {
@@ -452,14 +454,21 @@ export class TsSolverKernel implements SolverKernel {
       while (x !== 0) {
         const low = x & -x;
         x ^= low;
-        const c = (w << 5) + 31 - Math.clz32(low);
-        let below = 0;
-        for (let j = offset; j < offset + k; j++) if (p1[j]! < c) below++;
-        rank += C[(c - below) * S + i]!;
+        rank += C[rows[offset + (w << 5) + 31 - Math.clz32(low)]! + i]!;
         i++;
       }
     }
     return rank;
+  }
+
+  /** out[offset + c] = (c - |P1 below c|) * S for every cell c: the binomial-table row of c's
+   *  index among the cells P1 leaves free. */
+  private freeRows(p1: Uint32Array, out: Uint16Array, offset: number): void {
+    let below = 0;
+    for (let c = 0; c < this.n; c++) {
+      out[offset + c] = (c - below) * S;
+      below += (p1[c >>> 5]! >>> (c & 31)) & 1;
+    }
   }
 
   private readonly mappedScratch = new Uint32Array(WORDS);
@@ -476,26 +485,6 @@ export class TsSolverKernel implements SolverKernel {
       }
     }
     return out;
-  }
-
-  /** The cells of b under map, sorted, into out[offset..offset + k). */
-  private sortedMapped(b: Uint32Array, map: Int32Array, out: Int32Array, offset: number): void {
-    let n = offset;
-    for (let w = 0; w < WORDS; w++) {
-      let x = b[w]!;
-      while (x !== 0) {
-        const low = x & -x;
-        x ^= low;
-        // insertion sort: k is small
-        const c = map[(w << 5) + 31 - Math.clz32(low)]!;
-        let j = n++;
-        while (j > offset && out[j - 1]! > c) {
-          out[j] = out[j - 1]!;
-          j--;
-        }
-        out[j] = c;
-      }
-    }
   }
 
   /** Calls visit(index) with this.pos set to each stored state of the groups, in index order (init). */
