@@ -57,7 +57,7 @@ class KernelApi {
   virtual KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
   virtual KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
   /** The same over groups [from, to), visiting only states still unknown (for late passes). */
-  virtual KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
+  virtual KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending) = 0;
   /** Distance tables (one byte per stored state, see core's SolverKernel.distanceInit and
    *  distanceLayer) over a solved table, on groups [from, to). */
   virtual KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from,

@@ -58,7 +58,7 @@ interface AddonKernel {
   bench(op: number, words: Uint32Array, iterations: number): { nanoseconds: number; checksum: number };
   solverInit(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
   solverPass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
-  solverSparsePass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
+  solverSparsePass(table: Uint8Array, from: number, to: number, threads: number, descending: boolean): KernelStats;
   solverDistanceInit(table: Uint8Array, distances: Uint8Array, from: number, to: number, threads: number): KernelStats;
   solverDistanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, from: number, to: number, threads: number): KernelStats;
   solverGroups(): number;
@@ -247,8 +247,8 @@ class NativeSolverKernel implements SolverKernel {
   pass(table: Uint8Array, unitFrom: number, unitTo: number, threads = 1): KernelStats {
     return this.k.solverPass(table, unitFrom, unitTo, threads);
   }
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
-    return this.k.solverSparsePass(table, groupFrom, groupTo, threads);
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1, descending = false): KernelStats {
+    return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending);
   }
   distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverDistanceInit(table, distances, groupFrom, groupTo, threads);

@@ -190,7 +190,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     return o;
   }
   enum class Phase { Init, Pass, Sparse, DistanceInit, DistanceLayer };
-  // solverInit/Pass/SparsePass(table, from, to, threads);
+  // solverInit/Pass(table, from, to, threads); solverSparsePass(table, from, to, threads, descending);
   // solverDistanceInit(table, distances, from, to, threads); solverDistanceLayer(table, distances, depth, from, to, threads)
   Napi::Value Solver(const Napi::CallbackInfo& info, Phase phase) {
     size_t bytes = 0, distanceBytes = 0;
@@ -203,12 +203,13 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     uint32_t from = info[arg].As<Napi::Number>().Uint32Value();
     uint32_t to = info[arg + 1].As<Napi::Number>().Uint32Value();
     int threads = info[arg + 2].As<Napi::Number>().Int32Value();
+    bool descending = phase == Phase::Sparse && info[arg + 3].ToBoolean().Value();
     try {
       cck::KernelStats s{};
       switch (phase) {
         case Phase::Init: s = kernel_->solverInit(table, bytes, from, to, threads); break;
         case Phase::Pass: s = kernel_->solverPass(table, bytes, from, to, threads); break;
-        case Phase::Sparse: s = kernel_->solverSparsePass(table, bytes, from, to, threads); break;
+        case Phase::Sparse: s = kernel_->solverSparsePass(table, bytes, from, to, threads, descending); break;
         case Phase::DistanceInit: s = kernel_->solverDistanceInit(table, bytes, distances, distanceBytes, from, to, threads); break;
         case Phase::DistanceLayer:
           s = kernel_->solverDistanceLayer(table, bytes, distances, distanceBytes, depth, from, to, threads);

@@ -11,7 +11,8 @@ const kernel = new TsSolverKernel(variant(data.board, data.pieces), data.rules);
 
 parentPort!.on('message', ({ phase, range, depth }: ChunkRequest) => {
   const stats = emptyKernelStats();
-  for (let unit; (unit = Atomics.add(data.counter, 0, 1)) < range[1]; ) {
+  for (let taken; (taken = Atomics.add(data.counter, 0, 1)) < range[1]; ) {
+    const unit = phase === 'sparse-down' ? range[0] + range[1] - 1 - taken : taken;
     addKernelStats(stats, runPhase(kernel, phase, data, unit, unit + 1, depth));
   }
   parentPort!.postMessage(stats);

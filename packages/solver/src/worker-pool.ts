@@ -10,8 +10,9 @@
 import { Worker } from 'node:worker_threads';
 import { type KernelStats, type RuleMode, type SolverKernel, addKernelStats, emptyKernelStats } from '@ccheckers/core';
 
-/** Solver phases; the distance ones work on groups, like init and sparse. */
-export type Phase = 'init' | 'pass' | 'sparse' | 'distance-init' | 'distance';
+/** Solver phases; the distance ones work on groups, like init and sparse. 'sparse-down' is a
+ *  sparse pass from the last group down: the solver alternates directions. */
+export type Phase = 'init' | 'pass' | 'sparse' | 'sparse-down' | 'distance-init' | 'distance';
 
 /** One kernel call of `phase` over units [from, to): the in-process runner and the workers share it. */
 export function runPhase(
@@ -31,6 +32,8 @@ export function runPhase(
       return kernel.pass(table, from, to, threads);
     case 'sparse':
       return kernel.sparsePass(table, from, to, threads);
+    case 'sparse-down':
+      return kernel.sparsePass(table, from, to, threads, true);
     case 'distance-init':
       return kernel.distanceInit(table, distances!, from, to, threads);
     case 'distance':

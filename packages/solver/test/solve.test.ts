@@ -26,8 +26,6 @@ const singleThreadLogs = new Map<number, Set<string>>();
 describe.each(backends.map((b) => [b.name, b] as const))('solve on %s', (_name, backend) => {
   for (const pieces of [1, 2] as const) {
     for (const threads of [1, 2]) {
-      // The TS backend with one thread takes ~10 s on 7x7/2; two workers cover it well enough.
-      if (backend.name === 'ts' && pieces === 2 && threads === 1) continue;
       it(`7x7 with ${pieces} piece(s), ${threads} thread(s): RULES.md counts`, async () => {
         const r = await solve({ variant: variant(7, pieces), rules: 'clean', backend, threads });
         expect({ positions: r.positions, p1Wins: r.p1Wins, p2Wins: r.p2Wins, draws: r.draws, illegal: r.illegal, start: r.start }).toEqual(

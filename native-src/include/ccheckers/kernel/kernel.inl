@@ -215,8 +215,8 @@ class Kernel final : public KernelApi {
   KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
     return run(table, bytes, from, to, threads, Mode::Pass);
   }
-  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
-    return run(table, bytes, from, to, threads, Mode::Sparse);
+  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending) override {
+    return run(table, bytes, from, to, threads, Mode::Sparse, nullptr, 0, 0, descending);
   }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
                                  int threads) override {
@@ -554,7 +554,7 @@ class Kernel final : public KernelApi {
   enum class Mode { Init, Pass, Sparse, DistanceInit, DistanceLayer };
 
   KernelStats run(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, Mode mode, uint8_t* distances = nullptr,
-                  size_t distanceBytes = 0, int depth = 0) {
+                  size_t distanceBytes = 0, int depth = 0, bool descending = false) {
     const Groups& g = groups();
     const Engine<B>& e = e_;
     uint64_t states = static_cast<uint64_t>(g.rankOf.size()) * e.p2Placements;
@@ -569,7 +569,8 @@ class Kernel final : public KernelApi {
     auto body = [&](int t) {
       Worker w(*this, g, table);
       int free[96], combo[16];
-      for (uint32_t unit; (unit = from + taken.fetch_add(1)) < to;) {
+      for (uint32_t i; (i = taken.fetch_add(1)) < to - from;) {
+        const uint32_t unit = descending ? to - 1 - i : from + i;
         if (mode == Mode::Sparse) {
           // Sparse pass (late passes, few states left): scan group `unit` for unknown states
           // and unrank only those.

@@ -100,8 +100,9 @@ export interface SolverKernel {
   /** `threads` > 1 only where the backend has its own threads (Backend.kernelThreads). */
   init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   pass(table: Uint8Array, unitFrom: number, unitTo: number, threads?: number): KernelStats;
-  /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes). */
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes);
+   *  `descending`: from the last group down (the solver alternates directions). */
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number, descending?: boolean): KernelStats;
   /**
    * Distances (see NO_DISTANCE in state-space.ts) over a solved table, layer by layer. Init sets
    * 0 for the lost states of groups [groupFrom, groupTo) that have no legal move (terminal ones

@@ -127,14 +127,15 @@ export class TsSolverKernel implements SolverKernel {
   }
 
   /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes). */
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, _threads = 1, descending = false): KernelStats {
     const stats = emptyKernelStats();
     this.bind(table);
     const space = this.space;
     const a = this.pos.p1;
     const b = this.pos.p2;
     const per = space.p2Placements;
-    for (let g = groupFrom; g < groupTo; g++) {
+    for (let j = groupFrom; j < groupTo; j++) {
+      const g = descending ? groupFrom + groupTo - 1 - j : j;
       unrankSet(space.groupRank[g]!, this.k, this.n, a);
       const first = g * per;
       for (let i = first; i < first + per; i++) {
