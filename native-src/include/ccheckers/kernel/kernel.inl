@@ -435,18 +435,29 @@ class Kernel final : public KernelApi {
      *  prefetched: in sparse passes the children's group is rarely in cache, and the misses
      *  then overlap. */
     void childIndices(B a, int count, const ChildGroup& cg) {
-      const Engine<B>& e = kernel.e_;
-      B ra = e.rotate(a);
-      if (cg.mirrored) ra = e.mirror(ra);
+      const B mappedA = childP2(a, cg);
       for (int i = 0; i < count; i++) {
-        int f = e.n - 1 - moves[2 * i], t = e.n - 1 - moves[2 * i + 1];
-        if (cg.mirrored) {
-          f = e.mirrorMap[f];
-          t = e.mirrorMap[t];
-        }
-        childIndex[i] = cg.base + e.rankP2(cg.p1, ra ^ cellBit<B>(f) ^ cellBit<B>(t));
+        childIndex[i] = childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
         __builtin_prefetch(&table[childIndex[i] >> 2]);
       }
+    }
+
+    /** a as the children's P2 before the move: rotated, and mirrored with their group. */
+    B childP2(B a, const ChildGroup& cg) const {
+      const Engine<B>& e = kernel.e_;
+      const B ra = e.rotate(a);
+      return cg.mirrored ? e.mirror(ra) : ra;
+    }
+
+    /** Stored index of the child after P1's move from -> to; mappedA = childP2(a, cg). */
+    uint64_t childIndexOf(B mappedA, const ChildGroup& cg, int from, int to) const {
+      const Engine<B>& e = kernel.e_;
+      int f = e.n - 1 - from, t = e.n - 1 - to;
+      if (cg.mirrored) {
+        f = e.mirrorMap[f];
+        t = e.mirrorMap[t];
+      }
+      return cg.base + e.rankP2(cg.p1, mappedA ^ cellBit<B>(f) ^ cellBit<B>(t));
     }
 
     /** parentStates[] of (a, b): every (a, b^, P2 to move) with b^ -> b by a P2 move (moves are
@@ -539,13 +550,17 @@ class Kernel final : public KernelApi {
     }
 
     /** Whether every legal child of (a, b) has a distance of at most `depth`. The children lie in
-     *  the group of the state being pushed from, which is in cache. */
+     *  the group of the state being pushed from, which is in cache. Most calls find a child still
+     *  without one (a lost state is asked once per won child that gets a distance before its last
+     *  one), so each child is ranked only when the ones before it passed. */
     bool childrenWithin(B a, B b, int depth, const uint8_t* distances) {
       const Engine<B>& e = kernel.e_;
-      int count = e.generate(a, a | b, moves.data());
-      childIndices(a, count, childGroup(b));
+      const int count = e.generate(a, a | b, moves.data());
+      const ChildGroup cg = childGroup(b);
+      const B mappedA = childP2(a, cg);
       for (int i = 0; i < count; i++) {
-        if (loadDistance(distances, childIndex[i]) > depth && load(table, childIndex[i]) != kIllegal) return false;
+        const uint64_t child = childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
+        if (loadDistance(distances, child) > depth && load(table, child) != kIllegal) return false;
       }
       return true;
     }
