@@ -399,9 +399,9 @@ export class TsSolverKernel implements SolverKernel {
     const entry = this.parentGroup(b, from, to);
     const flags = this.parentGroupFlags[entry]!;
     this.parentHasTwin = (flags & 2) !== 0;
-    const pa = this.parentP2Of;
-    if (!this.parentP2OfValid || pa[0] !== a[0] || pa[1] !== a[1] || pa[2] !== a[2]) {
-      pa.set(a);
+    const of = this.parentP2Of;
+    if (!this.parentP2OfValid || of[0] !== a[0] || of[1] !== a[1] || of[2] !== a[2]) {
+      of.set(a);
       this.parentP2OfValid = true;
       this.parentP2.set(this.mapped(a, this.rot), 0);
       this.parentP2.set(this.mapped(a, this.rotMirror), WORDS);
