@@ -276,7 +276,12 @@ export class TsSolverKernel implements SolverKernel {
     // states need no move generation at all.
     const goal = e.tables.goal;
     let emptyGoalCells = 0;
-    for (let w = 0; w < WORDS; w++) emptyGoalCells += popcount32(goal[w]! & ~(a[w]! | b[w]!));
+    let empty = -1;
+    for (let w = 0; w < WORDS; w++) {
+      const x = goal[w]! & ~(a[w]! | b[w]!);
+      emptyGoalCells += popcount32(x);
+      if (x !== 0) empty = (w << 5) + 31 - Math.clz32(x & -x);
+    }
     if (emptyGoalCells !== 1) return false;
     const moves = this.moves;
     const count = e.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
@@ -284,8 +289,9 @@ export class TsSolverKernel implements SolverKernel {
     child.p2 = b;
     child.toMove = 1;
     for (let i = 0; i < count; i++) {
-      const from = moves[2 * i]!;
       const to = moves[2 * i + 1]!;
+      if (to !== empty) continue; // only a move onto the empty goal cell can fill the goal
+      const from = moves[2 * i]!;
       child.p1.set(a);
       child.p1[from >>> 5]! ^= 1 << (from & 31);
       child.p1[to >>> 5]! ^= 1 << (to & 31);
