@@ -204,7 +204,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
         last !== undefined &&
         (last.newlyProven < SPARSE_WHEN_PROVEN_BELOW * space.states || space.states - proven < SPARSE_WHEN_UNKNOWN_BELOW * space.states);
       // Sparse passes sweep the groups up and down in turn: a state whose proof waits on a state
-      // after it in one direction is reached in the next pass (7x7/3: 14 passes instead of 17).
+      // after it in one direction is reached in the next pass (7x7/3: 11 passes instead of 17).
       const down = sparse && pass % 2 === 0;
       const chunks = sparse ? (down ? [...initChunks].reverse() : initChunks) : passChunks;
       await runner.run(down ? 'sparse-down' : sparse ? 'sparse' : 'pass', chunks, (s) => {
