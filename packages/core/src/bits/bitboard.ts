@@ -33,6 +33,16 @@ export function cellsOf(b: Bitboard): number[] {
   return out;
 }
 
+export function sameBitboard(x: Bitboard, y: Bitboard): boolean {
+  return x[0] === y[0] && x[1] === y[1] && x[2] === y[2];
+}
+
+/** A bitboard no placement equals (every cell, past the 81 of the largest board): the key of an
+ *  empty cache. */
+export function noPlacement(): Bitboard {
+  return new Uint32Array(WORDS).fill(0xffffffff);
+}
+
 export function hasCell(b: Bitboard, c: number): boolean {
   return ((b[c >>> 5]! >>> (c & 31)) & 1) === 1;
 }

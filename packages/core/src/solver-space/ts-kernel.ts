@@ -14,7 +14,7 @@
  * its group's representative.
  */
 import { popcount32 } from '../bits/bit32.js';
-import { WORDS } from '../bits/bitboard.js';
+import { WORDS, noPlacement, sameBitboard } from '../bits/bitboard.js';
 import { type KernelStats, type SolverKernel, emptyKernelStats } from '../backend/backend.js';
 import { BitboardEngine, type WordPosition } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
@@ -327,14 +327,11 @@ export class TsSolverKernel implements SolverKernel {
   private childBase = 0;
   private childMap: Int32Array = new Int32Array(0);
   private readonly childP2 = new Uint32Array(WORDS);
-  private readonly childrenOf = new Uint32Array(WORDS);
-  private childrenOfValid = false;
+  private readonly childrenOf = noPlacement();
 
   private prepareChildren(a: Uint32Array, b: Uint32Array): void {
-    const of = this.childrenOf;
-    if (!this.childrenOfValid || of[0] !== b[0] || of[1] !== b[1] || of[2] !== b[2]) {
-      of.set(b);
-      this.childrenOfValid = true;
+    if (!sameBitboard(this.childrenOf, b)) {
+      this.childrenOf.set(b);
       const set = this.set;
       this.engine.rotateSet(b, set);
       const r1 = rankSet(set);
@@ -387,7 +384,7 @@ export class TsSolverKernel implements SolverKernel {
   // Where the parents reached by one P2 move lie (see parentIndex), by from * n + to: they depend
   // on b and the move only, not on a, so a pass unit (one b) computes each once for all its
   // losses. An entry is valid when its stamp is parentStamp, which changes with b.
-  private readonly parentsOf = new Uint32Array(WORDS);
+  private readonly parentsOf = noPlacement();
   private parentStamp = 0;
   private readonly parentGroupStamp: Float64Array;
   private readonly parentGroupBase: Float64Array;
@@ -395,8 +392,7 @@ export class TsSolverKernel implements SolverKernel {
   private readonly parentGroupFreeRows: Uint16Array; // freeRows of the stored P1, n per entry
   private readonly parentGroupP1: Uint32Array; // the stored P1, WORDS per entry
   // rot(a) and its mirror image, the parent's P2 as stored, for the a they were computed from.
-  private readonly parentP2Of = new Uint32Array(WORDS);
-  private parentP2OfValid = false;
+  private readonly parentP2Of = noPlacement();
   private readonly parentP2 = new Uint32Array(2 * WORDS);
 
   /** Stored index of the parent (a, b', P2 to move) of (a, b), b' = b ^ from ^ to: P1 = rot(b'),
@@ -405,10 +401,8 @@ export class TsSolverKernel implements SolverKernel {
     const entry = this.parentGroup(b, from, to);
     const flags = this.parentGroupFlags[entry]!;
     this.parentHasTwin = (flags & 2) !== 0;
-    const of = this.parentP2Of;
-    if (!this.parentP2OfValid || of[0] !== a[0] || of[1] !== a[1] || of[2] !== a[2]) {
-      of.set(a);
-      this.parentP2OfValid = true;
+    if (!sameBitboard(this.parentP2Of, a)) {
+      this.parentP2Of.set(a);
       this.parentP2.set(this.mapped(a, this.rot), 0);
       this.parentP2.set(this.mapped(a, this.rotMirror), WORDS);
     }
@@ -425,9 +419,8 @@ export class TsSolverKernel implements SolverKernel {
 
   /** The parent-group entry of the P2 move from -> to out of b, computed on first use. */
   private parentGroup(b: Uint32Array, from: number, to: number): number {
-    const of = this.parentsOf;
-    if (this.parentStamp === 0 || of[0] !== b[0] || of[1] !== b[1] || of[2] !== b[2]) {
-      of.set(b);
+    if (!sameBitboard(this.parentsOf, b)) {
+      this.parentsOf.set(b); // entries start at stamp 0, so the first b (stamp 1) finds none
       this.parentStamp++;
     }
     const entry = from * this.n + to;
