@@ -14,5 +14,6 @@
 
 #include "ccheckers/board_bits.hpp"
 #include "ccheckers/geometry.hpp"
+#include "ccheckers/jump_magic.hpp"
 #include "ccheckers/kernel_api.hpp"
 #include "ccheckers/pext_pdep.hpp"

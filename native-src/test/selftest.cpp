@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ccheckers/jump_magic.hpp"
 #include "ccheckers/kernel_api.hpp"
 
 using namespace cck;
@@ -67,6 +68,28 @@ int main() {
     auto m6 = movesOf(*k, position({6}, {3, 7, 10}, 0));
     std::set<std::pair<int, int>> want = {{6, 1}, {6, 8}, {6, 13}};
     CHECK(m6 == want, "%s: jumps from 6 on 4x4", k->name());
+    checked++;
+  }
+
+  // The portable kernel's jump tables: a multiplier for every cell of every board of up to 64
+  // cells, and the same landing cells as the (over, to) pairs for random occupancies.
+  for (int m = 2; m <= 8; m++) {
+    Geometry g(m);
+    JumpMagic magic(g);
+    CHECK(magic.ok, "jump multipliers for the %dx%d board", m, m);
+    if (!magic.ok) continue;
+    uint64_t seed = 12345 + m, wrong = 0;
+    for (int trial = 0; trial < 20000; trial++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      uint64_t occ = (seed >> 7) & (seed >> 19) & (g.cells == 64 ? ~uint64_t{0} : (uint64_t{1} << g.cells) - 1);
+      for (int c = 0; c < g.cells; c++) {
+        uint64_t want = 0;
+        for (const JumpPair& j : g.jumps[c])
+          if ((occ >> j.over & 1) && !(occ >> j.to & 1)) want |= uint64_t{1} << j.to;
+        wrong += magic.jumps(c, occ) != want;
+      }
+    }
+    CHECK(wrong == 0, "%llu wrong jump sets on %dx%d", (unsigned long long)wrong, m, m);
     checked++;
   }
 

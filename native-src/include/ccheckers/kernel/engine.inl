@@ -47,9 +47,21 @@ class Engine {
   std::vector<CellMasks<B>> cell;
   std::vector<int> mirrorMap;
   bool popcountInstruction;  // the CPU has one: portable rankP2 uses it (hardwarePopcount)
+#if !CCK_USE_BMI2
+  JumpMagic jumpMagic;  // portable single jumps on boards of up to 64 cells
+#endif
 
   /** `hardwarePopcount`: the CPU has a popcount instruction (portable rankP2 then uses it). */
-  Engine(const Variant& variant, bool hardwarePopcount) : v(variant), n(variant.cells), k(variant.pieces), popcountInstruction(hardwarePopcount) {
+  Engine(const Variant& variant, bool hardwarePopcount)
+      : v(variant),
+        n(variant.cells),
+        k(variant.pieces),
+        popcountInstruction(hardwarePopcount)
+#if !CCK_USE_BMI2
+        ,
+        jumpMagic(variant.geometry)
+#endif
+  {
     for (int c = 0; c < n; c++) full |= cellBit<B>(c);
     for (int c : v.p2Start) goal[0] |= cellBit<B>(c);
     for (int c : v.p1Start) goal[1] |= cellBit<B>(c);
@@ -88,7 +100,10 @@ class Engine {
     // The paper's method: pdep(pext(occ, over) & pext(~occ, to), to), bits of over/to paired.
     return pdep(pext(occ, m.jumpOver) & pext(~occ, m.jumpTo), m.jumpTo);
 #else
-    // Portable: test the (over, to) pairs directly; up to six branch-free bit tests.
+    if constexpr (std::is_same_v<B, uint64_t>) {
+      if (jumpMagic.ok) return jumpMagic.jumps(at, occ);
+    }
+    // Portable, 81 cells: test the (over, to) pairs directly; up to six branch-free bit tests.
     B out{};
     for (int i = 0; i < m.pairCount; i++) {
       const JumpPair& j = m.pairs[i];
