@@ -362,7 +362,17 @@ class Kernel final : public KernelApi {
       if (e.isIllegal(a, b, 0)) {
         if (prove(table, index, kIllegal)) stats.illegal++;
       } else if (e.hasWon(1, a, b)) {
-        if (prove(table, index, kLoss)) stats.terminal++;
+        if (!prove(table, index, kLoss)) return;
+        stats.terminal++;
+        // Propagated like every other loss, so that a pass may take a state's first child that is
+        // not won as the end of it (see pass). A parent still to be initialised might be illegal
+        // or terminal itself (a P2 move out of a finished game): those keep their own value.
+        int parents = parentIndices(a, b);
+        for (int i = 0; i < parents; i++) {
+          const ParentState& p = parentStates[i];
+          if (!e.isIllegal(p.a, p.b, 0) && !e.hasWon(1, p.a, p.b) && load(table, p.index) == kUnknown && prove(table, p.index, kWin))
+            stats.wins++;
+        }
       } else if (popcount(e.goal[0] & ~(a | b)) == 1) {
         // A move fills P1's goal only if exactly one goal cell is empty (it lands there): most
         // states need no move generation at all.
@@ -395,7 +405,10 @@ class Kernel final : public KernelApi {
       return cg;
     }
 
-    void pass(uint64_t index, B a, B b, const ChildGroup& cg) {
+    /** `sparse`: the children's group is rarely in cache (late passes), so all their indices are
+     *  computed and prefetched first, and the misses overlap; in a full pass it is in cache, and
+     *  each child is ranked only when the ones before it were won. */
+    void pass(uint64_t index, B a, B b, const ChildGroup& cg, bool sparse) {
       if (load(table, index) != kUnknown) return;
       const Engine<B>& e = kernel.e_;
       int count = e.generate(a, a | b, moves.data());
@@ -403,20 +416,21 @@ class Kernel final : public KernelApi {
         stats.moveless++;
         return;
       }
-      childIndices(a, count, cg);
-      int legal = 0;
-      bool unknown = false;
+      // Every loss (terminal ones from init included) is propagated to all its parents when it is
+      // proven, so a state with a lost child is already won, or about to be made so by the thread
+      // that proved the child. What is left to find out is whether every legal child is won: the
+      // first unknown child ends the visit.
+      if (sparse) childIndices(a, count, cg);
+      const B mappedA = sparse ? B{} : childP2(a, cg);
       for (int i = 0; i < count; i++) {
-        int v = load(table, childIndex[i]);
-        if (v == kIllegal) continue;
-        legal++;
+        const uint64_t child = sparse ? childIndex[i] : childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
+        const int v = load(table, child);
+        if (v == kUnknown) return;
         if (v == kLoss) {
           if (prove(table, index, kWin)) stats.wins++;
           return;
         }
-        if (v == kUnknown) unknown = true;
       }
-      if (unknown && legal > 0) return;
       if (!prove(table, index, kLoss)) return;
       stats.losses++;
       // Immediate propagation: every parent (a, b^, P2 to move), b^ -> b by a P2 move
@@ -601,7 +615,7 @@ class Kernel final : public KernelApi {
             }
             if (load(table, i) != kUnknown) continue;
             B b = e.unrankP2(a, i - first);
-            w.pass(i, a, b, w.childGroup(b));
+            w.pass(i, a, b, w.childGroup(b), true);
           }
           continue;
         }
@@ -671,7 +685,7 @@ class Kernel final : public KernelApi {
         for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(&table[w.unitStates[i].index >> 2]);
         for (size_t i = 0; i < states; i++) {
           if (i + kAhead < states) __builtin_prefetch(&table[w.unitStates[i + kAhead].index >> 2]);
-          w.pass(w.unitStates[i].index, w.unitStates[i].p1, b, cg);
+          w.pass(w.unitStates[i].index, w.unitStates[i].p1, b, cg, false);
         }
       }
       results[t] = w.stats;
