@@ -11,6 +11,7 @@ export * from './geometry/variant.js';
 export * from './ranking/binomial.js';
 export * from './ranking/combination.js';
 export * from './engine/tables.js';
+export * from './engine/jump-magic.js';
 export * from './engine/engine.js';
 export * from './position/position.js';
 export * from './position/text-format.js';

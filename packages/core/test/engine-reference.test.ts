@@ -1,6 +1,6 @@
 /**
  * The bitboard engine against the array-based reference: every position of 7x7 with 1 and 2
- * pieces, and 10^5 random positions of larger variants, for both jump kernels and rule modes.
+ * pieces, and 10^5 random positions of larger variants, for every jump kernel and rule mode.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,7 +9,10 @@ import {
   type Position,
   type RuleMode,
   TsEngine,
+  boardGeometry,
   fromWords,
+  jumpMagicTables,
+  supportedVariants,
   variant,
 } from '../src/index.js';
 import { toReference } from './support/convert.js';
@@ -18,6 +21,27 @@ import { randomPosition, rng } from './support/random.js';
 
 const key = (moves: ReadonlyArray<{ from: number; to: number }>) => moves.map((m) => `${m.from}-${m.to}`).join(' ');
 const refKey = (moves: Array<[number, number]>) => moves.map(([f, t]) => `${f}-${t}`).join(' ');
+
+describe('jumps by multiply and table lookup', () => {
+  const sizes = [...new Set(supportedVariants().map((x) => x.size))];
+  it.each(sizes)('board size %i: a multiplier for every cell, and the pairs kernel\'s jumps on random occupancies', (m) => {
+    const g = boardGeometry(m);
+    expect(jumpMagicTables(g)).not.toBeNull();
+    const v = variant(m, supportedVariants().find((x) => x.size === m)!.pieces);
+    const magic = new BitboardEngine(v, 'clean', 'magic');
+    const pairs = new BitboardEngine(v, 'clean', 'pairs');
+    const random = rng(4242 + m);
+    const word = () => Math.floor(random() * 2 ** 32);
+    for (let trial = 0; trial < 500; trial++) {
+      const o = [0, 1, 2].map((w) => (w * 32 < g.cells ? (word() & word()) >>> 0 : 0));
+      for (let c = 0; c < g.cells; c++) {
+        magic.singleJumps(c, o[0]!, o[1]!, o[2]!);
+        pairs.singleJumps(c, o[0]!, o[1]!, o[2]!);
+        expect([magic.r0, magic.r1, magic.r2]).toEqual([pairs.r0, pairs.r1, pairs.r2]);
+      }
+    }
+  });
+});
 
 describe.each([1, 2])('every position of 7x7 with %i piece(s)', (k) => {
   it('rank/unrank round-trip, illegal and terminal on all; legal moves on every position (k=1) or every 7th (k=2)', () => {
@@ -75,6 +99,7 @@ describe.each(RANDOM_VARIANTS)('%ix%i: random positions against the reference', 
     const rules: RuleMode[] = k === 6 ? ['clean', 'published'] : ['clean'];
     const engines = rules.map((r) => new TsEngine(v, r));
     const pextEngine = new TsEngine(v, 'clean', 'pext' satisfies JumpKernel);
+    const pairsEngine = new TsEngine(v, 'clean', 'pairs' satisfies JumpKernel);
     const refs = rules.map((r) => new ReferenceGame(m, k, r === 'published'));
     for (let i = 0; i < SAMPLES; i++) {
       const p = randomPosition(random, v.cells, k);
@@ -84,6 +109,7 @@ describe.each(RANDOM_VARIANTS)('%ix%i: random positions against the reference', 
       const pseudo = key(e.moves(p));
       expect(pseudo).toBe(refKey(ref.moves(rp)));
       expect(key(pextEngine.moves(p))).toBe(pseudo);
+      expect(key(pairsEngine.moves(p))).toBe(pseudo);
       expect(e.hasWon(0, p)).toBe(ref.hasWon(1, rp));
       expect(e.hasWon(1, p)).toBe(ref.hasWon(2, rp));
       expect(e.isIllegal(p)).toBe(ref.isIllegal(rp));

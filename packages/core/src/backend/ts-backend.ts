@@ -18,7 +18,7 @@ export class TsEngine implements Engine {
   constructor(
     readonly variant: Variant,
     readonly rules: RuleMode,
-    jumpKernel: JumpKernel = 'pairs',
+    jumpKernel: JumpKernel = 'magic',
   ) {
     this.core = new BitboardEngine(variant, rules, jumpKernel);
     this.buffer = new Int32Array(2 * this.core.maxMoves);

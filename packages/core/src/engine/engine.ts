@@ -14,9 +14,11 @@ import { rankSet, unrankSet } from '../ranking/combination.js';
 import { type VariantTables, buildTables } from './tables.js';
 
 /** How single jumps from a cell are found.
- * - `pext`: the paper's method, software pext/pdep: pdep(pext(occ, over) & pext(~occ, to), to).
- * - `pairs`: the same test fused into one loop over the cell's (over, to) pairs; no pext. */
-export type JumpKernel = 'pext' | 'pairs';
+ * - `magic`: a multiply gathers the cell's occupied neighbours into a table index; the entry
+ *   holds the cells beyond them (engine/jump-magic.ts). The default.
+ * - `pairs`: the test fused into one loop over the cell's (over, to) pairs; no pext.
+ * - `pext`: the paper's method, software pext/pdep: pdep(pext(occ, over) & pext(~occ, to), to). */
+export type JumpKernel = 'magic' | 'pairs' | 'pext';
 
 export type Side = 0 | 1;
 
@@ -48,7 +50,7 @@ export class BitboardEngine {
   constructor(
     readonly variant: Variant,
     readonly rules: RuleMode = 'clean',
-    readonly jumpKernel: JumpKernel = 'pairs',
+    readonly jumpKernel: JumpKernel = 'magic',
   ) {
     this.tables = buildTables(variant);
     this.cells = variant.cells;
@@ -70,7 +72,22 @@ export class BitboardEngine {
   /** Single-jump landing cells from `cell` for occupancy (o0, o1, o2), into r0..r2. */
   singleJumps(cell: number, o0: number, o1: number, o2: number): void {
     const t = this.tables;
-    if (this.jumpKernel === 'pairs') {
+    const magic = t.jumpMagic;
+    if (this.jumpKernel === 'magic' && magic !== null) {
+      const start = magic.windowStart[cell]!;
+      const w = start >>> 5;
+      const shift = start & 31;
+      const low = w === 0 ? o0 : w === 1 ? o1 : o2;
+      const high = w === 0 ? o1 : w === 1 ? o2 : 0;
+      const window = shift === 0 ? low : (low >>> shift) | (high << (32 - shift));
+      const index = Math.imul(window & magic.windowMask[cell]!, magic.magic[cell]!) >>> magic.indexShift[cell]!;
+      const e = (magic.entryStart[cell]! + index) * WORDS;
+      this.r0 = (magic.landing[e]! & ~o0) >>> 0;
+      this.r1 = (magic.landing[e + 1]! & ~o1) >>> 0;
+      this.r2 = (magic.landing[e + 2]! & ~o2) >>> 0;
+      return;
+    }
+    if (this.jumpKernel !== 'pext') {
       let d0 = 0;
       let d1 = 0;
       let d2 = 0;

@@ -5,6 +5,7 @@
  */
 import { WORDS, bitboardOf, fullMask } from '../bits/bitboard.js';
 import type { Variant } from '../geometry/variant.js';
+import { type JumpMagicTables, jumpMagicTables } from './jump-magic.js';
 
 export interface VariantTables {
   readonly cells: number;
@@ -18,6 +19,8 @@ export interface VariantTables {
   readonly pairStart: Int32Array;
   readonly pairOver: Int32Array;
   readonly pairTo: Int32Array;
+  /** Jumps by multiply and table lookup (the default kernel); null: use the pairs. */
+  readonly jumpMagic: JumpMagicTables | null;
   /** goal[player * WORDS + w]: goal of P1 (player 0) and of P2 (player 1). */
   readonly goal: Uint32Array;
   /** Union of both start areas (the published-data exception looks at it). */
@@ -65,6 +68,7 @@ export function buildTables(v: Variant): VariantTables {
     pairStart,
     pairOver: Int32Array.from(pairOver),
     pairTo: Int32Array.from(pairTo),
+    jumpMagic: jumpMagicTables(g),
     goal,
     startAreas: bitboardOf([...v.p1Start, ...v.p2Start]),
     blockTip: [n - 1, 0],
