@@ -1,7 +1,8 @@
 /**
  * The bitboard engine of the bitboard paper in TypeScript: moves (steps by one mask operation,
- * jumps by pext/pdep over per-cell masks, chained to a fixed point), apply/undo by xor, the
- * rules of RULES.md section 4 (win, illegal, terminal, legal moves), ranking and symmetry.
+ * single jumps by per-cell multiply and table lookup, or by the paper's pext/pdep over per-cell
+ * masks: see JumpKernel; chained to a fixed point), apply/undo by xor, the rules of RULES.md
+ * section 4 (win, illegal, terminal, legal moves), ranking and symmetry.
  *
  * Positions are three 32-bit words per player (see ../bits/bitboard.ts). Hot methods take words
  * as arguments and return multi-word results in the `r0..r2` registers, so nothing allocates.
