@@ -362,17 +362,7 @@ class Kernel final : public KernelApi {
       if (e.isIllegal(a, b, 0)) {
         if (prove(table, index, kIllegal)) stats.illegal++;
       } else if (e.hasWon(1, a, b)) {
-        if (!prove(table, index, kLoss)) return;
-        stats.terminal++;
-        // Propagated like every other loss, so that a pass may take a state's first child that is
-        // not won as the end of it (see pass). A parent still to be initialised might be illegal
-        // or terminal itself (a P2 move out of a finished game): those keep their own value.
-        int parents = parentIndices(a, b);
-        for (int i = 0; i < parents; i++) {
-          const ParentState& p = parentStates[i];
-          if (!e.isIllegal(p.a, p.b, 0) && !e.hasWon(1, p.a, p.b) && load(table, p.index) == kUnknown && prove(table, p.index, kWin))
-            stats.wins++;
-        }
+        if (prove(table, index, kLoss)) stats.terminal++;
       } else if (popcount(e.goal[0] & ~(a | b)) == 1) {
         // A move fills P1's goal only if exactly one goal cell is empty (it lands there): most
         // states need no move generation at all.
@@ -416,10 +406,10 @@ class Kernel final : public KernelApi {
         stats.moveless++;
         return;
       }
-      // Every loss (terminal ones from init included) is propagated to all its parents when it is
-      // proven, so a state with a lost child is already won, or about to be made so by the thread
-      // that proved the child. What is left to find out is whether every legal child is won: the
-      // first unknown child ends the visit.
+      // A state with a lost child is already won: every loss a pass proves is propagated to all
+      // its parents at once (or is about to be, by the thread that proved it), and the parents of
+      // init's terminal losses are wins in one, found by init too. What is left to find out is
+      // whether every legal child is won: the first unknown child ends the visit.
       if (sparse) childIndices(a, count, cg);
       const B mappedA = sparse ? B{} : childP2(a, cg);
       for (int i = 0; i < count; i++) {

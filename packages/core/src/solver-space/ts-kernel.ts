@@ -80,9 +80,7 @@ export class TsSolverKernel implements SolverKernel {
       if (this.engine.isIllegal(pos)) {
         if (this.prove(index, ILLEGAL)) stats.illegal++;
       } else if (this.engine.hasWon(1, pos)) {
-        if (!this.prove(index, LOSS)) return;
-        stats.terminal++;
-        stats.wins += this.propagateTerminal(pos.p1, pos.p2);
+        if (this.prove(index, LOSS)) stats.terminal++;
       } else if (this.winsAtOnce(pos)) {
         if (this.prove(index, WIN)) stats.wins++;
       }
@@ -306,10 +304,11 @@ export class TsSolverKernel implements SolverKernel {
 
   /**
    * WIN, LOSS, UNKNOWN from the children's current values; -1 when there is no move at all.
-   * Every loss (terminal ones from init included) is propagated to all its parents when it is
-   * proven, so a state with a lost child is already won, or about to be made so by the worker
-   * that proved the child: what is left to find out is whether every legal child is won, and the
-   * first unknown child ends the evaluation (the later ones are not even ranked).
+   * A state with a lost child is already won: every loss a pass proves is propagated to all its
+   * parents at once (or is about to be, by the worker that proved it), and the parents of the
+   * terminal losses of init are wins in one, found by init too. What is left to find out is
+   * whether every legal child is won, and the first unknown child ends the evaluation (the later
+   * ones are not even ranked).
    */
   private evaluate(a: Uint32Array, b: Uint32Array): number {
     const moves = this.moves;
@@ -377,27 +376,6 @@ export class TsSolverKernel implements SolverKernel {
       if (!this.parentHasTwin) continue;
       const twin = this.parentIndex(a, b, from, to, true);
       if (this.value(twin) === UNKNOWN && this.prove(twin, WIN)) proven++;
-    }
-    return proven;
-  }
-
-  /**
-   * propagateLoss for a terminal state at init, where a parent may not be initialised yet: one
-   * that is illegal or terminal itself (a P2 move out of a finished game) keeps its own value.
-   */
-  private propagateTerminal(a: Uint32Array, b: Uint32Array): number {
-    const moves = this.parentMoves;
-    const count = this.engine.generateMoves(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
-    const parent = this.parentPos;
-    parent.toMove = 0;
-    let proven = 0;
-    for (let i = 0; i < count; i++) {
-      for (let twin = 0; twin < 2; twin++) {
-        const index = this.parentIndex(a, b, moves[2 * i]!, moves[2 * i + 1]!, twin === 1, parent);
-        const decided = this.engine.isIllegal(parent) || this.engine.hasWon(1, parent);
-        if (!decided && this.value(index) === UNKNOWN && this.prove(index, WIN)) proven++;
-        if (!this.parentHasTwin) break;
-      }
     }
     return proven;
   }
