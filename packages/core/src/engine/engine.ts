@@ -89,6 +89,7 @@ export class BitboardEngine {
       return;
     }
     if (this.jumpKernel !== 'pext') {
+      // 'pairs', and 'magic' on a board without multiplier tables (none of the supported ones)
       let d0 = 0;
       let d1 = 0;
       let d2 = 0;
