@@ -99,6 +99,8 @@ export interface SolverKernel {
   readonly passUnits: number;
   /** `threads` > 1 only where the backend has its own threads (Backend.kernelThreads). */
   init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  /** A pass over the P2 placements [unitFrom, unitTo) of the proof order; each thread visits the
+   *  states its first visit left waiting again REVISIT_LAG units later (state-space.ts). */
   pass(table: Uint8Array, unitFrom: number, unitTo: number, threads?: number): KernelStats;
   /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes);
    *  `descending`: from the last group down (the solver alternates directions). */

@@ -33,6 +33,15 @@ export const ILLEGAL = 3;
 export const NO_DISTANCE = 255;
 export const MAX_DISTANCE = NO_DISTANCE - 1;
 
+/**
+ * Revisits: a visit that stops at a child still unknown is usually waiting for a state the next
+ * units of the same sweep prove, so a pass visits such a state once more REVISIT_LAG units (P2
+ * placements, or groups in a sparse pass) later, counted per kernel call and worker; whatever
+ * still waits at the end of the call is visited then. The native kernel (kernel.inl,
+ * kRevisitLag) uses the same lag, so single-threaded solves agree pass by pass.
+ */
+export const REVISIT_LAG = 64;
+
 export const RANKING_ID = 1; // "mirror-class groups x colex P2-among-free", version 1
 
 export class StateSpace {
@@ -96,7 +105,7 @@ export class StateSpace {
    * The solver's pass units (P2 placements, by colex rank) in proof order: by total distance of
    * P2 from its goal (sum of rows; P2 heads for row 0), ties by rank. A pass then meets positions
    * roughly in order of distance to the end, so its proofs feed later ones in the same pass
-   * (7x7/3: 94.5% proven in pass 1, 84.4% in plain rank order). The native kernel
+   * (7x7/3, before revisits: 94.5% proven in pass 1, 84.4% in plain rank order). The native kernel
    * (kernel.inl, proofOrder) uses the same order. Built on first use.
    */
   get passOrder(): Uint32Array {

@@ -5,7 +5,8 @@
  *  - init: ILLEGAL for illegal states, LOSS for terminal ones (the opponent has just won);
  *  - pass: for each UNKNOWN state, WIN if some move leads to a LOSS, LOSS if every legal move
  *    leads to a WIN (or there is no legal move). A new LOSS is propagated at once: every parent
- *    (moves are reversible, so parents are found with the move generator) becomes a WIN;
+ *    (moves are reversible, so parents are found with the move generator) becomes a WIN. A state
+ *    left UNKNOWN is visited once more REVISIT_LAG units later (see state-space.ts);
  *  - distanceInit / distanceLayer: plies to the end for every won or lost state, over a solved
  *    table, layer by layer from the ends of the game (see SolverKernel in backend.ts).
  *
@@ -20,7 +21,7 @@ import { BitboardEngine, type WordPosition } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
 import { nextCombination, rankSet, unrankSet } from '../ranking/combination.js';
-import { ILLEGAL, LOSS, MAX_DISTANCE, NO_DISTANCE, StateSpace, UNKNOWN, WIN } from './state-space.js';
+import { ILLEGAL, LOSS, MAX_DISTANCE, NO_DISTANCE, REVISIT_LAG, StateSpace, UNKNOWN, WIN } from './state-space.js';
 
 export class TsSolverKernel implements SolverKernel {
   private readonly engine: BitboardEngine;
@@ -90,10 +91,12 @@ export class TsSolverKernel implements SolverKernel {
 
   /**
    * One pass over the stored states whose P2 placement is in [unitFrom, unitTo) of the proof
-   * order (space.passOrder: C(N, k) P2 placements). Same order as the native kernel (kernel.inl), so
-   * single-threaded solves agree pass by pass.
+   * order (space.passOrder: C(N, k) P2 placements), with the revisits of REVISIT_LAG. Same order
+   * as the native kernel (kernel.inl), so single-threaded solves agree pass by pass.
+   * `keepWaiting`: the states still waiting for their revisit at the end stay for the next call
+   * (a worker taking one unit at a time) until revisitWaiting().
    */
-  pass(table: Uint8Array, unitFrom: number, unitTo: number): KernelStats {
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, _threads = 1, keepWaiting = false): KernelStats {
     const stats = emptyKernelStats();
     this.bind(table);
     const pos = this.pos;
@@ -120,14 +123,18 @@ export class TsSolverKernel implements SolverKernel {
         }
         const r1 = rankSet(a);
         if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
-        this.step(space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b), a, b, stats);
+        const index = space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b);
+        this.waitForRevisit(index, this.step(index, a, b, stats), a, b);
       } while (nextCombination(combo, k, n - k));
+      this.endUnit(stats);
     }
+    if (!keepWaiting) this.endSweep(stats);
     return stats;
   }
 
-  /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes). */
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, _threads = 1, descending = false): KernelStats {
+  /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes);
+   *  `keepWaiting` as in pass(). */
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, _threads = 1, descending = false, keepWaiting = false): KernelStats {
     const stats = emptyKernelStats();
     this.bind(table);
     const space = this.space;
@@ -148,10 +155,66 @@ export class TsSolverKernel implements SolverKernel {
         }
         if (this.value(i) !== UNKNOWN) continue;
         this.engine.unrankP2(a, i - first, b);
-        this.step(i, a, b, stats);
+        this.waitForRevisit(i, this.step(i, a, b, stats), a, b);
       }
+      this.endUnit(stats);
     }
+    if (!keepWaiting) this.endSweep(stats);
     return stats;
+  }
+
+  /** Visits again every state still waiting from pass() or sparsePass() calls with keepWaiting. */
+  revisitWaiting(table: Uint8Array): KernelStats {
+    const stats = emptyKernelStats();
+    this.bind(table);
+    this.endSweep(stats);
+    return stats;
+  }
+
+  // Revisits (REVISIT_LAG): the states waiting, by unit of the sweep modulo REVISIT_LAG + 1: the
+  // stored index, the child the first visit stopped at, and a and b (WORDS words each).
+  private readonly waiting = Array.from({ length: REVISIT_LAG + 1 }, () => ({ index: [] as number[], blocker: [] as number[], words: [] as number[] }));
+  private unitsDone = 0;
+  private readonly revisitPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+
+  private waitForRevisit(index: number, blocker: number, a: Uint32Array, b: Uint32Array): void {
+    if (blocker < 0) return;
+    const list = this.waiting[this.unitsDone % (REVISIT_LAG + 1)]!;
+    list.index.push(index);
+    list.blocker.push(blocker);
+    for (let w = 0; w < WORDS; w++) list.words.push(a[w]!);
+    for (let w = 0; w < WORDS; w++) list.words.push(b[w]!);
+  }
+
+  /** A unit is done: the states that waited REVISIT_LAG units ago are visited again. */
+  private endUnit(stats: KernelStats): void {
+    this.unitsDone++;
+    if (this.unitsDone > REVISIT_LAG) this.revisit(this.unitsDone % (REVISIT_LAG + 1), stats);
+  }
+
+  /** The end of a sweep: every state still waiting is visited again, oldest first. */
+  private endSweep(stats: KernelStats): void {
+    for (let u = Math.max(0, this.unitsDone - REVISIT_LAG); u < this.unitsDone; u++) this.revisit(u % (REVISIT_LAG + 1), stats);
+    this.unitsDone = 0;
+  }
+
+  /** A revisit that finds the child its first visit stopped at still unknown would stop there
+   *  again (the children before it were won, and values never change back): skipped. */
+  private revisit(slot: number, stats: KernelStats): void {
+    const list = this.waiting[slot]!;
+    const a = this.revisitPos.p1;
+    const b = this.revisitPos.p2;
+    for (let i = 0; i < list.index.length; i++) {
+      if (this.value(list.blocker[i]!) === UNKNOWN) continue;
+      for (let w = 0; w < WORDS; w++) {
+        a[w] = list.words[2 * WORDS * i + w]!;
+        b[w] = list.words[2 * WORDS * i + WORDS + w]!;
+      }
+      this.step(list.index[i]!, a, b, stats);
+    }
+    list.index.length = 0;
+    list.blocker.length = 0;
+    list.words.length = 0;
   }
 
   distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
@@ -251,19 +314,20 @@ export class TsSolverKernel implements SolverKernel {
     return true;
   }
 
-  /** Evaluates one stored state (a, b) if still unknown, and propagates a new loss. */
-  private step(index: number, a: Uint32Array, b: Uint32Array, stats: KernelStats): void {
-    if (this.value(index) !== UNKNOWN) return;
+  /** Evaluates one stored state (a, b) if still unknown, and propagates a new loss. Returns the
+   *  child still unknown that the evaluation stopped at, else -1. */
+  private step(index: number, a: Uint32Array, b: Uint32Array, stats: KernelStats): number {
+    if (this.value(index) !== UNKNOWN) return -1;
     const result = this.evaluate(a, b);
+    if (result === UNKNOWN) return this.blocker;
     if (result === -1) stats.moveless++;
     else if (result === WIN) {
       if (this.prove(index, WIN)) stats.wins++;
-    } else if (result === LOSS) {
-      if (this.prove(index, LOSS)) {
-        stats.losses++;
-        stats.wins += this.propagateLoss(a, b);
-      }
+    } else if (this.prove(index, LOSS)) {
+      stats.losses++;
+      stats.wins += this.propagateLoss(a, b);
     }
+    return -1;
   }
 
   /** P1 (to move) fills its goal with a legal move. Found at init, so that the first pass can
@@ -316,12 +380,19 @@ export class TsSolverKernel implements SolverKernel {
     if (count === 0) return -1;
     this.prepareChildren(a, b);
     for (let i = 0; i < count; i++) {
-      const v = this.value(this.childIndex(moves[2 * i]!, moves[2 * i + 1]!));
-      if (v === UNKNOWN) return UNKNOWN;
+      const child = this.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
+      const v = this.value(child);
+      if (v === UNKNOWN) {
+        this.blocker = child;
+        return UNKNOWN;
+      }
       if (v === LOSS) return WIN;
     }
     return LOSS; // every legal child won (or none legal)
   }
+
+  /** The child the last evaluate() that returned UNKNOWN stopped at. */
+  private blocker = -1;
 
   // Where the children of (a, b) live, set by prepareChildren for childIndex: their P1 is rot(b)
   // (mirrored if needed), one group for all moves; their P2 is map(a') with a' = a ^ from ^ to,
