@@ -725,12 +725,16 @@ class Kernel final : public KernelApi {
         // Half of the placements are stored under their mirror image and skipped: every one is
         // written and only the others kept, since a branch on that would be mispredicted half the
         // time.
+        // rankP1(a) from the cells in increasing order: a sum of table entries, without pext.
         w.unitStates.resize(e.p2Placements);  // one per placement of a among the cells b leaves free
         size_t states = 0;
         do {
           B a{};
-          for (int j = 0; j < e.k; j++) a |= cellBit<B>(free[combo[j]]);
-          uint64_t r1 = e.rankP1(a);
+          uint64_t r1 = 0;
+          for (int j = 0; j < e.k; j++) {
+            a |= cellBit<B>(free[combo[j]]);
+            r1 += e.C.c[free[combo[j]]][j + 1];
+          }
           w.unitStates[states] = {static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a};
           states += g.mirrored[r1] ^ 1;
         } while (nextCombination(combo, e.k, f));

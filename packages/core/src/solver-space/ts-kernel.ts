@@ -117,11 +117,12 @@ export class TsSolverKernel implements SolverKernel {
         a[0] = 0;
         a[1] = 0;
         a[2] = 0;
+        let r1 = 0;
         for (let i = 0; i < k; i++) {
           const c = free[combo[i]!]!;
           a[c >>> 5]! |= 1 << (c & 31);
+          r1 += C[c * S + i + 1]!; // rankP1(a): the cells come in increasing order
         }
-        const r1 = rankSet(a);
         if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
         const index = space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b);
         this.waitForRevisit(index, this.step(index, a, b, stats), a, b);
