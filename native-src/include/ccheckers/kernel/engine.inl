@@ -216,6 +216,20 @@ class Engine {
   uint64_t rankP1(B p1) const { return rankSet(p1); }
   B unrankP1(uint64_t r) const { return unrankSet(r, k, n); }
 
+  /** Portable rankP2 with the popcount instruction: c's index among the free cells is the number
+   *  of free cells below it, one popcount per piece (independent of each other) over a mask made
+   *  from c's own bit without a shift. K: the piece count, or 0 for any. */
+  template <int K>
+  uint64_t rankAmongFree(uint64_t freeCells, uint64_t p2) const {
+    uint64_t r = 0;
+    for (int i = 1; K == 0 ? p2 != 0 : i <= K; i++) {
+      const uint64_t low = p2 & (0 - p2);
+      p2 ^= low;
+      r += C.c[hardwarePopcount(freeCells & (low - 1))][i];
+    }
+    return r;
+  }
+
   /** Rank of P2 among the cells P1 leaves free. */
   uint64_t rankP2(B p1, B p2) const {
 #if CCK_USE_BMI2
@@ -225,13 +239,15 @@ class Engine {
     uint64_t r = 0;
     if constexpr (std::is_same_v<B, uint64_t>) {
       if (popcountInstruction) {
-        // |P1 below c| with the popcount instruction, one per piece (independent of each other).
-        for (int i = 1; p2; i++) {
-          int c = lowest(p2);
-          p2 = clearLowest(p2);
-          r += C.c[c - hardwarePopcount(p1 & ((uint64_t{1} << c) - 1))][i];
+        switch (k) {  // unrolled for each piece count: no loop branch, constant table columns
+          case 1: return rankAmongFree<1>(~p1, p2);
+          case 2: return rankAmongFree<2>(~p1, p2);
+          case 3: return rankAmongFree<3>(~p1, p2);
+          case 4: return rankAmongFree<4>(~p1, p2);
+          case 5: return rankAmongFree<5>(~p1, p2);
+          case 6: return rankAmongFree<6>(~p1, p2);  // the most on a board of up to 64 cells
         }
-        return r;
+        return rankAmongFree<0>(~p1, p2);
       }
       // |P1 below c| from per-byte prefix counts of P1 (one SWAR popcount and one multiply for
       // all bytes) plus a table lookup for the bits of c's own byte: no loop-carried popcounts.
