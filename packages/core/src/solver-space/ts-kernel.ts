@@ -23,6 +23,8 @@ import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.j
 import { nextCombination, rankSet, unrankSet } from '../ranking/combination.js';
 import { ILLEGAL, LOSS, MAX_DISTANCE, NO_DISTANCE, REVISIT_LAG, StateSpace, UNKNOWN, WIN } from './state-space.js';
 
+const WAITING_FIELDS = 2 + 2 * WORDS;
+
 export class TsSolverKernel implements SolverKernel {
   private readonly engine: BitboardEngine;
   private readonly space: StateSpace;
@@ -172,19 +174,28 @@ export class TsSolverKernel implements SolverKernel {
     return stats;
   }
 
-  // Revisits (REVISIT_LAG): the states waiting, by unit of the sweep modulo REVISIT_LAG + 1: the
-  // stored index, the child the first visit stopped at, and a and b (WORDS words each).
-  private readonly waiting = Array.from({ length: REVISIT_LAG + 1 }, () => ({ index: [] as number[], blocker: [] as number[], words: [] as number[] }));
+  // Revisits (REVISIT_LAG): the states waiting, by unit of the sweep modulo REVISIT_LAG + 1, each
+  // WAITING_FIELDS numbers: the stored index, the child the first visit stopped at, and a and b
+  // (WORDS words each). Typed arrays that only grow: no garbage per unit.
+  private readonly waiting = Array.from({ length: REVISIT_LAG + 1 }, () => ({ count: 0, data: new Float64Array(64 * WAITING_FIELDS) }));
   private unitsDone = 0;
   private readonly revisitPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
 
   private waitForRevisit(index: number, blocker: number, a: Uint32Array, b: Uint32Array): void {
     if (blocker < 0) return;
     const list = this.waiting[this.unitsDone % (REVISIT_LAG + 1)]!;
-    list.index.push(index);
-    list.blocker.push(blocker);
-    for (let w = 0; w < WORDS; w++) list.words.push(a[w]!);
-    for (let w = 0; w < WORDS; w++) list.words.push(b[w]!);
+    let o = list.count * WAITING_FIELDS;
+    if (o === list.data.length) {
+      const grown = new Float64Array(2 * list.data.length);
+      grown.set(list.data);
+      list.data = grown;
+    }
+    const data = list.data;
+    data[o++] = index;
+    data[o++] = blocker;
+    for (let w = 0; w < WORDS; w++) data[o++] = a[w]!;
+    for (let w = 0; w < WORDS; w++) data[o++] = b[w]!;
+    list.count++;
   }
 
   /** A unit is done: the states that waited REVISIT_LAG units ago are visited again. */
@@ -203,19 +214,18 @@ export class TsSolverKernel implements SolverKernel {
    *  again (the children before it were won, and values never change back): skipped. */
   private revisit(slot: number, stats: KernelStats): void {
     const list = this.waiting[slot]!;
+    const data = list.data;
     const a = this.revisitPos.p1;
     const b = this.revisitPos.p2;
-    for (let i = 0; i < list.index.length; i++) {
-      if (this.value(list.blocker[i]!) === UNKNOWN) continue;
+    for (let o = 0; o < list.count * WAITING_FIELDS; o += WAITING_FIELDS) {
+      if (this.value(data[o + 1]!) === UNKNOWN) continue;
       for (let w = 0; w < WORDS; w++) {
-        a[w] = list.words[2 * WORDS * i + w]!;
-        b[w] = list.words[2 * WORDS * i + WORDS + w]!;
+        a[w] = data[o + 2 + w]!;
+        b[w] = data[o + 2 + WORDS + w]!;
       }
-      this.step(list.index[i]!, a, b, stats);
+      this.step(data[o]!, a, b, stats);
     }
-    list.index.length = 0;
-    list.blocker.length = 0;
-    list.words.length = 0;
+    list.count = 0;
   }
 
   distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
