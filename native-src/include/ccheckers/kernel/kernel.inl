@@ -658,6 +658,14 @@ class Kernel final : public KernelApi {
           B a = e.unrankP1(g.rankOf[unit]);
           uint64_t first = static_cast<uint64_t>(unit) * e.p2Placements;
           for (uint64_t i = first; i < first + e.p2Placements; i++) {
+            // 32 states known (no 2-bit field 0) are skipped with one word, else 4 with one byte.
+            if ((i & 31) == 0 && i + 32 <= first + e.p2Placements && (reinterpret_cast<uintptr_t>(&table[i >> 2]) & 7) == 0) {
+              const uint64_t x = __atomic_load_n(reinterpret_cast<const uint64_t*>(&table[i >> 2]), __ATOMIC_RELAXED);
+              if (((x | (x >> 1)) & 0x5555555555555555ull) == 0x5555555555555555ull) {
+                i += 31;
+                continue;
+              }
+            }
             if ((i & 3) == 0 && i + 4 <= first + e.p2Placements) {
               uint8_t byte = __atomic_load_n(&table[i >> 2], __ATOMIC_RELAXED);
               if ((byte & 0x03) && (byte & 0x0c) && (byte & 0x30) && (byte & 0xc0)) {
