@@ -11,14 +11,16 @@ const kernel = new TsSolverKernel(variant(data.board, data.pieces), data.rules);
 
 parentPort!.on('message', ({ phase, range, depth }: ChunkRequest) => {
   const stats = emptyKernelStats();
+  // Passes: the states waiting for their revisit (REVISIT_LAG) carry over from unit to unit and
+  // are visited at the end of the chunk, as a native thread does over the units it takes.
+  const sparse = phase === 'sparse' || phase === 'sparse-down';
+  const revisits = phase === 'pass' || sparse;
   for (let taken; (taken = Atomics.add(data.counter, 0, 1)) < range[1]; ) {
     const unit = phase === 'sparse-down' ? range[0] + range[1] - 1 - taken : taken;
-    // Passes: the states waiting for their revisit (REVISIT_LAG) carry over from unit to unit and
-    // are visited at the end of the chunk, as a native thread does over the units it takes.
     if (phase === 'pass') addKernelStats(stats, kernel.pass(data.table, unit, unit + 1, 1, true));
-    else if (phase === 'sparse' || phase === 'sparse-down') addKernelStats(stats, kernel.sparsePass(data.table, unit, unit + 1, 1, false, true));
+    else if (sparse) addKernelStats(stats, kernel.sparsePass(data.table, unit, unit + 1, 1, false, true));
     else addKernelStats(stats, runPhase(kernel, phase, data, unit, unit + 1, depth));
   }
-  if (phase === 'pass' || phase === 'sparse' || phase === 'sparse-down') addKernelStats(stats, kernel.revisitWaiting(data.table));
+  if (revisits) addKernelStats(stats, kernel.revisitWaiting(data.table));
   parentPort!.postMessage(stats);
 });
