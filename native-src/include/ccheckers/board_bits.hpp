@@ -36,15 +36,15 @@ inline int popcount64(uint64_t x) {
 
 /** The popcount instruction itself, usable from baseline code: call it only where the CPU has
  *  one (CpuInfo::popcnt; every x86-64 since 2008, and arm64, where the builtin is that instruction). */
-inline int hardwarePopcount(uint64_t x) {
+inline uint64_t hardwarePopcount(uint64_t x) {  // 64-bit result: used as an index, no extension
 #if defined(__x86_64__)
   // Zeroing the output first breaks popcnt's false dependency on it (Intel before Cannon Lake),
   // which otherwise chains the independent popcounts of rankP2 one after another.
   uint64_t r;
   __asm__("xorl %k0, %k0\n\tpopcnt %1, %0" : "=&r"(r) : "r"(x) : "cc");
-  return static_cast<int>(r);
+  return r;
 #else
-  return popcount64(x);
+  return static_cast<uint64_t>(popcount64(x));
 #endif
 }
 

@@ -47,8 +47,15 @@ class Engine {
   std::vector<CellMasks<B>> cell;
   std::vector<int> mirrorMap;
   bool popcountInstruction;  // the CPU has one: portable rankP2 uses it (hardwarePopcount)
+  // Unrolled ranking of up to kUnrolledPieces pieces on boards of up to 64 cells (a 65th column
+  // keeps an out-of-contract count inside the table): colexTerm[i][c] = C(c, i).
+  static constexpr int kUnrolledPieces = 6;
+  uint64_t colexTerm[kUnrolledPieces + 1][65] = {};
 #if !CCK_USE_BMI2
   JumpMagic jumpMagic;  // portable single jumps on boards of up to 64 cells
+  // freeRankTerm[j][v] = C(v - (k - j), j): the rank term of the j-th P2 piece, indexed by the
+  // popcount rankAmongFree takes (its index among the free cells + the k - j pieces above it).
+  uint64_t freeRankTerm[Binomials::K][65] = {};
 #endif
 
   /** `hardwarePopcount`: the CPU has a popcount instruction (portable rankP2 then uses it). */
@@ -86,6 +93,12 @@ class Engine {
       m.toBitsLo = popcount64(lowWord(m.jumpTo));
     }
     mirrorMap = v.geometry.mirror;
+    for (int i = 1; i <= kUnrolledPieces; i++)
+      for (int c = 0; c < 64; c++) colexTerm[i][c] = C.c[c][i];
+#if !CCK_USE_BMI2
+    for (int j = 1; j <= k && j < Binomials::K; j++)
+      for (int value = k - j; value < 64; value++) freeRankTerm[j][value] = C.c[value - (k - j)][j];
+#endif
   }
 
   static uint64_t lowWord(uint64_t x) { return x; }
@@ -190,12 +203,39 @@ class Engine {
 
   // --- ranking (RULES.md section 6) --------------------------------------------------------
 
-  /** Colex rank of a set: sum of C(c_i, i + 1) over its cells in increasing order. */
+  /** Colex rank of a set of k cells (the placement of one side): sum of C(c_i, i + 1) over its
+   *  cells in increasing order; unrolled for each piece count on boards of up to 64 cells. */
   uint64_t rankSet(B x) const {
+    if constexpr (std::is_same_v<B, uint64_t>) {
+      switch (k) {
+        case 1: return colexRank<1>(x);
+        case 2: return colexRank<2>(x);
+        case 3: return colexRank<3>(x);
+        case 4: return colexRank<4>(x);
+        case 5: return colexRank<5>(x);
+        case 6: return colexRank<6>(x);  // kUnrolledPieces
+      }
+    }
+    return rankSetAnyCount(x);
+  }
+
+  /** The same for a set of any size (fine-grained calls with arbitrary input). */
+  uint64_t rankSetAnyCount(B x) const {
     uint64_t r = 0;
     for (int i = 1; any(x); i++) {
       r += C.c[lowest(x)][i];
       x = clearLowest(x);
+    }
+    return r;
+  }
+
+  /** rankSet of exactly K cells: one row of `colexTerm` per piece, indexed by the cell as it is. */
+  template <int K>
+  uint64_t colexRank(uint64_t x) const {
+    uint64_t r = 0;
+    for (int i = 1; i <= K; i++) {
+      r += colexTerm[i][static_cast<unsigned>(lowest(x))];
+      x &= x - 1;
     }
     return r;
   }
@@ -216,19 +256,23 @@ class Engine {
   uint64_t rankP1(B p1) const { return rankSet(p1); }
   B unrankP1(uint64_t r) const { return unrankSet(r, k, n); }
 
-  /** Portable rankP2 with the popcount instruction: c's index among the free cells is the number
-   *  of free cells below it, one popcount per piece (independent of each other) over a mask made
-   *  from c's own bit without a shift. K: the piece count, or 0 for any. */
+#if !CCK_USE_BMI2
+  /** Portable rankP2 with the popcount instruction. While x holds the pieces not yet counted,
+   *  its lowest piece c is the j-th of k: x - 1 keeps x's bits above c and sets every bit below
+   *  it, so popcount(free & (x - 1)) is c's index among the free cells plus the k - j pieces above
+   *  c, and `freeRankTerm[j]` is indexed by it as it is. Per piece: subtract, and, popcount, one
+   *  load; from one piece to the next only x &= x - 1. K: the piece count, or 0 for any. */
   template <int K>
-  uint64_t rankAmongFree(uint64_t freeCells, uint64_t p2) const {
+  uint64_t rankAmongFree(uint64_t freeCells, uint64_t x) const {
     uint64_t r = 0;
-    for (int i = 1; K == 0 ? p2 != 0 : i <= K; i++) {
-      const uint64_t low = p2 & (0 - p2);
-      p2 ^= low;
-      r += C.c[hardwarePopcount(freeCells & (low - 1))][i];
+    for (int j = 1; K == 0 ? x != 0 : j <= K; j++) {
+      const uint64_t belowAndAbove = x - 1;
+      r += freeRankTerm[j][hardwarePopcount(freeCells & belowAndAbove)];
+      x &= belowAndAbove;
     }
     return r;
   }
+#endif
 
   /** Rank of P2 among the cells P1 leaves free. */
   uint64_t rankP2(B p1, B p2) const {
@@ -245,7 +289,7 @@ class Engine {
           case 3: return rankAmongFree<3>(~p1, p2);
           case 4: return rankAmongFree<4>(~p1, p2);
           case 5: return rankAmongFree<5>(~p1, p2);
-          case 6: return rankAmongFree<6>(~p1, p2);  // the most on a board of up to 64 cells
+          case 6: return rankAmongFree<6>(~p1, p2);  // the most on a board of up to 64 cells (kUnrolledPieces)
         }
         return rankAmongFree<0>(~p1, p2);
       }
@@ -263,14 +307,23 @@ class Engine {
         r += C.c[c - static_cast<int>((before >> shift) & 0xff) - bytes.count[inByte]][i];
       }
     } else {
-      for (int i = 1; any(p2); i++) {
-        int c = lowest(p2);
-        p2 = clearLowest(p2);
-        r += C.c[c - popcount(p1 & below<B>(c))][i];
-      }
+      return rankP2AnyCount(p1, p2);
     }
     return r;
 #endif
+  }
+
+  /** rankP2 of any input, core's definition: the colex rank of pext(p2, cells free of p1). A
+   *  free cell c is the (c - |P1 below c|)-th free cell. */
+  uint64_t rankP2AnyCount(B p1, B p2) const {
+    uint64_t r = 0;
+    B x = p2 & ~p1 & full;
+    for (int i = 1; any(x); i++) {
+      const int c = lowest(x);
+      x = clearLowest(x);
+      r += C.c[c - popcount(p1 & below<B>(c))][i];
+    }
+    return r;
   }
 
   B unrankP2(B p1, uint64_t r) const {

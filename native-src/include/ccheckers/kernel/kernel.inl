@@ -36,9 +36,18 @@ class Kernel final : public KernelApi {
   bool hasWon(int player, const PosWords& p) override { return e_.hasWon(player, board(p.p1), board(p.p2)); }
   bool isIllegal(const PosWords& p) override { return e_.isIllegal(board(p.p1), board(p.p2), p.toMove); }
   bool isTerminal(const PosWords& p) override { return e_.isTerminal(board(p.p1), board(p.p2), p.toMove); }
-  uint64_t rankP1(const uint32_t* p1) override { return e_.rankP1(board(p1)); }
+  // The engine ranks placements of exactly k pieces on the board (P2's apart from P1's); other
+  // input takes the general formulas, which are core's (for P2, the rank of pext(p2, free cells)).
+  uint64_t rankP1(const uint32_t* p1) override {
+    const B x = board(p1);
+    return isPlacement(x) ? e_.rankP1(x) : e_.rankSetAnyCount(x);
+  }
+  bool isPlacement(B x) const { return popcount(x) == e_.k && !any(x & ~e_.full); }
   void unrankP1(uint64_t r, uint32_t* out) override { words(e_.unrankP1(r), out); }
-  uint64_t rankP2(const uint32_t* p1, const uint32_t* p2) override { return e_.rankP2(board(p1), board(p2)); }
+  uint64_t rankP2(const uint32_t* p1, const uint32_t* p2) override {
+    const B a = board(p1), b = board(p2);
+    return isPlacement(b) && !any(a & b) ? e_.rankP2(a, b) : e_.rankP2AnyCount(a, b);
+  }
   void unrankP2(const uint32_t* p1, uint64_t r, uint32_t* out) override { words(e_.unrankP2(board(p1), r), out); }
   bool nextP2(const uint32_t* p1, const uint32_t* p2, uint32_t* out) override {
     B next{};
