@@ -4,6 +4,13 @@
 #pragma once
 #include <cstdint>
 
+// For the few hot functions GCC judges too big to inline into the solver's loops.
+#if defined(__GNUC__)
+#define CCK_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define CCK_ALWAYS_INLINE inline
+#endif
+
 namespace cck {
 
 struct U128 {

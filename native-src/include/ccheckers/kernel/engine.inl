@@ -204,16 +204,18 @@ class Engine {
   // --- ranking (RULES.md section 6) --------------------------------------------------------
 
   /** Colex rank of a set of k cells (the placement of one side): sum of C(c_i, i + 1) over its
-   *  cells in increasing order; unrolled for each piece count on boards of up to 64 cells. */
-  uint64_t rankSet(B x) const {
+   *  cells in increasing order. On boards of up to 64 cells, unrolled with one table row per
+   *  piece, indexed by the cell as it is; the tests of k are always predicted, and the code stays
+   *  small enough to inline into the solver's loops. */
+  CCK_ALWAYS_INLINE uint64_t rankSet(B x) const {
     if constexpr (std::is_same_v<B, uint64_t>) {
-      switch (k) {
-        case 1: return colexRank<1>(x);
-        case 2: return colexRank<2>(x);
-        case 3: return colexRank<3>(x);
-        case 4: return colexRank<4>(x);
-        case 5: return colexRank<5>(x);
-        case 6: return colexRank<6>(x);  // kUnrolledPieces
+      if (k <= kUnrolledPieces) {
+        uint64_t r = colexTerm[1][static_cast<unsigned>(lowest(x))];
+        for (int i = 2; i <= kUnrolledPieces && i <= k; i++) {
+          x &= x - 1;
+          r += colexTerm[i][static_cast<unsigned>(lowest(x))];
+        }
+        return r;
       }
     }
     return rankSetAnyCount(x);
@@ -225,17 +227,6 @@ class Engine {
     for (int i = 1; any(x); i++) {
       r += C.c[lowest(x)][i];
       x = clearLowest(x);
-    }
-    return r;
-  }
-
-  /** rankSet of exactly K cells: one row of `colexTerm` per piece, indexed by the cell as it is. */
-  template <int K>
-  uint64_t colexRank(uint64_t x) const {
-    uint64_t r = 0;
-    for (int i = 1; i <= K; i++) {
-      r += colexTerm[i][static_cast<unsigned>(lowest(x))];
-      x &= x - 1;
     }
     return r;
   }
@@ -253,65 +244,62 @@ class Engine {
     return out;
   }
 
-  uint64_t rankP1(B p1) const { return rankSet(p1); }
+  CCK_ALWAYS_INLINE uint64_t rankP1(B p1) const { return rankSet(p1); }
   B unrankP1(uint64_t r) const { return unrankSet(r, k, n); }
 
 #if !CCK_USE_BMI2
-  /** Portable rankP2 with the popcount instruction. While x holds the pieces not yet counted,
-   *  its lowest piece c is the j-th of k: x - 1 keeps x's bits above c and sets every bit below
-   *  it, so popcount(free & (x - 1)) is c's index among the free cells plus the k - j pieces above
-   *  c, and `freeRankTerm[j]` is indexed by it as it is. Per piece: subtract, and, popcount, one
-   *  load; from one piece to the next only x &= x - 1. K: the piece count, or 0 for any. */
-  template <int K>
-  uint64_t rankAmongFree(uint64_t freeCells, uint64_t x) const {
-    uint64_t r = 0;
-    for (int j = 1; K == 0 ? x != 0 : j <= K; j++) {
-      const uint64_t belowAndAbove = x - 1;
-      r += freeRankTerm[j][hardwarePopcount(freeCells & belowAndAbove)];
+  /** Portable rankP2 with the popcount instruction (k <= kUnrolledPieces). While x holds the
+   *  pieces not yet counted, its lowest piece c is the j-th of k: x - 1 keeps x's bits above c and
+   *  sets every bit below it, so popcount(free & (x - 1)) is c's index among the free cells plus
+   *  the k - j pieces above c, and `freeRankTerm[j]` is indexed by it as it is. Per piece:
+   *  subtract, and, popcount, one load; from one piece to the next only x &= x - 1. */
+  CCK_ALWAYS_INLINE uint64_t rankAmongFree(uint64_t freeCells, uint64_t x) const {
+    uint64_t belowAndAbove = x - 1;
+    uint64_t r = freeRankTerm[1][hardwarePopcount(freeCells & belowAndAbove)];
+    for (int j = 2; j <= kUnrolledPieces && j <= k; j++) {
       x &= belowAndAbove;
+      belowAndAbove = x - 1;
+      r += freeRankTerm[j][hardwarePopcount(freeCells & belowAndAbove)];
     }
     return r;
   }
 #endif
 
   /** Rank of P2 among the cells P1 leaves free. */
-  uint64_t rankP2(B p1, B p2) const {
+  CCK_ALWAYS_INLINE uint64_t rankP2(B p1, B p2) const {
 #if CCK_USE_BMI2
     return rankSet(pext(p2, ~p1 & full));
 #else
     // Portable: a cell's index among the free cells is c - |P1 below c|; no pext needed.
-    uint64_t r = 0;
     if constexpr (std::is_same_v<B, uint64_t>) {
-      if (popcountInstruction) {
-        switch (k) {  // unrolled for each piece count: no loop branch, constant table columns
-          case 1: return rankAmongFree<1>(~p1, p2);
-          case 2: return rankAmongFree<2>(~p1, p2);
-          case 3: return rankAmongFree<3>(~p1, p2);
-          case 4: return rankAmongFree<4>(~p1, p2);
-          case 5: return rankAmongFree<5>(~p1, p2);
-          case 6: return rankAmongFree<6>(~p1, p2);  // the most on a board of up to 64 cells (kUnrolledPieces)
-        }
-        return rankAmongFree<0>(~p1, p2);
-      }
-      // |P1 below c| from per-byte prefix counts of P1 (one SWAR popcount and one multiply for
-      // all bytes) plus a table lookup for the bits of c's own byte: no loop-carried popcounts.
-      uint64_t x = p1 - ((p1 >> 1) & 0x5555555555555555ULL);
-      x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-      x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-      const uint64_t before = (x * 0x0101010101010101ULL) << 8;  // byte j: P1 pieces in bytes < j
-      for (int i = 1; p2; i++) {
-        int c = lowest(p2);
-        p2 = clearLowest(p2);
-        int shift = c & 56;
-        unsigned inByte = static_cast<unsigned>(p1 >> shift) & ((1u << (c & 7)) - 1);
-        r += C.c[c - static_cast<int>((before >> shift) & 0xff) - bytes.count[inByte]][i];
-      }
+      if (popcountInstruction && k <= kUnrolledPieces) return rankAmongFree(~p1, p2);
+      return rankP2ByPrefixCounts(p1, p2);
     } else {
       return rankP2AnyCount(p1, p2);
     }
-    return r;
 #endif
   }
+
+#if !CCK_USE_BMI2
+  /** Portable rankP2 without a popcount instruction: |P1 below c| from per-byte prefix counts of
+   *  P1 (one SWAR popcount and one multiply for all bytes) plus a table lookup for the bits of
+   *  c's own byte: no loop-carried popcounts. */
+  uint64_t rankP2ByPrefixCounts(uint64_t p1, uint64_t p2) const {
+    uint64_t x = p1 - ((p1 >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    const uint64_t before = (x * 0x0101010101010101ULL) << 8;  // byte j: P1 pieces in bytes < j
+    uint64_t r = 0;
+    for (int i = 1; p2; i++) {
+      int c = lowest(p2);
+      p2 = clearLowest(p2);
+      int shift = c & 56;
+      unsigned inByte = static_cast<unsigned>(p1 >> shift) & ((1u << (c & 7)) - 1);
+      r += C.c[c - static_cast<int>((before >> shift) & 0xff) - bytes.count[inByte]][i];
+    }
+    return r;
+  }
+#endif
 
   /** rankP2 of any input, core's definition: the colex rank of pext(p2, cells free of p1). A
    *  free cell c is the (c - |P1 below c|)-th free cell. */
