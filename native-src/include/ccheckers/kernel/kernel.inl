@@ -755,11 +755,16 @@ class Kernel final : public KernelApi {
           w.unitStates[states] = {static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a};
           states += g.mirrored[r1] ^ 1;
         } while (nextCombination(combo, e.k, f));
+        // Workers take consecutive units, whose states lie next to each other in every group:
+        // worker t starts its list t / threads of the way in (and wraps), so that two workers
+        // do not write to the same cache lines at the same time.
+        const size_t start = states * static_cast<size_t>(t) / static_cast<size_t>(std::max(1, threads));
+        const auto at = [&](size_t i) -> const auto& { return w.unitStates[i + start < states ? i + start : i + start - states]; };
         constexpr size_t kAhead = 16;
-        for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(&table[w.unitStates[i].index >> 2]);
+        for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(&table[at(i).index >> 2]);
         for (size_t i = 0; i < states; i++) {
-          if (i + kAhead < states) __builtin_prefetch(&table[w.unitStates[i + kAhead].index >> 2]);
-          const auto& s = w.unitStates[i];
+          if (i + kAhead < states) __builtin_prefetch(&table[at(i + kAhead).index >> 2]);
+          const auto& s = at(i);
           w.waitForRevisit(s.index, w.pass(s.index, s.p1, b, cg, false), s.p1, b);
         }
         w.endUnit();
