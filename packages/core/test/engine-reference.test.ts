@@ -125,6 +125,8 @@ function checkRanksAndSymmetry(e: TsEngine, p: Position, deep: boolean): void {
   expect(BigInt(e.rankP1(p.p1))).toBe(naiveColexRank(cells1));
   expect(e.unrankP1(e.rankP1(p.p1))).toBe(p.p1);
   const r2 = e.rankP2(p.p1, p.p2);
+  // P2's rank is the colex rank of its cells' indices among the cells P1 leaves free.
+  expect(BigInt(r2)).toBe(naiveColexRank(cellList(p.p2).map((c) => c - cells1.filter((q) => q < c).length)));
   expect(e.unrankP2(p.p1, r2)).toBe(p.p2);
   expect(e.unrank(e.rank(p))).toEqual(p);
   const m = e.mirror(p);
