@@ -16,6 +16,7 @@ import {
   type BenchOp,
   BENCH_OPS,
   type BenchRun,
+  checkPlacementRank,
   type Engine,
   type KernelStats,
   type Move,
@@ -179,6 +180,7 @@ export class NativeEngine implements Engine {
     return this.k.rankP1(bitboardFromBigInt(p1));
   }
   unrankP1(rank: number): bigint {
+    checkPlacementRank(rank, binomial(this.variant.cells, this.variant.pieces), 'P1');
     const out = new Uint32Array(WORDS);
     this.k.unrankP1(rank, out);
     return bitboardToBigInt(out);
@@ -187,6 +189,7 @@ export class NativeEngine implements Engine {
     return this.k.rankP2(bitboardFromBigInt(p1), bitboardFromBigInt(p2));
   }
   unrankP2(p1: bigint, rank: number): bigint {
+    checkPlacementRank(rank, this.p2Placements, 'P2');
     const out = new Uint32Array(WORDS);
     this.k.unrankP2(bitboardFromBigInt(p1), rank, out);
     return bitboardToBigInt(out);

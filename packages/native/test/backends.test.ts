@@ -106,7 +106,8 @@ describe.skipIf(kernels.length === 0)('benchmark loops give the same checksums o
 
 // The native engines rank placements of exactly k pieces with unrolled code; anything else given
 // to the fine-grained calls (too few or too many pieces, P2 on P1's cells) must still get core's
-// formula: the colex rank of the set, for P2 of pext(p2, free cells).
+// formula: the colex rank of the set, for P2 of pext(p2, free cells); the same for the calls that
+// rank on the way (nextP2, canonical).
 describe.skipIf(kernels.length === 0)('ranks of out-of-contract input agree with the TS backend', () => {
   it.each([
     [7, 3],
@@ -125,9 +126,29 @@ describe.skipIf(kernels.length === 0)('ranks of out-of-contract input agree with
     for (let i = 0; i < 2000; i++) {
       const p1 = randomSet(i % (k + 4));
       const p2 = randomSet((i >> 3) % (k + 4));
+      const position = { p1, p2, toMove: (i & 1) as 0 | 1 };
+      const r2 = Math.floor(random() * binomial(v.cells - k, k));
       for (const e of natives) {
-        expect([e.rankP1(p1), e.rankP2(p1, p2)]).toEqual([ts.rankP1(p1), ts.rankP2(p1, p2)]);
+        expect([e.rankP1(p1), e.rankP2(p1, p2), e.nextP2(p1, p2), e.canonical(position), e.unrankP2(p1, r2)]).toEqual([
+          ts.rankP1(p1),
+          ts.rankP2(p1, p2),
+          ts.nextP2(p1, p2),
+          ts.canonical(position),
+          ts.unrankP2(p1, r2),
+        ]);
       }
+    }
+  });
+
+  it('placement ranks out of range are refused with a RangeError by every backend', () => {
+    const v = variant(7, 3);
+    for (const e of [new TsEngine(v, 'clean'), ...kernels.map((kind) => new NativeEngine(v, 'clean', kind))]) {
+      const p1 = e.unrankP1(0);
+      expect(() => e.unrankP1(binomial(49, 3))).toThrow(RangeError);
+      expect(() => e.unrankP1(-1)).toThrow(RangeError);
+      expect(() => e.unrankP2(p1, binomial(46, 3))).toThrow(/P2 placement rank 15180 is outside 0 \.\. 15179/);
+      expect(() => e.unrankP2(p1, 0.5)).toThrow(RangeError);
+      expect(e.unrankP2(p1, binomial(46, 3) - 1)).toBe(new TsEngine(v, 'clean').unrankP2(p1, binomial(46, 3) - 1));
     }
   });
 });

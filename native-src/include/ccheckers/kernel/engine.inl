@@ -339,11 +339,15 @@ class Engine {
 
   /** The next P2 placement in rank order among the cells free of p1; false after the last. */
   bool nextP2(B p1, B p2, B& out) const {
-    uint64_t r = rankP2(p1, p2);
+    uint64_t r = rankP2AnyCount(p1, p2);  // not a hot path: any input, core's formula
     if (r + 1 >= p2Placements) return false;
-    out = unrankP2(p1, r + 1);
+    out = popcount(p1) == k && !any(p1 & ~full) ? unrankP2(p1, r + 1) : unrankP2AnyP1(p1, r + 1);
     return true;
   }
+
+  /** unrankP2 for a P1 of any size, core's definition: pdep of the k-set of rank r among n - k
+   *  cells onto the cells P1 leaves free (unrankP2 itself assumes P1 has k pieces). */
+  B unrankP2AnyP1(B p1, uint64_t r) const { return pdep(unrankSet(r, k, n - k), ~p1 & full); }
 
   // --- symmetry ----------------------------------------------------------------------------
 
@@ -365,7 +369,10 @@ class Engine {
     return out;
   }
 
-  /** P1 to move, and the lower-ranked of the position and its mirror image. */
+  /** P1 to move, and the lower-ranked of the position and its mirror image. Not a hot path:
+   *  ranked as core ranks any input, rank = rankP1 * p2Placements + rankP2 (rankP2 can exceed
+   *  p2Placements where the input has too many pieces, so this is not the same as comparing the
+   *  pairs; for positions of the variant it is). */
   void canonical(B p1, B p2, int toMove, B& c1, B& c2) const {
     B a = toMove == 0 ? p1 : rotate(p2);
     B b = toMove == 0 ? p2 : rotate(p1);
@@ -375,8 +382,14 @@ class Engine {
       return;
     }
     B ma = mirror(a), mb = mirror(b);
-    uint64_t ra = rankP1(a), rma = rankP1(ma);
-    bool useMirror = rma < ra || (rma == ra && rankP2(ma, mb) < rankP2(a, b));
+#if defined(__SIZEOF_INT128__)
+    using Wide = unsigned __int128;
+    const auto rank = [&](B x, B y) { return Wide{rankSetAnyCount(x)} * p2Placements + rankP2AnyCount(x, y); };
+    const bool useMirror = rank(ma, mb) < rank(a, b);
+#else
+    uint64_t ra = rankSetAnyCount(a), rma = rankSetAnyCount(ma);
+    bool useMirror = rma < ra || (rma == ra && rankP2AnyCount(ma, mb) < rankP2AnyCount(a, b));
+#endif
     c1 = useMirror ? ma : a;
     c2 = useMirror ? mb : b;
   }

@@ -48,7 +48,10 @@ class Kernel final : public KernelApi {
     const B a = board(p1), b = board(p2);
     return isPlacement(b) && !any(a & b) ? e_.rankP2(a, b) : e_.rankP2AnyCount(a, b);
   }
-  void unrankP2(const uint32_t* p1, uint64_t r, uint32_t* out) override { words(e_.unrankP2(board(p1), r), out); }
+  void unrankP2(const uint32_t* p1, uint64_t r, uint32_t* out) override {
+    const B a = board(p1);
+    words(isPlacement(a) ? e_.unrankP2(a, r) : e_.unrankP2AnyP1(a, r), out);
+  }
   bool nextP2(const uint32_t* p1, const uint32_t* p2, uint32_t* out) override {
     B next{};
     if (!e_.nextP2(board(p1), board(p2), next)) return false;

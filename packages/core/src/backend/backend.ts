@@ -75,6 +75,13 @@ export interface KernelStats {
   moveless: number;
 }
 
+/** The placement ranks unrankP1/unrankP2 accept: integers in 0 .. count - 1 (RangeError else). */
+export function checkPlacementRank(rank: number, count: number, what: 'P1' | 'P2'): void {
+  if (!Number.isInteger(rank) || rank < 0 || rank >= count) {
+    throw new RangeError(`${what} placement rank ${rank} is outside 0 .. ${count - 1}`);
+  }
+}
+
 export function emptyKernelStats(): KernelStats {
   return { wins: 0, losses: 0, illegal: 0, terminal: 0, moveless: 0 };
 }

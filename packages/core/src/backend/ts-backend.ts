@@ -8,7 +8,7 @@ import type { RuleMode, Variant } from '../geometry/variant.js';
 import { type Move, type Position, type Side, fromWords, toWords } from '../position/position.js';
 import { nextCombination, rankSet } from '../ranking/combination.js';
 import { TsSolverKernel } from '../solver-space/ts-kernel.js';
-import type { Backend, BenchOp, BenchRun, Engine, SolverKernel } from './backend.js';
+import { type Backend, type BenchOp, type BenchRun, type Engine, type SolverKernel, checkPlacementRank } from './backend.js';
 import { describePositions } from './describe.js';
 
 export class TsEngine implements Engine {
@@ -55,6 +55,7 @@ export class TsEngine implements Engine {
   }
 
   unrankP1(rank: number): bigint {
+    checkPlacementRank(rank, this.core.p1Placements, 'P1');
     const out = new Uint32Array(WORDS);
     this.core.unrankP1(rank, out);
     return bitboardToBigInt(out);
@@ -65,6 +66,7 @@ export class TsEngine implements Engine {
   }
 
   unrankP2(p1: bigint, rank: number): bigint {
+    checkPlacementRank(rank, this.core.p2Placements, 'P2');
     const out = new Uint32Array(WORDS);
     this.core.unrankP2(bitboardFromBigInt(p1), rank, out);
     return bitboardToBigInt(out);
