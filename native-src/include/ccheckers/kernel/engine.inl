@@ -55,7 +55,7 @@ class Engine {
   JumpMagic jumpMagic;  // portable single jumps on boards of up to 64 cells
   // freeRankTerm[j][v] = C(v - (k - j), j): the rank term of the j-th P2 piece, indexed by the
   // popcount rankAmongFree takes (its index among the free cells + the k - j pieces above it).
-  uint64_t freeRankTerm[Binomials::K][65] = {};
+  uint64_t freeRankTerm[kUnrolledPieces + 1][65] = {};
 #endif
 
   /** `hardwarePopcount`: the CPU has a popcount instruction (portable rankP2 then uses it). */
@@ -96,7 +96,7 @@ class Engine {
     for (int i = 1; i <= kUnrolledPieces; i++)
       for (int c = 0; c < 64; c++) colexTerm[i][c] = C.c[c][i];
 #if !CCK_USE_BMI2
-    for (int j = 1; j <= k && j < Binomials::K; j++)
+    for (int j = 1; j <= k && j <= kUnrolledPieces; j++)
       for (int value = k - j; value < 64; value++) freeRankTerm[j][value] = C.c[value - (k - j)][j];
 #endif
   }
