@@ -139,8 +139,11 @@ describe.skipIf(kernels.length === 0)('ranks of out-of-contract input agree with
       }
     }
   });
+});
 
-  it('placement ranks out of range are refused with a RangeError by every backend', () => {
+// Runs without the addon too (then for the TS backend alone).
+describe('placement ranks', () => {
+  it('out of range are refused with a RangeError by every backend', () => {
     const v = variant(7, 3);
     for (const e of [new TsEngine(v, 'clean'), ...kernels.map((kind) => new NativeEngine(v, 'clean', kind))]) {
       const p1 = e.unrankP1(0);
