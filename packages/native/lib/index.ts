@@ -150,6 +150,7 @@ function movesOf(bytes: Uint8Array): Move[] {
 export class NativeEngine implements Engine {
   private readonly k: AddonKernel;
   private readonly words = new Uint32Array(7);
+  private readonly p1Placements: number;
   private readonly p2Placements: number;
 
   constructor(
@@ -158,6 +159,7 @@ export class NativeEngine implements Engine {
     readonly kernel: NativeKernelKind,
   ) {
     this.k = kernelOf(variant, rules, kernel);
+    this.p1Placements = binomial(variant.cells, variant.pieces);
     this.p2Placements = binomial(variant.cells - variant.pieces, variant.pieces);
   }
 
@@ -180,7 +182,7 @@ export class NativeEngine implements Engine {
     return this.k.rankP1(bitboardFromBigInt(p1));
   }
   unrankP1(rank: number): bigint {
-    checkPlacementRank(rank, binomial(this.variant.cells, this.variant.pieces), 'P1');
+    checkPlacementRank(rank, this.p1Placements, 'P1');
     const out = new Uint32Array(WORDS);
     this.k.unrankP1(rank, out);
     return bitboardToBigInt(out);
@@ -204,7 +206,7 @@ export class NativeEngine implements Engine {
     return (r1 * BigInt(this.p2Placements) + r2) * 2n + BigInt(p.toMove);
   }
   unrank(rank: bigint): Position {
-    const total = BigInt(binomial(this.variant.cells, this.variant.pieces)) * BigInt(this.p2Placements) * 2n;
+    const total = BigInt(this.p1Placements) * BigInt(this.p2Placements) * 2n;
     if (rank < 0n || rank >= total) throw new RangeError(`rank ${rank} is outside 0 .. ${total - 1n}`);
     const toMove = Number(rank & 1n) as Side;
     const rest = rank >> 1n;

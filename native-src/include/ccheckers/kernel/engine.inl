@@ -244,6 +244,10 @@ class Engine {
     return out;
   }
 
+  /** x is a placement of one side: k pieces, on the board. The unrolled ranks assume one; the
+   *  fine-grained calls send anything else to the general formulas. */
+  bool isPlacement(B x) const { return popcount(x) == k && !any(x & ~full); }
+
   CCK_ALWAYS_INLINE uint64_t rankP1(B p1) const { return rankSet(p1); }
   B unrankP1(uint64_t r) const { return unrankSet(r, k, n); }
 
@@ -341,7 +345,7 @@ class Engine {
   bool nextP2(B p1, B p2, B& out) const {
     uint64_t r = rankP2AnyCount(p1, p2);  // not a hot path: any input, core's formula
     if (r + 1 >= p2Placements) return false;
-    out = popcount(p1) == k && !any(p1 & ~full) ? unrankP2(p1, r + 1) : unrankP2AnyP1(p1, r + 1);
+    out = isPlacement(p1) ? unrankP2(p1, r + 1) : unrankP2AnyP1(p1, r + 1);
     return true;
   }
 

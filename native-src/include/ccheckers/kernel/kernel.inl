@@ -40,17 +40,16 @@ class Kernel final : public KernelApi {
   // input takes the general formulas, which are core's (for P2, the rank of pext(p2, free cells)).
   uint64_t rankP1(const uint32_t* p1) override {
     const B x = board(p1);
-    return isPlacement(x) ? e_.rankP1(x) : e_.rankSetAnyCount(x);
+    return e_.isPlacement(x) ? e_.rankP1(x) : e_.rankSetAnyCount(x);
   }
-  bool isPlacement(B x) const { return popcount(x) == e_.k && !any(x & ~e_.full); }
   void unrankP1(uint64_t r, uint32_t* out) override { words(e_.unrankP1(r), out); }
   uint64_t rankP2(const uint32_t* p1, const uint32_t* p2) override {
     const B a = board(p1), b = board(p2);
-    return isPlacement(b) && !any(a & b) ? e_.rankP2(a, b) : e_.rankP2AnyCount(a, b);
+    return e_.isPlacement(b) && !any(a & b) ? e_.rankP2(a, b) : e_.rankP2AnyCount(a, b);
   }
   void unrankP2(const uint32_t* p1, uint64_t r, uint32_t* out) override {
     const B a = board(p1);
-    words(isPlacement(a) ? e_.unrankP2(a, r) : e_.unrankP2AnyP1(a, r), out);
+    words(e_.isPlacement(a) ? e_.unrankP2(a, r) : e_.unrankP2AnyP1(a, r), out);
   }
   bool nextP2(const uint32_t* p1, const uint32_t* p2, uint32_t* out) override {
     B next{};
