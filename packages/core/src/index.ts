@@ -19,4 +19,5 @@ export * from './backend/backend.js';
 export * from './backend/ts-backend.js';
 export * from './backend/describe.js';
 export * from './solver-space/state-space.js';
+export * from './solver-space/value-table.js';
 export * from './solver-space/ts-kernel.js';

@@ -144,7 +144,3 @@ export class StateSpace {
     return Math.ceil(this.states / 4);
   }
 }
-
-export function readValue(table: Uint8Array, index: number): number {
-  return (table[index >>> 2]! >>> ((index & 3) << 1)) & 3;
-}

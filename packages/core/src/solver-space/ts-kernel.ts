@@ -22,6 +22,7 @@ import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
 import { nextCombination, rankSet, unrankSet } from '../ranking/combination.js';
 import { ILLEGAL, LOSS, MAX_DISTANCE, NO_DISTANCE, REVISIT_LAG, StateSpace, UNKNOWN, WIN } from './state-space.js';
+import { readValue, stateByte, stateShift } from './value-table.js';
 
 const WAITING_FIELDS = 2 + 2 * WORDS;
 
@@ -48,9 +49,6 @@ export class TsSolverKernel implements SolverKernel {
     this.space = space ?? new StateSpace(variant);
     this.n = variant.cells;
     this.k = variant.pieces;
-    if (this.space.states >= 2 ** 32) {
-      throw new RangeError(`${variant.name} has ${this.space.states} stored states: too many for the TS backend`);
-    }
     const mirror = variant.geometry.mirror;
     this.rot = new Int32Array(this.n);
     this.rotMirror = new Int32Array(this.n);
@@ -150,7 +148,7 @@ export class TsSolverKernel implements SolverKernel {
       const first = g * per;
       for (let i = first; i < first + per; i++) {
         if ((i & 3) === 0 && i + 4 <= first + per) {
-          const byte = this.table[i >>> 2]!;
+          const byte = this.table[stateByte(i)]!;
           if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
             i += 3;
             continue;
@@ -606,14 +604,15 @@ export class TsSolverKernel implements SolverKernel {
   }
 
   private value(index: number): number {
-    return (this.table[index >>> 2]! >>> ((index & 3) << 1)) & 3;
+    return readValue(this.table, index);
   }
 
   /** Sets a value where it was UNKNOWN; true when this call made the change. */
   private prove(index: number, value: number): boolean {
-    const shift = (index & 3) << 1;
-    const old = this.shared ? Atomics.or(this.table, index >>> 2, value << shift) : this.table[index >>> 2]!;
-    if (!this.shared) this.table[index >>> 2] = old | (value << shift);
+    const byte = stateByte(index);
+    const shift = stateShift(index);
+    const old = this.shared ? Atomics.or(this.table, byte, value << shift) : this.table[byte]!;
+    if (!this.shared) this.table[byte] = old | (value << shift);
     return ((old >>> shift) & 3) === UNKNOWN;
   }
 

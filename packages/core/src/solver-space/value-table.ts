@@ -1,0 +1,31 @@
+/**
+ * Addressing the 2-bit value table (layout in state-space.ts): stored state `index` lives in
+ * byte floor(index / 4), bits 2 * (index mod 4) and up.
+ *
+ * Indexes reach 1.6e10 on 7x7/4 and 1e12 on 7x7/6, past 2^32, so nothing here shifts an index:
+ * `index >>> 2` wraps modulo 2^32 and silently reads another state (the bug of issue 18). The
+ * division is exact for every index below 2^53. `index & 3` stays right: ToInt32 keeps the low
+ * 32 bits of an integer, so its two lowest bits are those of the index.
+ */
+
+/** Byte of the table that holds stored state `index`. */
+export function stateByte(index: number): number {
+  return Math.floor(index / 4);
+}
+
+/** Bit offset of stored state `index` within its byte. */
+export function stateShift(index: number): number {
+  return (index & 3) << 1;
+}
+
+/** 2-bit value code of stored state `index`. */
+export function readValue(table: Uint8Array, index: number): number {
+  return (table[stateByte(index)]! >>> stateShift(index)) & 3;
+}
+
+/**
+ * The largest in-memory table or distance table, in bytes: a typed array holds at most 2^32
+ * elements in Node 20 (V8 11), however large its ArrayBuffer. A 2-bit table of that size covers
+ * 2^34 stored states (7x7/4 has 1.58e10); a distance table, 2^32.
+ */
+export const MAX_TYPED_ARRAY_BYTES = 2 ** 32;
