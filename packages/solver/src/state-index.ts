@@ -94,44 +94,104 @@ export interface GameCounts {
  * has the same value. So a stored WIN gives w P1 wins and w P2 wins, and so does a stored LOSS.
  */
 export function expandCounts(space: StateSpace, table: Uint8Array): GameCounts {
-  const per = space.p2Placements;
-  const counts = [0, 0, 0, 0];
-  const group = [0, 0, 0, 0];
-  for (let g = 0; g < space.groups; g++) {
-    group.fill(0);
-    const from = g * per;
-    const to = from + per;
-    let i = from;
-    for (; i < to && (i & 3) !== 0; i++) group[(table[i >>> 2]! >>> ((i & 3) << 1)) & 3]!++;
-    for (; i + 4 <= to; i += 4) {
-      const byte = table[i >>> 2]!;
-      group[byte & 3]!++;
-      group[(byte >>> 2) & 3]!++;
-      group[(byte >>> 4) & 3]!++;
-      group[byte >>> 6]!++;
-    }
-    for (; i < to; i++) group[(table[i >>> 2]! >>> ((i & 3) << 1)) & 3]!++;
-    const w = space.groupWeight[g]!;
-    for (let v = 0; v < 4; v++) counts[v]! += w * group[v]!;
-  }
-  const decided = counts[WIN]! + counts[LOSS]!;
-  return {
-    positions: 2 * (counts[0]! + counts[1]! + counts[2]! + counts[3]!),
-    p1Wins: decided,
-    p2Wins: decided,
-    draws: 2 * counts[UNKNOWN]!,
-    illegal: 2 * counts[ILLEGAL]!,
-  };
+  const counter = new TableCounter(space);
+  forEachChunk(table, (chunk, firstByte) => counter.add(chunk, firstByte));
+  return counter.gameCounts();
 }
 
 /** Stored states per value code (index UNKNOWN, LOSS, WIN, ILLEGAL), unweighted. */
 export function storedCounts(table: Uint8Array, states: number): number[] {
   const counts = [0, 0, 0, 0];
-  for (let i = 0; i < states; i++) counts[(table[i >>> 2]! >>> ((i & 3) << 1)) & 3]!++;
+  forEachChunk(table, (chunk, firstByte) => addCodeCounts(chunk, 0, Math.max(0, Math.min(states - 4 * firstByte, 4 * chunk.length)), counts));
   return counts;
 }
 
 /** Stored states decided so far (won, lost or illegal), unweighted. */
 export function provenStates(table: Uint8Array, states: number): number {
   return states - storedCounts(table, states)[UNKNOWN]!;
+}
+
+/**
+ * Counts of a table read in chunks of any size and in any order (a database body streamed from
+ * disk, a table in memory): per value code, stored and weighted by group. Indexes are split into
+ * (chunk, offset) so that every bit operation works on offsets within one chunk, below 2^32,
+ * while the state indexes themselves go past 2^32.
+ */
+export class TableCounter {
+  /** Stored states per value code, and the same weighted by their group's weight. */
+  readonly stored = [0, 0, 0, 0];
+  readonly weighted = [0, 0, 0, 0];
+  private readonly part = [0, 0, 0, 0];
+
+  constructor(readonly space: StateSpace) {}
+
+  /** Counts the states whose bytes are `chunk`, byte `firstByte` of the table onwards. */
+  add(chunk: Uint8Array, firstByte: number): void {
+    if (chunk.length >= 2 ** 30) throw new RangeError('TableCounter.add: chunks must be under 1 GiB');
+    const { space, part } = this;
+    const per = space.p2Placements;
+    const from = 4 * firstByte;
+    const to = Math.min(space.states, from + 4 * chunk.length);
+    for (let g = Math.floor(from / per); g * per < to; g++) {
+      const begin = Math.max(from, g * per);
+      const end = Math.min(to, (g + 1) * per);
+      part.fill(0);
+      addCodeCounts(chunk, begin - from, end - from, part);
+      const w = space.groupWeight[g]!;
+      for (let v = 0; v < 4; v++) {
+        this.stored[v]! += part[v]!;
+        this.weighted[v]! += w * part[v]!;
+      }
+    }
+  }
+
+  /** RULES.md section 7 over what has been added (the whole table: the game's counts). */
+  gameCounts(): GameCounts {
+    const counts = this.weighted;
+    const decided = counts[WIN]! + counts[LOSS]!;
+    return {
+      positions: 2 * (counts[0]! + counts[1]! + counts[2]! + counts[3]!),
+      p1Wins: decided,
+      p2Wins: decided,
+      draws: 2 * counts[UNKNOWN]!,
+      illegal: 2 * counts[ILLEGAL]!,
+    };
+  }
+}
+
+/** Chunks of the table small enough for 32-bit offsets within them. */
+const COUNT_CHUNK_BYTES = 2 ** 24;
+
+function forEachChunk(table: Uint8Array, visit: (chunk: Uint8Array, firstByte: number) => void): void {
+  for (let at = 0; at < table.length; at += COUNT_CHUNK_BYTES) visit(table.subarray(at, Math.min(table.length, at + COUNT_CHUNK_BYTES)), at);
+}
+
+/**
+ * BYTE_CODES[byte]: how many of its four 2-bit fields hold each value code, one count per 8 bits
+ * (code v in bits 8v..8v+7), so that the bytes of a run add up in one number: 63 bytes hold at
+ * most 252 of a code, below 256.
+ */
+const BYTE_CODES = Uint32Array.from({ length: 256 }, (_, byte) => {
+  let packed = 0;
+  for (let f = 0; f < 4; f++) packed += 1 << (8 * ((byte >>> (2 * f)) & 3));
+  return packed;
+});
+const RUN_BYTES = 63;
+
+/** Adds to counts[v] the states of value v among local indexes [from, to) of `chunk` (< 2^32). */
+function addCodeCounts(chunk: Uint8Array, from: number, to: number, counts: number[]): void {
+  let i = from;
+  for (; i < to && (i & 3) !== 0; i++) counts[(chunk[i >>> 2]! >>> ((i & 3) << 1)) & 3]!++;
+  let byte = i >>> 2;
+  const lastByte = (to - (to & 3)) >>> 2; // the whole bytes end here
+  while (byte < lastByte) {
+    const runEnd = Math.min(lastByte, byte + RUN_BYTES);
+    let packed = 0;
+    for (; byte < runEnd; byte++) packed += BYTE_CODES[chunk[byte]!]!;
+    counts[0]! += packed & 0xff;
+    counts[1]! += (packed >>> 8) & 0xff;
+    counts[2]! += (packed >>> 16) & 0xff;
+    counts[3]! += packed >>> 24;
+  }
+  for (i = Math.max(i, 4 * lastByte); i < to; i++) counts[(chunk[i >>> 2]! >>> ((i & 3) << 1)) & 3]!++;
 }
