@@ -5,9 +5,9 @@
  * half-written database under the real name. Reading checks every header field and both
  * checksums, and names the first thing that is wrong.
  */
-import { closeSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { crc32 } from 'node:zlib';
-import { CCheckersError, RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
+import { crc32Of, crc32Zeros } from './crc.js';
 
 export const MAGIC = 'CCHKDB\r\n';
 export const FORMAT_VERSION = 2;
@@ -69,7 +69,24 @@ export interface Database {
   distances?: Uint8Array;
 }
 
-function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number): Uint8Array {
+/**
+ * A table body of any size, as the pieces that hold data (ascending, not overlapping), the bytes
+ * between them zero: a table in memory is one piece; a body over 4 GiB, which no typed array
+ * holds, is several. Gaps are written as holes (a sparse file) and checksummed without bytes.
+ */
+export interface BodyPieces {
+  readonly length: number;
+  readonly pieces: Iterable<{ offset: number; bytes: Uint8Array }>;
+}
+
+export type Body = Uint8Array | BodyPieces;
+
+function asPieces(body: Body): BodyPieces {
+  return body instanceof Uint8Array ? { length: body.length, pieces: [{ offset: 0, bytes: body }] } : body;
+}
+
+/** Header bytes 100-107: the pass log's size and checksum. */
+export function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number): Uint8Array {
   const buf = new Uint8Array(HEADER_BYTES);
   const dv = new DataView(buf.buffer);
   buf.set(Buffer.from(MAGIC, 'latin1'), 0);
@@ -97,7 +114,7 @@ function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number): Uint
   u64(108, h.distanceBytes);
   dv.setUint32(116, h.distanceCrc32, true);
   dv.setUint8(120, h.maxDistance);
-  dv.setUint32(124, crc32(buf.subarray(0, 124)), true);
+  dv.setUint32(124, crc32Of(buf.subarray(0, 124)), true);
   return buf;
 }
 
@@ -105,26 +122,27 @@ function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number): Uint
 export function writeDatabase(
   path: string,
   header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes' | 'distanceBytes' | 'distanceCrc32'>,
-  table: Uint8Array,
-  distances?: Uint8Array,
+  table: Body,
+  distances?: Body,
 ): DatabaseHeader {
+  const body = asPieces(table);
+  const distanceBody = distances ? asPieces(distances) : undefined;
   const full: DatabaseHeader = {
     ...header,
-    bodyBytes: table.length,
-    bodyCrc32: crc32(table),
-    distanceBytes: distances?.length ?? 0,
-    distanceCrc32: distances ? crc32(distances) : 0,
-    maxDistance: distances ? header.maxDistance : 0,
+    bodyBytes: body.length,
+    bodyCrc32: bodyCrc(body),
+    distanceBytes: distanceBody?.length ?? 0,
+    distanceCrc32: distanceBody ? bodyCrc(distanceBody) : 0,
+    maxDistance: distanceBody ? header.maxDistance : 0,
   };
   const log = Buffer.from(JSON.stringify(full.passLog), 'utf8');
   const tmp = `${path}.tmp-${process.pid}`;
   const fd = openSync(tmp, 'w');
   try {
-    writeAll(fd, encodeHeader(full, log.length, crc32(log)));
-    for (const part of [table, distances ?? new Uint8Array(0)]) {
-      for (let at = 0; at < part.length; at += 1 << 26) writeAll(fd, part.subarray(at, Math.min(part.length, at + (1 << 26))));
-    }
-    writeAll(fd, log);
+    writeAll(fd, encodeHeader(full, log.length, crc32Of(log)), 0);
+    writeBody(fd, body, HEADER_BYTES);
+    if (distanceBody) writeBody(fd, distanceBody, HEADER_BYTES + body.length);
+    writeAll(fd, log, HEADER_BYTES + body.length + (distanceBody?.length ?? 0));
     fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
@@ -136,9 +154,35 @@ export function writeDatabase(
   return full;
 }
 
-function writeAll(fd: number, data: Uint8Array): void {
-  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, data.length - at);
+/** CRC-32 of a body, the gaps between its pieces as zero bytes. */
+export function bodyCrc(body: BodyPieces): number {
+  let crc = 0;
+  let at = 0;
+  for (const { offset, bytes } of body.pieces) {
+    if (offset < at) throw new RangeError('body pieces overlap or are out of order');
+    crc = crc32Of(bytes, crc32Zeros(crc, offset - at));
+    at = offset + bytes.length;
+  }
+  if (at > body.length) throw new RangeError('body pieces end past the body');
+  return crc32Zeros(crc, body.length - at);
 }
+
+/** Writes the pieces at `position` onwards. Gaps stay holes; one at the end by extending the file. */
+function writeBody(fd: number, body: BodyPieces, position: number): void {
+  let end = 0;
+  for (const { offset, bytes } of body.pieces) {
+    writeAll(fd, bytes, position + offset);
+    end = offset + bytes.length;
+  }
+  if (end < body.length) ftruncateSync(fd, position + body.length);
+}
+
+/** One fs call moves at most 2 GiB: writes in chunks. */
+function writeAll(fd: number, data: Uint8Array, position: number): void {
+  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, Math.min(data.length - at, IO_CHUNK_BYTES), position + at);
+}
+
+export const IO_CHUNK_BYTES = 2 ** 26;
 
 /**
  * Reads and checks a database. `table` is allocated by `allocate` (e.g. on a SharedArrayBuffer)
@@ -166,9 +210,13 @@ export function readDatabase(
     const expected = HEADER_BYTES + header.bodyBytes + header.distanceBytes + logBytes;
     if (size < expected) throw new DatabaseError(path, `truncated: ${size} bytes, the header announces ${expected}`);
     if (size > expected) throw new DatabaseError(path, `${size - expected} unexpected bytes after the end of the database`);
+    const largest = Math.max(header.bodyBytes, withDistances ? header.distanceBytes : 0);
+    if (largest > MAX_TYPED_ARRAY_BYTES) {
+      throw new DatabaseError(path, `a table of ${largest} bytes does not fit in one typed array (at most ${MAX_TYPED_ARRAY_BYTES} bytes in Node 20): open it with openDatabase, which reads by random access`);
+    }
     const table = allocate(header.bodyBytes);
     readAll(fd, table, HEADER_BYTES);
-    const bodyCrc = crc32(table);
+    const bodyCrc = crc32Of(table);
     if (bodyCrc !== header.bodyCrc32) {
       throw new DatabaseError(path, `corrupt body: checksum ${hex(bodyCrc)} but the header records ${hex(header.bodyCrc32)}`);
     }
@@ -176,14 +224,14 @@ export function readDatabase(
     if (header.distanceBytes > 0 && withDistances) {
       distances = allocate(header.distanceBytes);
       readAll(fd, distances, HEADER_BYTES + header.bodyBytes);
-      const distanceCrc = crc32(distances);
+      const distanceCrc = crc32Of(distances);
       if (distanceCrc !== header.distanceCrc32) {
         throw new DatabaseError(path, `corrupt distance table: checksum ${hex(distanceCrc)} but the header records ${hex(header.distanceCrc32)}`);
       }
     }
     const log = new Uint8Array(logBytes);
     readAll(fd, log, HEADER_BYTES + header.bodyBytes + header.distanceBytes);
-    if (crc32(log) !== new DataView(head.buffer).getUint32(104, true)) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
+    if (crc32Of(log) !== new DataView(head.buffer).getUint32(104, true)) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
     header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
     return { header, table, ...(distances ? { distances } : {}) };
   } finally {
@@ -191,11 +239,12 @@ export function readDatabase(
   }
 }
 
-function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
+/** Checks and decodes the 128 header bytes (every field against the variant it names). */
+export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
   const dv = new DataView(head.buffer);
   if (Buffer.from(head.subarray(0, 8)).toString('latin1') !== MAGIC) throw new DatabaseError(path, 'not a ccheckers database (bad magic bytes)');
   const version = dv.getUint32(8, true);
-  if (dv.getUint32(124, true) !== crc32(head.subarray(0, 124))) throw new DatabaseError(path, 'corrupt header: checksum mismatch');
+  if (dv.getUint32(124, true) !== crc32Of(head.subarray(0, 124))) throw new DatabaseError(path, 'corrupt header: checksum mismatch');
   if (!READABLE_VERSIONS.includes(version)) {
     throw new DatabaseError(path, `format version ${version} is not supported (this build reads versions ${READABLE_VERSIONS.join(' and ')})`);
   }
@@ -253,14 +302,14 @@ function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
   return header;
 }
 
-function readAll(fd: number, into: Uint8Array, position: number): void {
+export function readAll(fd: number, into: Uint8Array, position: number): void {
   for (let at = 0; at < into.length; ) {
-    const n = readSync(fd, into, at, Math.min(into.length - at, 1 << 26), position + at);
+    const n = readSync(fd, into, at, Math.min(into.length - at, IO_CHUNK_BYTES), position + at);
     if (n === 0) throw new Error('unexpected end of file');
     at += n;
   }
 }
 
-function hex(n: number): string {
+export function hex(n: number): string {
   return `0x${n.toString(16).padStart(8, '0')}`;
 }

@@ -2,7 +2,9 @@
  * @ccheckers/solver: strong solving of Chinese Checkers variants on any backend, database files,
  * queries, and the run-time backend choice.
  */
+export * from './crc.js';
 export * from './database.js';
+export * from './database-file.js';
 export * from './memory.js';
 export * from './query.js';
 export * from './select-backend.js';

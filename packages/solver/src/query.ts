@@ -24,11 +24,11 @@ import {
   WORDS,
   type WordPosition,
   applyMove,
-  readValue,
   toWords,
   variant,
 } from '@ccheckers/core';
 import type { Database } from './database.js';
+import { type StoredValues, inMemoryValues } from './database-file.js';
 import { StateIndexer } from './state-index.js';
 
 export type Outcome = 'win' | 'loss' | 'draw' | 'illegal';
@@ -67,6 +67,8 @@ export interface DistanceTable {
 export const DEFAULT_DISTANCE_LIMIT = 4_000_000;
 
 export class SolvedGame {
+  /** Where the values are read: a table in memory or a database file opened by random access. */
+  readonly values: StoredValues;
   readonly engine: BitboardEngine;
   readonly space: StateSpace;
   private readonly indexer: StateIndexer;
@@ -74,10 +76,11 @@ export class SolvedGame {
   private cached: DistanceTable | undefined;
 
   constructor(
-    readonly database: Database,
+    source: Database | StoredValues,
     readonly distanceLimit = DEFAULT_DISTANCE_LIMIT,
   ) {
-    const h = database.header;
+    this.values = 'table' in source ? inMemoryValues(source) : source;
+    const h = source.header;
     this.engine = new BitboardEngine(variant(h.board, h.pieces), h.rules as RuleMode);
     this.space = new StateSpace(this.engine.variant);
     this.indexer = new StateIndexer(this.space, this.engine);
@@ -85,7 +88,7 @@ export class SolvedGame {
   }
 
   private codeOf(p: WordPosition): number {
-    return readValue(this.database.table, this.indexer.index(p));
+    return this.values.value(this.indexer.index(p));
   }
 
   /** Value for the side to move. */
@@ -113,7 +116,7 @@ export class SolvedGame {
       const child = applyMove(p, move);
       const childIndex = this.indexer.index(toWords(child));
       const d = distances?.get(childIndex);
-      return { move, outcome: FLIP[OUTCOME[readValue(this.database.table, childIndex)]!], ...(d !== undefined ? { pliesToEnd: d } : {}) };
+      return { move, outcome: FLIP[OUTCOME[this.values.value(childIndex)]!], ...(d !== undefined ? { pliesToEnd: d } : {}) };
     });
     const own = distances?.get(this.indexer.index(wp));
     return { outcome, terminal, ...(own !== undefined ? { pliesToEnd: own } : {}), moves, best: pickBest(outcome, moves) };
@@ -127,12 +130,15 @@ export class SolvedGame {
    * free.
    */
   distances(p: Position): DistanceTable | undefined {
-    const stored = this.database.distances;
-    if (stored) {
+    const values = this.values;
+    if (values.hasDistances) {
       return {
-        get: (index) => (stored[index] === NO_DISTANCE ? undefined : stored[index]),
+        get: (index) => {
+          const d = values.distance(index);
+          return d === NO_DISTANCE ? undefined : d;
+        },
         has: () => true,
-        size: stored.length,
+        size: this.space.states,
       };
     }
     const index = this.indexer.index(toWords(p));
@@ -144,7 +150,7 @@ export class SolvedGame {
 
   private computeDistances(root: WordPosition): DistanceTable | undefined {
     const e = this.engine;
-    const table = this.database.table;
+    const values = this.values;
     // Explore: nodes in discovery order, their positions packed 7 words each, their edges in CSR
     // form (the winner's moves to lost children; all of the loser's moves).
     const ids = new NodeIds(this.space.states); // state index -> node id
@@ -157,7 +163,7 @@ export class SolvedGame {
       if (id < 0) {
         id = codes.length;
         ids.set(index, id);
-        codes.push(readValue(table, index));
+        codes.push(values.value(index));
         for (let i = 0; i < WORDS; i++) words.push(wp.p1[i]!);
         for (let i = 0; i < WORDS; i++) words.push(wp.p2[i]!);
         words.push(wp.toMove);
@@ -186,7 +192,7 @@ export class SolvedGame {
         own[from >>> 5]! ^= 1 << (from & 31);
         own[to >>> 5]! ^= 1 << (to & 31);
         const childIndex = this.indexer.childIndex(own);
-        if (c === LOSS || readValue(table, childIndex) === LOSS) edges.push(add(wp, childIndex));
+        if (c === LOSS || values.value(childIndex) === LOSS) edges.push(add(wp, childIndex));
         own[from >>> 5]! ^= 1 << (from & 31);
         own[to >>> 5]! ^= 1 << (to & 31);
       }

@@ -23,8 +23,9 @@ import {
   startPosition,
   toWords,
 } from '@ccheckers/core';
+import { crc32Of } from './crc.js';
 import { type DatabaseHeader, type PassRecord, readDatabase, writeDatabase } from './database.js';
-import { checkMemory, requiredBytes } from './memory.js';
+import { checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { expandCounts, provenStates, StateIndexer, storedCounts } from './state-index.js';
 import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
 
@@ -121,6 +122,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   const { variant: v, rules, backend } = options;
   const threads = Math.max(1, Math.floor(options.threads));
   const space = new StateSpace(v);
+  checkTableLimits(space, options.distances);
   checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, options.distances), options.memoryLimit);
 
   const allocate = (bytes: number) => new Uint8Array(new SharedArrayBuffer(bytes));
@@ -274,8 +276,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     );
     if (checkpointPath && existsSync(checkpointPath)) unlinkSync(checkpointPath);
   }
-  const { crc32 } = await import('node:zlib');
-  if (distanceInfo && distances) distanceInfo.crc32 = written?.distanceCrc32 ?? crc32(distances);
+  if (distanceInfo && distances) distanceInfo.crc32 = written?.distanceCrc32 ?? crc32Of(distances);
   return {
     board: v.size,
     pieces: v.pieces,
@@ -288,7 +289,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
     seconds,
     storedStates: space.states,
     tableBytes: space.tableBytes,
-    tableCrc32: written?.bodyCrc32 ?? crc32(table),
+    tableCrc32: written?.bodyCrc32 ?? crc32Of(table),
     passLog,
     ...(resumedFromPass !== undefined ? { resumedFromPass } : {}),
     ...(options.keepTable ? { table } : {}),

@@ -24,7 +24,7 @@ export async function playCommand(o: { db: string; as: string; from?: string }):
   const say = (s: string) => process.stdout.write(`${s}\n`);
   const side = (s: 0 | 1) => (s === 0 ? 'x' : 'o');
   say(`${v.name}: you play ${side(human)}${human === 0 ? ' and move first' : ''}. Moves are from-to (e.g. ${moveText(game.legalMoves(p)[0] ?? { from: 0, to: 0 })}); "moves" lists them, "quit" ends.`);
-  const note = distanceNote(game.analyse(p), game.database.distances !== undefined);
+  const note = distanceNote(game.analyse(p), game.values.hasDistances);
   if (note) say(note);
   try {
     for (;;) {

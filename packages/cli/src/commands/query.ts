@@ -30,7 +30,7 @@ export function queryCommand(text: string, o: { db: string; json?: boolean }): n
     lines.push(`best      ${info.best ? moveText(info.best) : '-'}`, '');
     lines.push(table(['move', `for ${side}`, 'plies to end'], info.moves.map((m) => moveRow(m))));
   }
-  const note = distanceNote(info, game.database.distances !== undefined);
+  const note = distanceNote(info, game.values.hasDistances);
   if (note) lines.push('', note);
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;

@@ -56,7 +56,7 @@ async function handle(game: SolvedGame, db: string, req: IncomingMessage, res: S
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: `method ${req.method} not allowed (GET only)` });
   if (url.pathname === '/api/game') {
     const v = game.engine.variant;
-    const h = game.database.header;
+    const h = game.values.header;
     return send(res, 200, { board: v.size, pieces: v.pieces, rules: h.rules, start: formatPosition(v, startPosition(v)), positions: h.positions });
   }
   if (url.pathname === '/api/position') {

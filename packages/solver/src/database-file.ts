@@ -1,0 +1,300 @@
+/**
+ * Databases read by random access, without loading the table: a query reads the few bytes it
+ * needs (a 3.7 GiB 7x7/4 database answers at once with a small RSS), and `ccheckers check`
+ * streams the whole file to verify every checksum and, on request, recount the results.
+ */
+import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  BitboardEngine,
+  NO_DISTANCE,
+  StateSpace,
+  readValue,
+  startPosition,
+  stateByte,
+  stateShift,
+  toWords,
+  variant,
+} from '@ccheckers/core';
+import { crc32Of } from './crc.js';
+import {
+  type Database,
+  type DatabaseHeader,
+  DatabaseError,
+  HEADER_BYTES,
+  IO_CHUNK_BYTES,
+  type PassRecord,
+  decodeHeader,
+  encodeHeader,
+  hex,
+  readAll,
+} from './database.js';
+import { type GameCounts, StateIndexer, TableCounter } from './state-index.js';
+
+/** The values of a solved table, wherever they are kept (SolvedGame reads through this). */
+export interface StoredValues {
+  readonly header: DatabaseHeader;
+  /** Whether a distance table is stored (else distance() is NO_DISTANCE everywhere). */
+  readonly hasDistances: boolean;
+  /** 2-bit value code of stored state `index`. */
+  value(index: number): number;
+  /** Plies to the end of stored state `index`, NO_DISTANCE for none. */
+  distance(index: number): number;
+}
+
+/** A database loaded whole (readDatabase, or a solve's table) as StoredValues. */
+export function inMemoryValues(db: Database): StoredValues {
+  const { table, distances } = db;
+  return {
+    header: db.header,
+    hasDistances: distances !== undefined,
+    value: (index) => readValue(table, index),
+    distance: (index) => (distances ? distances[index]! : NO_DISTANCE),
+  };
+}
+
+/** Bodies up to this size are checksummed when opened (a fraction of a second); larger ones by `ccheckers check`. */
+export const VERIFY_ON_OPEN_BYTES = 2 ** 26;
+
+const PAGE_BYTES = 4096;
+const CACHED_PAGES = 256;
+
+/**
+ * A database file opened for random access. The header and the pass log are checked when it is
+ * opened, and so are the body and distance checksums of a small database (VERIFY_ON_OPEN_BYTES);
+ * a larger body is read a 4 KiB page at a time as questions need it (a few pages stay cached:
+ * the children of a position lie in one group).
+ */
+export class DatabaseFile implements StoredValues {
+  readonly header: DatabaseHeader;
+  readonly hasDistances: boolean;
+  /** Whether the body and distance checksums were verified when the file was opened. */
+  readonly verifiedOnOpen: boolean;
+  private fd: number;
+  private readonly pages = new Map<number, Uint8Array>();
+
+  constructor(readonly path: string) {
+    this.fd = openForReading(path);
+    try {
+      const { header, size } = readHeader(path, this.fd);
+      this.header = header;
+      const logAt = HEADER_BYTES + header.bodyBytes + header.distanceBytes;
+      const log = new Uint8Array(size - logAt);
+      readAll(this.fd, log, logAt);
+      if (crc32Of(log) !== header.passLogCrc32) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
+      header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
+      this.hasDistances = header.distanceBytes > 0;
+      this.verifiedOnOpen = header.bodyBytes + header.distanceBytes <= VERIFY_ON_OPEN_BYTES;
+      if (this.verifiedOnOpen) verifyChecksums(path, this.fd, header);
+    } catch (e) {
+      closeSync(this.fd);
+      throw e;
+    }
+  }
+
+  value(index: number): number {
+    return (this.byteAt(HEADER_BYTES + stateByte(index)) >>> stateShift(index)) & 3;
+  }
+
+  distance(index: number): number {
+    if (!this.hasDistances) return NO_DISTANCE;
+    return this.byteAt(HEADER_BYTES + this.header.bodyBytes + index);
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  private byteAt(position: number): number {
+    const page = Math.floor(position / PAGE_BYTES);
+    let bytes = this.pages.get(page);
+    if (bytes) {
+      this.pages.delete(page); // most recently used last
+    } else {
+      if (this.fd < 0) throw new Error(`${this.path} is closed`);
+      bytes = new Uint8Array(PAGE_BYTES);
+      readSync(this.fd, bytes, 0, PAGE_BYTES, page * PAGE_BYTES);
+      if (this.pages.size >= CACHED_PAGES) this.pages.delete(this.pages.keys().next().value!);
+    }
+    this.pages.set(page, bytes);
+    return bytes[position - page * PAGE_BYTES]!;
+  }
+}
+
+/** Opens a database file by random access (see DatabaseFile). */
+export function openDatabase(path: string): DatabaseFile {
+  return new DatabaseFile(path);
+}
+
+function openForReading(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK); // a FIFO must not hang the open
+  } catch (e) {
+    throw new DatabaseError(path, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
+    closeSync(fd);
+    throw new DatabaseError(path, stat.isDirectory() ? 'is a directory, not a database file' : 'is not a regular file');
+  }
+  return fd;
+}
+
+/** The header, checked against the file's size. */
+function readHeader(path: string, fd: number): { header: DatabaseHeader & { passLogCrc32: number }; size: number } {
+  const size = fstatSync(fd).size;
+  if (size < HEADER_BYTES) throw new DatabaseError(path, `truncated: ${size} bytes, but the header alone is ${HEADER_BYTES}`);
+  const head = new Uint8Array(HEADER_BYTES);
+  readAll(fd, head, 0);
+  const header = decodeHeader(path, head);
+  const dv = new DataView(head.buffer);
+  const logBytes = dv.getUint32(100, true);
+  const expected = HEADER_BYTES + header.bodyBytes + header.distanceBytes + logBytes;
+  if (size < expected) throw new DatabaseError(path, `truncated: ${size} bytes, the header announces ${expected}`);
+  if (size > expected) throw new DatabaseError(path, `${size - expected} unexpected bytes after the end of the database`);
+  return { header: { ...header, passLogCrc32: dv.getUint32(104, true) }, size };
+}
+
+/** Streams `bytes` bytes from `position` in chunks, with each chunk's offset from `position`. */
+function streamBytes(fd: number, position: number, bytes: number, visit: (chunk: Uint8Array, offset: number) => void): void {
+  const buffer = new Uint8Array(Math.min(IO_CHUNK_BYTES, Math.max(1, bytes)));
+  for (let at = 0; at < bytes; at += buffer.length) {
+    const chunk = buffer.subarray(0, Math.min(buffer.length, bytes - at));
+    readAll(fd, chunk, position + at);
+    visit(chunk, at);
+  }
+}
+
+function verifyChecksums(path: string, fd: number, header: DatabaseHeader): void {
+  let crc = 0;
+  streamBytes(fd, HEADER_BYTES, header.bodyBytes, (chunk) => (crc = crc32Of(chunk, crc)));
+  if (crc !== header.bodyCrc32) throw new DatabaseError(path, `corrupt body: checksum ${hex(crc)} but the header records ${hex(header.bodyCrc32)}`);
+  crc = 0;
+  streamBytes(fd, HEADER_BYTES + header.bodyBytes, header.distanceBytes, (chunk) => (crc = crc32Of(chunk, crc)));
+  if (crc !== header.distanceCrc32) {
+    throw new DatabaseError(path, `corrupt distance table: checksum ${hex(crc)} but the header records ${hex(header.distanceCrc32)}`);
+  }
+}
+
+export interface ChecksumResult {
+  part: 'header' | 'body' | 'distances' | 'pass log';
+  bytes: number;
+  expected: number;
+  actual: number;
+  ok: boolean;
+}
+
+export interface CheckReport {
+  path: string;
+  header: DatabaseHeader;
+  checksums: ChecksumResult[];
+  /** With recount: the counts and start value recomputed from the body, and whether the header agrees. */
+  recount?: { counts: GameCounts; startValue: number; headerAgrees: boolean };
+}
+
+/**
+ * Verifies every checksum of a database by streaming it (any size, constant memory) and, with
+ * `recount`, recomputes the counts of RULES.md section 7 and the start value from the body.
+ * Throws DatabaseError for a file that is not a readable database at all (bad header, wrong
+ * size); a checksum mismatch is reported, not thrown.
+ */
+export function checkDatabase(path: string, options: { recount?: boolean; onProgress?: (fraction: number) => void } = {}): CheckReport {
+  const fd = openForReading(path);
+  try {
+    const { header, size } = readHeader(path, fd);
+    const space = options.recount ? new StateSpace(variant(header.board, header.pieces)) : undefined;
+    const counter = space ? new TableCounter(space) : undefined;
+    const total = size - HEADER_BYTES;
+    let done = 0;
+    const sum = (position: number, bytes: number, each?: (chunk: Uint8Array, offset: number) => void) => {
+      let crc = 0;
+      streamBytes(fd, position, bytes, (chunk, offset) => {
+        crc = crc32Of(chunk, crc);
+        each?.(chunk, offset);
+        done += chunk.length;
+        options.onProgress?.(total === 0 ? 1 : done / total);
+      });
+      return crc;
+    };
+    const result = (part: ChecksumResult['part'], bytes: number, expected: number, actual: number): ChecksumResult => ({
+      part,
+      bytes,
+      expected,
+      actual,
+      ok: expected === actual,
+    });
+    const head = new Uint8Array(HEADER_BYTES);
+    readAll(fd, head, 0);
+    const checksums = [
+      result('header', HEADER_BYTES, new DataView(head.buffer).getUint32(124, true), crc32Of(head.subarray(0, 124))),
+      result('body', header.bodyBytes, header.bodyCrc32, sum(HEADER_BYTES, header.bodyBytes, counter && ((chunk, offset) => counter.add(chunk, offset)))),
+    ];
+    if (header.distanceBytes > 0) checksums.push(result('distances', header.distanceBytes, header.distanceCrc32, sum(HEADER_BYTES + header.bodyBytes, header.distanceBytes)));
+    const logAt = HEADER_BYTES + header.bodyBytes + header.distanceBytes;
+    checksums.push(result('pass log', size - logAt, header.passLogCrc32, sum(logAt, size - logAt)));
+    const report: CheckReport = { path, header, checksums };
+    if (space && counter) {
+      const counts = counter.gameCounts();
+      const indexer = new StateIndexer(space, new BitboardEngine(space.variant, header.rules));
+      const startIndex = indexer.index(toWords(startPosition(space.variant)));
+      const startByte = new Uint8Array(1);
+      readAll(fd, startByte, HEADER_BYTES + stateByte(startIndex));
+      const startValue = (startByte[0]! >>> stateShift(startIndex)) & 3;
+      const headerAgrees =
+        header.stage !== 'complete' ||
+        (header.positions === counts.positions &&
+          header.p1Wins === counts.p1Wins &&
+          header.p2Wins === counts.p2Wins &&
+          header.draws === counts.draws &&
+          header.illegal === counts.illegal &&
+          header.startValue === startValue);
+      report.recount = { counts, startValue, headerAgrees };
+    }
+    return report;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Rewrites the header of a complete database with recounted results, atomically: a copy of the
+ * file (a reflink where the filesystem has them) gets the new header, is flushed and renamed over
+ * the original, so a crash leaves either the old file or the new one.
+ */
+export function rewriteCounts(path: string, counts: GameCounts, startValue: number): DatabaseHeader {
+  const fd = openForReading(path);
+  let header: DatabaseHeader & { passLogCrc32: number };
+  let logBytes: number;
+  try {
+    ({ header } = readHeader(path, fd));
+    const head = new Uint8Array(HEADER_BYTES);
+    readAll(fd, head, 0);
+    logBytes = new DataView(head.buffer).getUint32(100, true);
+  } finally {
+    closeSync(fd);
+  }
+  if (header.stage !== 'complete') throw new DatabaseError(path, `is a ${header.stage} checkpoint: its header carries no counts to fix`);
+  const fixed: DatabaseHeader = { ...header, ...counts, startValue };
+  const tmp = `${path}.tmp-${process.pid}`;
+  copyFileSync(path, tmp, constants.COPYFILE_FICLONE);
+  try {
+    const out = openSync(tmp, 'r+');
+    try {
+      const bytes = encodeHeader(fixed, logBytes, header.passLogCrc32);
+      writeSync(out, bytes, 0, bytes.length, 0);
+      fsyncSync(out);
+    } finally {
+      closeSync(out);
+    }
+    if (statSync(tmp).size !== statSync(path).size) throw new DatabaseError(path, 'the copy has another size than the original');
+    renameSync(tmp, path);
+  } catch (e) {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw e;
+  }
+  const { passLogCrc32: _, ...rest } = header;
+  return { ...rest, ...counts, startValue };
+}
