@@ -45,6 +45,17 @@ uint8_t* bytesArg(const Napi::CallbackInfo& info, size_t i, size_t& length) {
   return a.Data();
 }
 
+// A unit number (group or P2 placement): an integer in 0 .. 2^32 - 1. Uint32Value() would wrap
+// 2^32 + 5 to 5 and run the kernel on the wrong units, so anything else is a RangeError.
+uint32_t unitArg(const Napi::CallbackInfo& info, size_t i) {
+  if (!info[i].IsNumber()) throw Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a unit number");
+  double d = info[i].As<Napi::Number>().DoubleValue();
+  if (!(d >= 0 && d <= 4294967295.0) || d != static_cast<double>(static_cast<uint64_t>(d))) {
+    throw Napi::RangeError::New(info.Env(), "unit " + std::to_string(d) + " is not an integer from 0 to 2^32 - 1");
+  }
+  return static_cast<uint32_t>(d);
+}
+
 Napi::Object statsObject(Napi::Env env, const cck::KernelStats& s) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("wins", static_cast<double>(s.wins));
@@ -200,8 +211,8 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     int depth = 0;
     if (phase == Phase::DistanceInit || phase == Phase::DistanceLayer) distances = bytesArg(info, arg++, distanceBytes);
     if (phase == Phase::DistanceLayer) depth = info[arg++].As<Napi::Number>().Int32Value();
-    uint32_t from = info[arg].As<Napi::Number>().Uint32Value();
-    uint32_t to = info[arg + 1].As<Napi::Number>().Uint32Value();
+    uint32_t from = unitArg(info, arg);
+    uint32_t to = unitArg(info, arg + 1);
     int threads = info[arg + 2].As<Napi::Number>().Int32Value();
     bool descending = phase == Phase::Sparse && info[arg + 3].ToBoolean().Value();
     try {

@@ -265,6 +265,9 @@ class Kernel final : public KernelApi {
   const Groups& groups() {
     std::lock_guard<std::mutex> lock(groupsMutex_);
     if (!groups_) {
+      // Groups and pass units are numbered in 32 bits (int32_t groupOfRank, uint32_t units):
+      // refuse a variant past that bound instead of wrapping.
+      if (e_.p1Placements > static_cast<uint64_t>(INT32_MAX)) throw std::invalid_argument("too many P1 placements for the solver (over 2^31)");
       auto g = std::make_unique<Groups>();
       uint64_t total = e_.p1Placements;
       g->groupOfRank.assign(total, -1);
