@@ -6,6 +6,7 @@
 import { CCheckersError } from '@ccheckers/core';
 import { Command, CommanderError, Option } from 'commander';
 import { benchCommand } from './commands/bench.js';
+import { checkCommand } from './commands/check.js';
 import { infoCommand } from './commands/info.js';
 import { playCommand } from './commands/play.js';
 import { queryCommand } from './commands/query.js';
@@ -81,6 +82,16 @@ export async function main(argv: string[]): Promise<number> {
     .requiredOption('--db <file>', 'database written by solve --out')
     .option('--json', 'one JSON object on stdout')
     .action((position, o) => done(queryCommand(position, o)));
+
+  program
+    .command('check')
+    .description('verify every checksum of a database (streaming the whole file); --recount the results from the body')
+    .requiredOption('--db <file>', 'database written by solve --out')
+    .option('--recount', 'recompute the counts and the start value from the body and compare them with the header')
+    .option('--fix', 'with a recount that disagrees (and every checksum right): rewrite the header atomically')
+    .option('--json', 'one JSON object on stdout')
+    .option('--quiet', 'no progress on stderr')
+    .action((o) => done(checkCommand(o)));
 
   program
     .command('play')

@@ -3,7 +3,7 @@
  * before anything large is allocated (never let the OOM killer decide).
  */
 import { freemem } from 'node:os';
-import { CCheckersError, type StateSpace } from '@ccheckers/core';
+import { CCheckersError, MAX_TYPED_ARRAY_BYTES, type StateSpace } from '@ccheckers/core';
 
 export class InsufficientMemoryError extends CCheckersError {
   constructor(message: string) {
@@ -50,6 +50,26 @@ export function checkMemory(required: number, limit?: number): void {
   if (required > available) {
     throw new InsufficientMemoryError(
       `not enough memory: the solve needs ${formatBytes(required)} but only ${formatBytes(available)} is available`,
+    );
+  }
+}
+
+/**
+ * The one bound on an in-memory solve besides memory itself: the 2-bit table (and the distance
+ * table, one byte per state) must each fit one typed array, at most 4 GiB in Node 20. That covers
+ * 7x7/4 (3.7 GiB) and everything smaller; 6x6/6 (135 GiB) and 7x7/5 (241 GiB) need more.
+ */
+export function checkTableLimits(space: StateSpace, distances = false): void {
+  const name = space.variant.name;
+  const limit = formatBytes(MAX_TYPED_ARRAY_BYTES);
+  if (space.tableBytes > MAX_TYPED_ARRAY_BYTES) {
+    throw new InsufficientMemoryError(
+      `${name} needs a ${formatBytes(space.tableBytes)} table, and an in-memory solve holds at most ${limit} in one table (a typed array has at most 2^32 elements in Node 20)`,
+    );
+  }
+  if (distances && space.states > MAX_TYPED_ARRAY_BYTES) {
+    throw new InsufficientMemoryError(
+      `--distances on ${name} needs a ${formatBytes(space.states)} distance table (one byte per stored state), and an in-memory solve holds at most ${limit} in one table`,
     );
   }
 }

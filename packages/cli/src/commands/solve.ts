@@ -2,7 +2,7 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StateSpace } from '@ccheckers/core';
-import { type ProgressEvent, type SolveResult, SolveInterrupted, checkMemory, requiredBytes, selectBackend, solve } from '@ccheckers/solver';
+import { type ProgressEvent, type SolveResult, SolveInterrupted, checkMemory, checkTableLimits, requiredBytes, selectBackend, solve } from '@ccheckers/solver';
 import { backendOption, memoryOption, rulesOption, threadsOption, UsageError, variantOption } from '../options.js';
 import { duration, grouped } from '../ui/format.js';
 import { progressSink, rate } from '../ui/progress.js';
@@ -44,7 +44,9 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
   }
   const { backend, reason } = await selectBackend(request);
   // Before any output or allocation: refuse a solve that cannot fit (solve() checks again).
-  checkMemory(requiredBytes(new StateSpace(v), backend.kernelThreads ? 1 : threads, o.distances), memoryLimit);
+  const space = new StateSpace(v);
+  checkTableLimits(space, o.distances);
+  checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, o.distances), memoryLimit);
   const progress = progressSink(process.stderr, o.quiet);
   if (o.resume && out && !existsSync(`${out}.ckpt`)) progress.done(`no checkpoint at ${out}.ckpt: starting from the beginning`);
   progress.done(`solving ${v.name} (${rules} rules) with ${backend.name} on ${threads} thread(s): ${reason}`);

@@ -1,0 +1,93 @@
+/**
+ * `ccheckers check`: every checksum verified by streaming the file, the counts recounted from the
+ * body, and a header with wrong counts (as 7x7/4 databases written before the 64-bit fix have)
+ * rewritten atomically with --fix. Also: the solve's refusal of tables past 4 GiB.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDatabase, writeDatabase } from '@ccheckers/solver';
+import { run } from './support/run-cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const good = join(dir, '7x7-2.ccdb');
+const wrong = join(dir, 'wrong-counts.ccdb');
+
+beforeAll(() => {
+  const r = run(['solve', '--board', '7', '--pieces', '2', '--out', good, '--quiet']);
+  expect(r.status, r.stderr).toBe(0);
+  // The same table under a header whose counts are wrong but add up (what `i >>> 2` produced on
+  // 7x7/4: illegal 0), and a wrong start value.
+  const db = readDatabase(good);
+  const h = db.header;
+  writeDatabase(wrong, { ...h, p1Wins: h.p1Wins + h.illegal / 2, p2Wins: h.p2Wins + h.illegal / 2, illegal: 0, startValue: 1 }, db.table);
+});
+
+describe('check', () => {
+  it('passes a sound database: every checksum, and with --recount the counts', () => {
+    const r = run(['check', '--db', good, '--recount']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^header\s+128\s+0x[0-9a-f]{8}\s+0x[0-9a-f]{8}\s+ok$/m);
+    expect(r.stdout).toMatch(/^body\s+317,814\s+0x0b785a50\s+0x0b785a50\s+ok$/m);
+    expect(r.stdout).toMatch(/^pass log\s+[\d,]+\s+.*ok$/m);
+    expect(r.stdout).toMatch(/^illegal\s+10,810\s+10,810\s+ok$/m);
+    expect(r.stdout).toMatch(/the header agrees with the body/);
+  });
+
+  it('reports wrong counts (exit 1), rewrites them with --fix, and then passes', () => {
+    const before = readFileSync(wrong);
+    const found = run(['check', '--db', wrong, '--recount', '--json']);
+    expect(found.status).toBe(1);
+    const report = JSON.parse(found.stdout);
+    expect(report.checksums.every((c: { ok: boolean }) => c.ok)).toBe(true);
+    expect(report.recount).toMatchObject({ illegal: 10_810, p1Wins: 1_265_851, start: 'p1-win', headerAgrees: false, fixed: false });
+    expect(report.recount.header).toMatchObject({ illegal: 0, start: 'p2-win' });
+    expect(readFileSync(wrong).equals(before)).toBe(true); // a check alone changes nothing
+
+    const fixed = run(['check', '--db', wrong, '--fix']);
+    expect(fixed.status, fixed.stderr).toBe(0);
+    expect(fixed.stdout).toMatch(/^illegal\s+0\s+10,810\s+WRONG$/m);
+    expect(fixed.stdout).toMatch(/has been rewritten with the recounted values/);
+    // Only the header changed: now the same bytes as the sound database's, body and log untouched.
+    expect(readFileSync(wrong).equals(readFileSync(good))).toBe(true);
+    expect(run(['check', '--db', wrong, '--recount']).status).toBe(0);
+  });
+
+  it('finds a flipped body byte (exit 1) and will not --fix a corrupt body', () => {
+    const flipped = join(dir, 'flipped.ccdb');
+    copyFileSync(good, flipped);
+    const bytes = readFileSync(flipped);
+    bytes[128 + 1000]! ^= 0x40;
+    writeFileSync(flipped, bytes);
+    const r = run(['check', '--db', flipped, '--fix']);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/^body\s+317,814\s+0x[0-9a-f]{8}\s+0x0b785a50\s+MISMATCH$/m);
+    expect(r.stderr).toMatch(/not fixing .*flipped\.ccdb: a checksum does not match/);
+    expect(readFileSync(flipped).equals(bytes)).toBe(true);
+    // A query of a small database checks the body when it opens it.
+    const q = run(['query', '--db', flipped, `xx${'.'.repeat(45)}oo x`]);
+    expect(q.status).toBe(2);
+    expect(q.stderr).toMatch(/corrupt body: checksum/);
+  });
+
+  it('names the file and the problem for what is not a database', () => {
+    const r = run(['check', '--db', dir]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${dir}: is a directory, not a database file`);
+    const missing = run(['check', '--db', join(dir, 'none.ccdb')]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/none\.ccdb: cannot read the file \(ENOENT\)/);
+  });
+});
+
+describe('solve past the in-memory limit', () => {
+  it('refuses 7x7/5 before allocating anything, naming the 4 GiB table limit', () => {
+    const r = run(['solve', '--board', '7', '--pieces', '5']);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/7x7\/5 needs a 241\.4 GiB table, and an in-memory solve holds at most 4\.0 GiB in one table/);
+  });
+});
