@@ -1,6 +1,8 @@
 /**
  * Progress of long jobs on stderr: on a terminal, one bar redrawn in place with percentage, rate
- * and ETA; elsewhere (pipes, CI logs) one plain line per finished step. stdout stays clean.
+ * and ETA; elsewhere (pipes, CI logs) one plain line per finished step, and a line with the same
+ * figures at least every PLAIN_LINE_SECONDS within a long step (a 30-minute pass is not silent).
+ * stdout stays clean.
  */
 import { duration, grouped } from './format.js';
 
@@ -13,29 +15,38 @@ export interface ProgressSink {
   clear(): void;
 }
 
-export function progressSink(stream: NodeJS.WriteStream = process.stderr, quiet = false): ProgressSink {
+export const PLAIN_LINE_SECONDS = 30;
+
+export function progressSink(stream: NodeJS.WriteStream = process.stderr, quiet = false, plainLineSeconds = PLAIN_LINE_SECONDS): ProgressSink {
   if (quiet) return { update() {}, done() {}, clear() {} };
   const tty = stream.isTTY === true && process.env.CI !== 'true';
   let stepStarted = performance.now();
   let currentStep = '';
   let drawn = false;
   let lastDraw = 0;
+  let lastLine = performance.now();
   const clear = () => {
     if (drawn) stream.write('\r\x1b[2K');
     drawn = false;
   };
   return {
     update(step, fraction, detail) {
+      const now = performance.now();
       if (step !== currentStep) {
         currentStep = step;
-        stepStarted = performance.now();
+        stepStarted = now;
+        lastLine = now;
       }
-      if (!tty) return;
-      const now = performance.now();
-      if (now - lastDraw < 100 && fraction < 1) return;
-      lastDraw = now;
       const elapsed = (now - stepStarted) / 1000;
       const eta = fraction > 0.01 ? (elapsed * (1 - fraction)) / fraction : Number.NaN;
+      if (!tty) {
+        if (now - lastLine < plainLineSeconds * 1000 || fraction >= 1) return;
+        lastLine = now;
+        stream.write(`${step}: ${(fraction * 100).toFixed(1)}% after ${duration(elapsed)}${detail ? `, ${detail}` : ''}, ETA ${duration(eta)}\n`);
+        return;
+      }
+      if (now - lastDraw < 100 && fraction < 1) return;
+      lastDraw = now;
       const width = 24;
       const filled = Math.round(Math.min(1, fraction) * width);
       const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
