@@ -21,7 +21,18 @@ export const EXIT_ERROR = 2;
 
 const BACKEND_HELP = 'auto | native-bmi2 | native-portable | ts';
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Faults the tests inject, set by their harness (test/support/hooked-bin.mjs) around main(); the
+ * shipped program (bin.ts) passes none, and no environment variable reaches them.
+ */
+export interface TestHooks {
+  /** Called after each checkpoint of a solve is on disk (e.g. SIGKILL mid-solve). */
+  onCheckpoint?: (passes: number) => void;
+  /** verify: this backend answers one operation wrongly, so that verify must fail. */
+  corruptBackend?: string;
+}
+
+export async function main(argv: string[], hooks: TestHooks = {}): Promise<number> {
   let code = EXIT_OK;
   const done = (c: number) => {
     code = c;
@@ -52,7 +63,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--distances', "also store every position's distance to the end (1 byte per stored state), so that query and play choose moves that make progress in games of any size")
     .option('--json', 'one JSON object on stdout')
     .option('--quiet', 'no progress on stderr')
-    .action(async (o) => done(await solveCommand(o)));
+    .action(async (o) => done(await solveCommand(o, hooks)));
 
   variantOptions(program.command('verify').description('check that all backends give identical results (operations, then full solves)'))
     .option('--backends <list>', 'comma-separated backends (default: all that load here)')
@@ -60,7 +71,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--no-solve', 'check the operations only')
     .option('--json', 'one JSON object on stdout')
     .option('--quiet', 'no progress on stderr')
-    .action(async (o) => done(await verifyCommand(o)));
+    .action(async (o) => done(await verifyCommand(o, hooks)));
 
   program
     .command('bench')

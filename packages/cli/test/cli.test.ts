@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDatabase } from '@ccheckers/solver';
-import { BIN, run } from './support/run-cli.js';
+import { BIN, run, runHooked } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,7 +54,7 @@ describe('solve', () => {
 
   it('a solve killed with SIGKILL after pass 2 resumes to the same table', () => {
     const out = join(dir, 'killed.ccdb');
-    const killed = run(['solve', '--pieces', '2', '--out', out, '--threads', '1'], { CCHECKERS_TEST_KILL_AFTER_PASS: '2' });
+    const killed = runHooked({ killAfterPass: 2 }, ['solve', '--pieces', '2', '--out', out, '--threads', '1']);
     expect(killed.signal).toBe('SIGKILL');
     expect(existsSync(`${out}.ckpt`)).toBe(true);
     expect(existsSync(out)).toBe(false);

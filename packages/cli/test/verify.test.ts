@@ -1,6 +1,6 @@
 /** `ccheckers verify` as a subprocess: agreement of all backends, and the mismatch path. */
 import { describe, expect, it } from 'vitest';
-import { run } from './support/run-cli.js';
+import { run, runHooked } from './support/run-cli.js';
 
 describe('verify', () => {
   it.each([1, 2])('7x7 with %i piece(s): all available backends agree', (pieces) => {
@@ -18,9 +18,7 @@ describe('verify', () => {
     const available = JSON.parse(run(['info', '--json']).stdout).backends.filter((b: { available: boolean }) => b.available);
     const names: string[] = available.map((b: { name: string }) => b.name);
     const corrupt = names.at(-1)!;
-    const r = run(['verify', '--board', '7', '--pieces', '1', '--backends', names.length > 1 ? names.join(',') : 'ts,ts'], {
-      CCHECKERS_TEST_CORRUPT_BACKEND: corrupt,
-    });
+    const r = runHooked({ corruptBackend: corrupt }, ['verify', '--board', '7', '--pieces', '1', '--backends', names.length > 1 ? names.join(',') : 'ts,ts']);
     if (names.length === 1) {
       expect(r.status).toBe(0); // one backend compared with itself: nothing can differ
       return;

@@ -5,9 +5,10 @@
  * half-written database under the real name. Reading checks every header field and both
  * checksums, and names the first thing that is wrong.
  */
-import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
 import { crc32Of, crc32Zeros } from './crc.js';
+import { checkOutputStill } from './output-file.js';
 
 export const MAGIC = 'CCHKDB\r\n';
 export const FORMAT_VERSION = 2;
@@ -118,12 +119,21 @@ export function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number
   return buf;
 }
 
-/** Writes the database atomically: temporary file, fsync, rename. */
+/**
+ * How the finished file takes its path: 'replace' whatever regular file is there (checkpoints),
+ * 'replace-file' the same but refusing anything else that appeared meanwhile (solve --force),
+ * 'new' only where nothing is (a solve without --force: a link, which fails where a file exists).
+ * A refusal keeps the finished file under its temporary name and says so.
+ */
+export type Placement = 'replace' | 'replace-file' | 'new';
+
+/** Writes the database atomically: temporary file, fsync, then rename (or link, see Placement). */
 export function writeDatabase(
   path: string,
   header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes' | 'distanceBytes' | 'distanceCrc32'>,
   table: Body,
   distances?: Body,
+  placement: Placement = 'replace',
 ): DatabaseHeader {
   const body = asPieces(table);
   const distanceBody = distances ? asPieces(distances) : undefined;
@@ -150,7 +160,22 @@ export function writeDatabase(
     throw e;
   }
   closeSync(fd);
-  renameSync(tmp, path);
+  if (placement === 'replace') {
+    renameSync(tmp, path);
+  } else {
+    checkOutputStill(path, placement === 'replace-file', tmp);
+    if (placement === 'replace-file') {
+      renameSync(tmp, path);
+    } else {
+      try {
+        linkSync(tmp, path); // atomic: fails if anything took the path since the check
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') checkOutputStill(path, false, tmp);
+        throw e;
+      }
+      unlinkSync(tmp);
+    }
+  }
   return full;
 }
 

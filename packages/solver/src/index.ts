@@ -6,6 +6,7 @@ export * from './crc.js';
 export * from './database.js';
 export * from './database-file.js';
 export * from './memory.js';
+export * from './output-file.js';
 export * from './query.js';
 export * from './select-backend.js';
 export * from './solve.js';

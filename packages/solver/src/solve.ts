@@ -26,6 +26,7 @@ import {
 import { crc32Of } from './crc.js';
 import { type DatabaseHeader, type PassRecord, readDatabase, writeDatabase } from './database.js';
 import { checkMemory, checkTableLimits, requiredBytes } from './memory.js';
+import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, StateIndexer, storedCounts } from './state-index.js';
 import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
 
@@ -40,6 +41,9 @@ export interface SolveOptions {
   out?: string;
   /** Continue from `${out}.ckpt` when it exists. */
   resume?: boolean;
+  /** Replace an existing database at `out` (a regular file only) and start over from an existing
+   *  checkpoint instead of refusing. */
+  force?: boolean;
   /** Upper bound on memory, in bytes. */
   memoryLimit?: number;
   onProgress?: (event: ProgressEvent) => void;
@@ -120,14 +124,31 @@ const SPARSE_WHEN_UNKNOWN_BELOW = 0.1;
 
 export async function solve(options: SolveOptions): Promise<SolveResult> {
   const { variant: v, rules, backend } = options;
-  const threads = Math.max(1, Math.floor(options.threads));
   const space = new StateSpace(v);
+  // More threads than work units (groups) only wait: 7x7/1 has 49.
+  const threads = Math.max(1, Math.min(Math.floor(options.threads), space.groups));
   checkTableLimits(space, options.distances);
   checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, options.distances), options.memoryLimit);
+  const checkpointPath = options.out ? `${options.out}.ckpt` : undefined;
+  if (options.out) {
+    checkOutputPath(options.out, options.force === true);
+    if (checkpointPath && !options.resume && !options.force && existsSync(checkpointPath)) {
+      throw new CCheckersError('E_USAGE', `${checkpointPath} holds an unfinished solve: use --resume to continue it, or --force to start over`);
+    }
+  }
+  const unlock = options.out ? lockOutput(options.out) : () => {};
+  try {
+    return await solveLocked(options, space, threads, checkpointPath);
+  } finally {
+    unlock();
+  }
+}
+
+async function solveLocked(options: SolveOptions, space: StateSpace, threads: number, checkpointPath: string | undefined): Promise<SolveResult> {
+  const { variant: v, rules, backend } = options;
 
   const allocate = (bytes: number) => new Uint8Array(new SharedArrayBuffer(bytes));
   const distances = options.distances ? allocate(space.states).fill(NO_DISTANCE) : undefined;
-  const checkpointPath = options.out ? `${options.out}.ckpt` : undefined;
   let table: Uint8Array;
   let passLog: PassRecord[] = [];
   let initDone = false;
@@ -273,8 +294,10 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
       { ...headerFor(v, rules, 'complete', passLog.length, space, seconds, passLog, startValue), ...counts, maxDistance: distanceInfo?.maxPlies ?? 0 },
       table,
       distances,
+      options.force ? 'replace-file' : 'new',
     );
-    if (checkpointPath && existsSync(checkpointPath)) unlinkSync(checkpointPath);
+    // Only a checkpoint of this solve: one it wrote, or the one it resumed from.
+    if (checkpointPath && (saved >= 0 || resumedFromPass !== undefined) && existsSync(checkpointPath)) unlinkSync(checkpointPath);
   }
   if (distanceInfo && distances) distanceInfo.crc32 = written?.distanceCrc32 ?? crc32Of(distances);
   return {

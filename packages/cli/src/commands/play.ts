@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { type Move, type Position, applyMove, drawPosition, formatPosition, startPosition } from '@ccheckers/core';
 import { UsageError } from '../options.js';
 import { describeValue, distanceNote } from './query.js';
+import { EXIT_INTERRUPTED } from './solve.js';
 import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
 
 export async function playCommand(o: { db: string; as: string; from?: string }): Promise<number> {
@@ -19,9 +20,16 @@ export async function playCommand(o: { db: string; as: string; from?: string }):
     checkSameVariant(game, parsed, o.db);
     p = parsed.position;
   }
-  const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
-  const lines = rl[Symbol.asyncIterator]();
   const say = (s: string) => process.stdout.write(`${s}\n`);
+  const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
+  // Ctrl-C at a terminal reaches readline, not the process: end the game as an interrupt (130).
+  let interrupted = false;
+  rl.on('SIGINT', () => {
+    interrupted = true;
+    say('');
+    rl.close();
+  });
+  const lines = rl[Symbol.asyncIterator]();
   const side = (s: 0 | 1) => (s === 0 ? 'x' : 'o');
   say(`${v.name}: you play ${side(human)}${human === 0 ? ' and move first' : ''}. Moves are from-to (e.g. ${moveText(game.legalMoves(p)[0] ?? { from: 0, to: 0 })}); "moves" lists them, "quit" ends.`);
   const note = distanceNote(game.analyse(p), game.values.hasDistances);
@@ -46,6 +54,7 @@ export async function playCommand(o: { db: string; as: string; from?: string }):
         process.stdout.write('your move> ');
         const next = await lines.next();
         if (next.done) {
+          if (interrupted) return EXIT_INTERRUPTED;
           say('\n(end of input)');
           return 0;
         }

@@ -37,7 +37,11 @@ export async function serveCommand(o: { db: string; port: string; host: string }
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(e.code === 'EADDRINUSE' ? new UsageError(`port ${port} on ${o.host} is already in use (choose another with --port)`) : e),
+      reject(
+        e.code === 'EADDRINUSE'
+          ? new UsageError(`port ${port} on ${o.host} is already in use (choose another with --port)`)
+          : new UsageError(`cannot listen on --host ${o.host} port ${port} (${e.code ?? e.message}${e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? ': no such address' : ''})`),
+      ),
     );
     server.listen(port, o.host, resolve);
   });
@@ -52,7 +56,14 @@ export async function serveCommand(o: { db: string; port: string; host: string }
 }
 
 async function handle(game: SolvedGame, db: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  let url: URL;
+  let pathname: string;
+  try {
+    url = new URL(req.url ?? '/', 'http://localhost');
+    pathname = decodeURIComponent(url.pathname); // a malformed escape (/%E0%A4%A) is the client's error
+  } catch {
+    return send(res, 400, { error: `malformed request path ${JSON.stringify(req.url)}` });
+  }
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { error: `method ${req.method} not allowed (GET only)` });
   if (url.pathname === '/api/game') {
     const v = game.engine.variant;
@@ -84,7 +95,7 @@ async function handle(game: SolvedGame, db: string, req: IncomingMessage, res: S
   }
   if (url.pathname.startsWith('/api/')) return send(res, 404, { error: `unknown API path ${url.pathname}` });
   // Static files of the page; never outside WEB_ROOT.
-  const relative = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname).slice(1);
+  const relative = url.pathname === '/' ? 'index.html' : pathname.slice(1);
   const path = normalize(join(WEB_ROOT, relative));
   if (!path.startsWith(WEB_ROOT) || relative.split(/[\\/]/).includes('..') || !TYPES[extname(path)]) {
     return send(res, 404, { error: `not found: ${url.pathname}` });

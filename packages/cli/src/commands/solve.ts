@@ -1,10 +1,12 @@
 /** `ccheckers solve`: strongly solve a variant, with progress on stderr and the counts on stdout. */
-import { accessSync, constants, existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { StateSpace } from '@ccheckers/core';
-import { type ProgressEvent, type SolveResult, SolveInterrupted, checkMemory, checkTableLimits, requiredBytes, selectBackend, solve } from '@ccheckers/solver';
-import { backendOption, memoryOption, rulesOption, threadsOption, UsageError, variantOption } from '../options.js';
+import { type ProgressEvent, type SolveResult, SolveInterrupted, checkMemory, checkOutputPath, checkTableLimits, requiredBytes, selectBackend, solve } from '@ccheckers/solver';
+import { backendOption, cappedThreads, memoryOption, rulesOption, UsageError, variantOption } from '../options.js';
 import { duration, grouped } from '../ui/format.js';
+import type { TestHooks } from '../main.js';
 import { progressSink, rate } from '../ui/progress.js';
 
 export interface SolveCommandOptions {
@@ -25,31 +27,32 @@ export interface SolveCommandOptions {
 /** Exit code of an interrupted solve (128 + SIGINT), as shells expect. */
 export const EXIT_INTERRUPTED = 130;
 
-export async function solveCommand(o: SolveCommandOptions): Promise<number> {
+export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}): Promise<number> {
   const v = variantOption(o.board, o.pieces);
   const rules = rulesOption(o.rules);
   const request = backendOption(o.backend);
-  const threads = threadsOption(o.threads);
+  const threads = cappedThreads(o.threads);
   const memoryLimit = memoryOption(o.memory);
+  if (o.out === '') throw new UsageError('--out needs a file name');
   const out = o.out === undefined ? undefined : resolve(o.out);
   if (o.resume && !out) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt)');
-  if (out) {
-    // Refuse now rather than after hours of work: never overwrite, always be able to write.
-    if (existsSync(out) && !o.force) throw new UsageError(`${out} already exists (use --force to overwrite it)`);
-    try {
-      accessSync(dirname(out), constants.W_OK);
-    } catch {
-      throw new UsageError(`cannot write to ${dirname(out)} (for --out ${o.out})`);
-    }
+  // Refuse now rather than after hours of work: never replace anything but a regular file (and
+  // that only with --force), always be able to write; solve() checks again and holds a lock.
+  if (out) checkOutputPath(out, o.force === true);
+  if (out && !o.resume && !o.force && existsSync(`${out}.ckpt`)) {
+    throw new UsageError(`${out}.ckpt holds an unfinished solve: use --resume to continue it, or --force to start over`);
   }
   const { backend, reason } = await selectBackend(request);
   // Before any output or allocation: refuse a solve that cannot fit (solve() checks again).
   const space = new StateSpace(v);
   checkTableLimits(space, o.distances);
-  checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, o.distances), memoryLimit);
+  checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads.count, o.distances), memoryLimit);
   const progress = progressSink(process.stderr, o.quiet);
+  if (threads.cappedFrom !== undefined) {
+    progress.done(`using ${threads.count} thread(s), not ${threads.cappedFrom}: this machine has ${availableParallelism()} hardware thread(s), and more only wait`);
+  }
   if (o.resume && out && !existsSync(`${out}.ckpt`)) progress.done(`no checkpoint at ${out}.ckpt: starting from the beginning`);
-  progress.done(`solving ${v.name} (${rules} rules) with ${backend.name} on ${threads} thread(s): ${reason}`);
+  progress.done(`solving ${v.name} (${rules} rules) with ${backend.name} on ${Math.min(threads.count, space.groups)} thread(s): ${reason}`);
 
   const controller = new AbortController();
   const onSigint = () => {
@@ -58,7 +61,6 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
     controller.abort();
   };
   process.on('SIGINT', onSigint);
-  const killAfter = Number(process.env.CCHECKERS_TEST_KILL_AFTER_PASS ?? Number.NaN); // test hook: kill -9 mid-solve
   const initStarted = performance.now();
   let passNumber = 0;
   let passStarted = initStarted;
@@ -69,9 +71,10 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
       variant: v,
       rules,
       backend,
-      threads,
+      threads: threads.count,
       ...(out ? { out } : {}),
       ...(o.resume ? { resume: true } : {}),
+      ...(o.force ? { force: true } : {}),
       ...(memoryLimit !== undefined ? { memoryLimit } : {}),
       ...(o.distances ? { distances: true } : {}),
       signal: controller.signal,
@@ -102,9 +105,7 @@ export async function solveCommand(o: SolveCommandOptions): Promise<number> {
           progress.done(`distances: ${e.pass} layers in ${duration((performance.now() - (distanceStarted ?? performance.now())) / 1000)}`);
         }
       },
-      onCheckpoint: (passes) => {
-        if (passes >= killAfter) process.kill(process.pid, 'SIGKILL');
-      },
+      ...(hooks.onCheckpoint ? { onCheckpoint: hooks.onCheckpoint } : {}),
     });
   } catch (e) {
     if (e instanceof SolveInterrupted) {

@@ -21,6 +21,7 @@ import {
 import { type BackendRequest, type SolveResult, availableBackends, selectBackend, solve } from '@ccheckers/solver';
 import { backendList, rulesOption, threadsOption, variantOption } from '../options.js';
 import { duration, grouped } from '../ui/format.js';
+import type { TestHooks } from '../main.js';
 import { progressSink } from '../ui/progress.js';
 
 /** Variants with at most this many positions are checked exhaustively, others on a sample. */
@@ -47,7 +48,7 @@ interface Difference {
   answers: Record<string, number | string>;
 }
 
-export async function verifyCommand(o: VerifyCommandOptions): Promise<number> {
+export async function verifyCommand(o: VerifyCommandOptions, hooks: TestHooks = {}): Promise<number> {
   const v = variantOption(o.board, o.pieces);
   const rules = rulesOption(o.rules);
   const threads = threadsOption(o.threads);
@@ -56,7 +57,7 @@ export async function verifyCommand(o: VerifyCommandOptions): Promise<number> {
   const progress = progressSink(process.stderr, o.quiet);
   progress.done(`verifying ${v.name} (${rules} rules) on ${backends.map((b) => b.name).join(', ')}`);
 
-  const operations = checkOperations(v, rules, backends, progress);
+  const operations = checkOperations(v, rules, backends, progress, hooks.corruptBackend);
   let difference: Difference | undefined = operations.difference;
   const solves: Array<Omit<SolveResult, 'table' | 'passLog'>> = [];
   if (!difference && o.solve) {
@@ -112,12 +113,13 @@ function checkOperations(
   rules: RuleMode,
   backends: Backend[],
   progress: ReturnType<typeof progressSink>,
+  corruptBackend?: string,
 ): { mode: 'all' | 'sample'; checked: number; difference: Difference | undefined } {
   const engine = new BitboardEngine(v, rules);
   const total = Number(engine.positions);
   const exhaustive = total <= EXHAUSTIVE_UP_TO;
   const count = exhaustive ? total : SAMPLE;
-  const engines = backends.map((b) => corruptForTest(b.name, b.engine(v, rules)));
+  const engines = backends.map((b) => (b.name === corruptBackend ? corrupted(b.engine(v, rules)) : b.engine(v, rules)));
   const words = new Uint32Array(7 * BATCH);
   const outs = backends.map(() => new Float64Array(DESCRIBE_FIELDS * BATCH));
   const random = seededRandom(v.size * 1009 + v.pieces);
@@ -193,11 +195,10 @@ function compareSolves(v: Variant, a: SolveResult, b: SolveResult): Difference |
 }
 
 /**
- * Test hook: CCHECKERS_TEST_CORRUPT_BACKEND=<name> makes that backend answer one operation wrongly
- * (legal-move count of the 1000th position of each batch), so tests can see verify fail.
+ * For the tests (TestHooks.corruptBackend): the engine answers one operation wrongly (legal-move
+ * count of the 1000th position of each batch), so that verify must find it.
  */
-function corruptForTest<E extends { describe(words: Uint32Array, count: number, out: Float64Array): void }>(name: string, engine: E): E {
-  if (process.env.CCHECKERS_TEST_CORRUPT_BACKEND !== name) return engine;
+function corrupted<E extends { describe(words: Uint32Array, count: number, out: Float64Array): void }>(engine: E): E {
   const describe = engine.describe.bind(engine);
   return Object.assign(Object.create(engine) as E, {
     describe(words: Uint32Array, count: number, out: Float64Array) {

@@ -12,3 +12,14 @@ export function run(args: string[], env: Record<string, string> = {}, input?: st
     timeout: 300_000,
   });
 }
+
+export const HOOKED_BIN = fileURLToPath(new URL('./hooked-bin.mjs', import.meta.url));
+
+/** The program with TestHooks set by the harness (see hooked-bin.mjs). */
+export function runHooked(hooks: Record<string, unknown>, args: string[]): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [HOOKED_BIN, JSON.stringify(hooks), ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+    timeout: 300_000,
+  });
+}

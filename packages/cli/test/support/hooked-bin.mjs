@@ -1,0 +1,19 @@
+// The tests' harness around the real program: main() of dist/main.js with TestHooks that inject
+// faults. Usage: node hooked-bin.mjs '<hooks JSON>' <ccheckers arguments...>
+//   {"killAfterPass": N}        SIGKILL once the checkpoint after pass N is on disk
+//   {"createAtOutAfterPass": N} after that checkpoint, a user's file appears at --out
+//   {"corruptBackend": NAME}    verify: that backend answers one operation wrongly
+import { writeFileSync } from 'node:fs';
+import { main } from '../../dist/main.js';
+
+const [spec, ...args] = process.argv.slice(2);
+const wanted = JSON.parse(spec);
+const out = args[args.indexOf('--out') + 1];
+const hooks = {
+  ...(wanted.corruptBackend ? { corruptBackend: wanted.corruptBackend } : {}),
+  onCheckpoint(passes) {
+    if (wanted.killAfterPass !== undefined && passes >= wanted.killAfterPass) process.kill(process.pid, 'SIGKILL');
+    if (wanted.createAtOutAfterPass !== undefined && passes === wanted.createAtOutAfterPass) writeFileSync(out, 'a file of the user\n');
+  },
+};
+process.exitCode = await main([process.argv[0], 'ccheckers', ...args], hooks);
