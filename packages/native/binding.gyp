@@ -1,17 +1,22 @@
 {
+  "variables": {
+    # The C++ engine: native-src/ of the repository, or the copy inside the npm package
+    # (scripts/pack-sources.mjs puts it there when the package is packed).
+    "native_src": "<!(node -p \"require('fs').existsSync('native-src/include') ? 'native-src' : '../../native-src'\")"
+  },
   "targets": [
     {
       "target_name": "ccheckers_native",
       "sources": [
         "src/addon.cc",
-        "../../native-src/src/cpu.cpp",
-        "../../native-src/src/kernel_portable.cpp",
-        "../../native-src/src/kernel_bmi2.cpp"
+        "<(native_src)/src/cpu.cpp",
+        "<(native_src)/src/kernel_portable.cpp",
+        "<(native_src)/src/kernel_bmi2.cpp"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
-        "../../native-src/include",
-        "../../native-src/src"
+        "<(native_src)/include",
+        "<(native_src)/src"
       ],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],

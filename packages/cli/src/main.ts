@@ -3,6 +3,7 @@
  * (0 success, 1 a negative result such as a verify mismatch, 2 usage error, bad input or fatal
  * error, 130 interrupted). Errors are one line on stderr; stdout carries results only.
  */
+import { createRequire } from 'node:module';
 import { CCheckersError } from '@ccheckers/core';
 import { Command, CommanderError, Option } from 'commander';
 import { benchCommand } from './commands/bench.js';
@@ -14,6 +15,9 @@ import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
 import { solveCommand } from './commands/solve.js';
 import { verifyCommand } from './commands/verify.js';
+
+/** One version for all four packages (scripts/release-pack.mjs checks they agree). */
+const PACKAGE_VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 export const EXIT_OK = 0;
 export const EXIT_NEGATIVE = 1;
@@ -39,7 +43,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
   };
   const program = new Command('ccheckers')
     .description('Strong solver and bitboard engine for two-player Chinese Checkers on small boards')
-    .version('0.1.0')
+    .version(PACKAGE_VERSION)
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(`ccheckers: ${text.replace(/^error: /, '').trimEnd()}\n`) });

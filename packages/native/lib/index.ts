@@ -7,6 +7,7 @@
  *                               `native-portable` (tests both kernels on one machine);
  *   CCHECKERS_DISABLE_NATIVE=1  behave as if the addon could not be loaded (the TS backend is used).
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,8 +106,17 @@ export function nativeStatus(): NativeStatus {
   try {
     const require = createRequire(import.meta.url);
     const load = require('node-gyp-build') as ((dir: string) => Addon) & { path(dir: string): string };
-    const path = load.path(packageDir);
-    addon = require(path) as Addon;
+    let path = load.path(packageDir);
+    try {
+      addon = require(path) as Addon;
+    } catch (e) {
+      // node-gyp-build prefers build/Release whatever its architecture: a checkout built on x64
+      // and run by an arm64 Node (scripts/arm64.sh) has the right binary in prebuilds/ only.
+      const prebuilt = prebuildFor(process.platform, process.arch);
+      if (!prebuilt || prebuilt === path) throw e;
+      path = prebuilt;
+      addon = require(path) as Addon;
+    }
     const cpu = addon.cpuInfo();
     const forced = process.env.CCHECKERS_FORCE_PORTABLE === '1';
     const bmi2Usable = cpu.fastBmi2 && !forced;
@@ -125,6 +135,14 @@ export function nativeStatus(): NativeStatus {
     status = { loaded: false, error: `addon not built or not loadable: ${message}`, bmi2Usable: false, bmi2Reason: 'addon not loaded' };
   }
   return status;
+}
+
+/** The N-API prebuild of prebuildify for this platform and architecture, if the package has one. */
+function prebuildFor(platform: string, arch: string): string | undefined {
+  const folder = join(packageDir, 'prebuilds', `${platform}-${arch}`);
+  if (!existsSync(folder)) return undefined;
+  const file = readdirSync(folder).find((f) => f.endsWith('.node') && !/\.abi\d+\./.test(f)); // N-API: no ABI tag
+  return file ? join(folder, file) : undefined;
 }
 
 function kernelOf(v: Variant, rules: RuleMode, which: NativeKernelKind): AddonKernel {

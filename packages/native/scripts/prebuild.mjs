@@ -1,8 +1,47 @@
-// Builds prebuilds/<platform>-<arch>/*.node with prebuildify (N-API, stripped). Extra arguments
-// are passed on, e.g. `--arch arm64` with CC/CXX set to a cross compiler.
+// Builds prebuilds/<platform>-<arch>/*.node with prebuildify (N-API, stripped). `--arch arm64` on
+// an x64 machine cross-compiles: the aarch64-linux-gnu toolchain (Debian's g++-aarch64-linux-gnu)
+// and the headers of an arm64 Node of the same version (scripts/arm64-node.sh). Other arguments
+// are passed on to prebuildify.
 import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { packageDir, toolchainEnv } from './toolchain-env.mjs';
 
-const args = ['--napi', '--strip', ...process.argv.slice(2)];
-const run = spawnSync('prebuildify', args, { cwd: packageDir, env: toolchainEnv(), stdio: 'inherit' });
+const args = process.argv.slice(2);
+const arch = args.includes('--arch') ? args[args.indexOf('--arch') + 1] : process.arch;
+const env = toolchainEnv();
+if (arch === 'arm64' && process.arch !== 'arm64') {
+  const triple = 'aarch64-linux-gnu';
+  const found = spawnSync('sh', ['-c', `command -v ${triple}-g++`]);
+  if (found.status !== 0) {
+    console.error(`prebuild: ${triple}-g++ is missing (apt-get install g++-${triple})`);
+    process.exit(1);
+  }
+  const node = spawnSync('bash', [join(packageDir, '..', '..', 'scripts', 'arm64-node.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (node.status !== 0) process.exit(node.status ?? 1);
+  Object.assign(env, {
+    CC: `${triple}-gcc`,
+    CXX: `${triple}-g++`,
+    LINK: `${triple}-g++`,
+    AR: `${triple}-ar`,
+    PREBUILD_STRIP_BIN: `${triple}-strip`,
+    npm_config_nodedir: node.stdout.trim(),
+  });
+}
+// prebuildify compiles in <cwd>/build: a scratch folder keeps the package's own build/ (which
+// node-gyp-build loads first, whatever its architecture) as it was.
+const scratch = join(packageDir, `.prebuild-${arch}`);
+rmSync(scratch, { recursive: true, force: true });
+mkdirSync(scratch);
+for (const file of ['binding.gyp', 'package.json']) copyFileSync(join(packageDir, file), join(scratch, file)); // package.json: the prebuild's name
+const sources = existsSync(join(packageDir, 'native-src', 'include')) ? join(packageDir, 'native-src') : join(packageDir, '..', '..', 'native-src');
+for (const [name, target] of [['src', join(packageDir, 'src')], ['native-src', sources], ['node_modules', join(packageDir, 'node_modules')]]) {
+  symlinkSync(target, join(scratch, name));
+}
+// node-gyp by absolute path: through the scratch folder's linked node_modules/.bin its relative
+// paths would miss.
+env.PREBUILD_NODE_GYP = createRequire(join(packageDir, 'package.json')).resolve('node-gyp/bin/node-gyp.js');
+const run = spawnSync('prebuildify', ['--napi', '--strip', '--out', packageDir, ...args], { cwd: scratch, env, stdio: 'inherit' });
+rmSync(scratch, { recursive: true, force: true });
 process.exit(run.status ?? 1);
