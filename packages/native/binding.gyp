@@ -21,7 +21,16 @@
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++1y", "-std=gnu++17"],
-      "cflags_cc": ["-std=c++17", "-O3", "-fexceptions"]
+      "cflags_cc": ["-std=c++17", "-O3", "-fexceptions"],
+      "xcode_settings": {
+        "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
+        "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+        "MACOSX_DEPLOYMENT_TARGET": "11.0",
+        "OTHER_CPLUSPLUSFLAGS": ["-O3"]
+      },
+      "msvs_settings": {
+        "VCCLCompilerTool": { "ExceptionHandling": 1, "AdditionalOptions": ["/std:c++17"] }
+      }
     }
   ]
 }
