@@ -15,6 +15,11 @@ struct JumpPair {
   uint8_t over, to;
 };
 
+/** Bounds that fixed-size buffers rely on (cells, pieces): checked by Geometry and Variant. */
+constexpr int kMaxBoardSize = 9;
+constexpr int kMaxCells = kMaxBoardSize * kMaxBoardSize;
+constexpr int kMaxPieces = 12;
+
 struct Geometry {
   int m = 0, cells = 0;
   std::vector<std::vector<int>> neighbours;   // sorted
@@ -23,7 +28,7 @@ struct Geometry {
   std::vector<int> row;                       // r = i + j: steps from cell 0's corner
 
   explicit Geometry(int size) : m(size), cells(size * size) {
-    if (size < 2 || size > 9) throw std::invalid_argument("board size " + std::to_string(size) + " is not supported");
+    if (size < 2 || size > kMaxBoardSize) throw std::invalid_argument("board size " + std::to_string(size) + " is not supported");
     // Lattice (i, j): r = i + j, index = cells in rows above r + (j - max(0, r - m + 1)).
     std::vector<int> rowStart(2 * m);
     for (int r = 0, at = 0; r < 2 * m - 1; r++) {
@@ -87,7 +92,7 @@ struct Variant {
   Variant(int size, int k, RuleMode mode, std::vector<int> start)
       : m(size), cells(size * size), pieces(k), rules(mode), geometry(size), p1Start(std::move(start)) {
     if (static_cast<int>(p1Start.size()) != k) throw std::invalid_argument("start area size differs from the piece count");
-    if (k < 1 || k > 12 || 2 * k > cells) throw std::invalid_argument("impossible piece count");
+    if (k < 1 || k > kMaxPieces || 2 * k > cells) throw std::invalid_argument("impossible piece count");
     for (int c : p1Start) {
       if (c < 0 || c >= cells) throw std::invalid_argument("start cell outside the board");
       p2Start.push_back(cells - 1 - c);

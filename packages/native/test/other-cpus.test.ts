@@ -26,6 +26,15 @@ describe('C++ self-test', () => {
     expect(r.stdout).toMatch(/\d+ kernel checks run, 0 failures/);
   });
 
+  it.skipIf(!has('g++'))('sanitizer build (address, undefined): both kernels and 7x7/2 solves, no report', () => {
+    const r = spawnSync('bash', [selftest, 'sanitize'], { encoding: 'utf8', timeout: 600_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^sanitizers: address, undefined$/m);
+    expect(r.stdout).toMatch(/7x7\/2 bmi2 threads=2: positions 2542512|7x7\/2 portable threads=2: positions 2542512/);
+    expect(r.stdout).toMatch(/\d+ kernel checks run, 0 failures/);
+    expect(r.stderr).not.toMatch(/runtime error|AddressSanitizer|LeakSanitizer/);
+  });
+
   it.skipIf(!has('aarch64-linux-gnu-g++') || !has('qemu-aarch64-static'))('arm64 cross-build under qemu: portable kernel, 0 failures', () => {
     const r = spawnSync('bash', [selftest, 'aarch64'], { encoding: 'utf8', timeout: 600_000 });
     expect(r.status, r.stderr).toBe(0);

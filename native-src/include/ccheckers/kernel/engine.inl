@@ -324,7 +324,7 @@ class Engine {
       // Portable: unrank among the free cells, then map each index c to its cell without a
       // pdep: c + |{j : q_j - j <= c}| for P1's cells q_0 < q_1 < ... (q_j - j free cells lie
       // below q_j). The indices come out in descending order, so that count only goes down.
-      int freeBelow[16], t = 0;
+      int freeBelow[kMaxPieces], t = 0;
       for (uint64_t x = p1; x; x = clearLowest(x), t++) freeBelow[t] = lowest(x) - t;
       uint64_t out = 0;
       int c = n - k - 1;

@@ -195,7 +195,7 @@ class Kernel final : public KernelApi {
           break;
         }
 #endif
-        int free[96], f = 0, combo[16];
+        int free[kMaxCells], f = 0, combo[kMaxPieces];
         for (int c = 0; c < e_.n; c++)
           if (!test(p1, c)) free[f++] = c;
         for (int j = 0; j < e_.k; j++) combo[j] = j;
@@ -663,7 +663,7 @@ class Kernel final : public KernelApi {
     std::vector<KernelStats> results(std::max(1, threads));
     auto body = [&](int t) {
       Worker w(*this, g, table);
-      int free[96], combo[16];
+      int free[kMaxCells], combo[kMaxPieces];
       for (uint32_t i; (i = taken.fetch_add(1)) < to - from;) {
         const uint32_t unit = descending ? to - 1 - i : from + i;
         if (mode == Mode::Sparse) {
@@ -780,9 +780,24 @@ class Kernel final : public KernelApi {
     if (threads <= 1) {
       body(0);
     } else {
+      // An exception escaping a std::thread body calls std::terminate and takes Node down (a
+      // bad_alloc in one worker's buffers): each thread keeps its own, the first is rethrown
+      // after every thread has joined, and the binding turns it into a JS error.
+      std::vector<std::exception_ptr> failures(threads);
       std::vector<std::thread> pool;
-      for (int t = 0; t < threads; t++) pool.emplace_back(body, t);
+      for (int t = 0; t < threads; t++) {
+        pool.emplace_back([&, t] {
+          try {
+            body(t);
+          } catch (...) {
+            failures[t] = std::current_exception();
+            taken.store(to - from);  // the others stop taking units
+          }
+        });
+      }
       for (auto& th : pool) th.join();
+      for (const std::exception_ptr& failure : failures)
+        if (failure) std::rethrow_exception(failure);
     }
     KernelStats total{};
     for (const KernelStats& s : results) {
