@@ -11,6 +11,7 @@ import { checkCommand } from './commands/check.js';
 import { infoCommand } from './commands/info.js';
 import { playCommand } from './commands/play.js';
 import { queryCommand } from './commands/query.js';
+import { reportCommand } from './commands/report.js';
 import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
 import { solveCommand } from './commands/solve.js';
@@ -65,7 +66,8 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--resume', 'continue from FILE.ckpt of --out')
     .option('--force', 'overwrite an existing --out file')
     .option('--distances', "also store every position's distance to the end (1 byte per stored state), so that query and play choose moves that make progress in games of any size")
-    .option('--json', 'one JSON object on stdout')
+    .option('--json', 'one JSON object on stdout (with the pass log and the machine, for report --from)')
+    .option('--html <file>', 'also write a self-contained HTML report of the solve (passes as charts)')
     .option('--quiet', 'no progress on stderr')
     .action(async (o) => done(await solveCommand(o, hooks)));
 
@@ -86,9 +88,17 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--ops <list>', 'winner, successors, rankP1, rankP2, unrankP1, unrankP2, incrementP2 (default: all)')
     .option('--min-time <ms>', 'minimum duration of one timed loop', '250')
     .option('--position <p>', 'position for winner and successors: start, midgame or a position string', 'start')
-    .option('--json', 'one JSON object on stdout')
+    .option('--json', 'one JSON object on stdout (with the machine, for report --from)')
+    .option('--html <file>', 'also write a self-contained HTML report (ns per operation as charts, beside the paper)')
     .option('--quiet', 'no progress on stderr')
     .action(async (o) => done(await benchCommand(o)));
+
+  program
+    .command('report')
+    .description('one self-contained HTML page (SVG charts, no network) from saved bench --json and solve --json results')
+    .requiredOption('--from <files...>', 'result files (one JSON object per line), of any runs and machines')
+    .requiredOption('--html <file>', 'where to write the page')
+    .action((o) => done(reportCommand(o)));
 
   program
     .command('query')

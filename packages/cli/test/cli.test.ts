@@ -31,7 +31,13 @@ describe('solve', () => {
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     const o = JSON.parse(lines[0]!);
-    expect(Object.keys(o)).toEqual(['board', 'pieces', 'rules', 'backend', 'threads', 'positions', 'p1Wins', 'p2Wins', 'draws', 'illegal', 'start', 'passes', 'seconds']);
+    expect(Object.keys(o)).toEqual([
+      'board', 'pieces', 'rules', 'backend', 'threads', 'positions', 'p1Wins', 'p2Wins', 'draws', 'illegal', 'start', 'passes', 'seconds',
+      'storedStates', 'tableCrc32', 'passLog', 'machine',
+    ]);
+    expect(o.tableCrc32).toBe(0x0b785a50);
+    expect(o.passLog).toHaveLength(o.passes);
+    expect(o.machine).toMatchObject({ node: process.version, hardwareThreads: expect.any(Number) });
     expect(o).toMatchObject({ board: 7, pieces: 2, rules: 'clean', positions: 2_542_512, p1Wins: 1_265_851, p2Wins: 1_265_851, draws: 0, illegal: 10_810, start: 'p1-win' });
     expect(typeof o.seconds).toBe('number');
     expect(r.stderr).toMatch(/pass 1: \+[\d,]+ proven/); // progress, one line per pass when not a TTY

@@ -22,9 +22,11 @@ import { type BackendRequest, availableBackends, selectBackend } from '@cchecker
 import { UsageError, backendList, integer, variantOption } from '../options.js';
 import { table } from '../ui/format.js';
 import { progressSink } from '../ui/progress.js';
+import { machineDetails } from '../report/machine.js';
+import { writeReport } from '../report/write.js';
 
 /** The paper's figures (ns per operation) for 49 cells: bitboard with BMI2, and without. */
-const PAPER: Record<number, Partial<Record<BenchOp, { bmi2: number; nonBmi2: number }>>> = {
+export const PAPER: Record<number, Partial<Record<BenchOp, { bmi2: number; nonBmi2: number }>>> = {
   3: { winner: { bmi2: 2.127, nonBmi2: 2.123 }, successors: { bmi2: 25.555, nonBmi2: 345.085 }, rankP1: { bmi2: 3.095, nonBmi2: 3.097 }, rankP2: { bmi2: 3.508, nonBmi2: 77.082 } },
   6: { winner: { bmi2: 2.125, nonBmi2: 2.132 }, successors: { bmi2: 76.144, nonBmi2: 760.751 }, rankP1: { bmi2: 5.171, nonBmi2: 5.868 }, rankP2: { bmi2: 6.174, nonBmi2: 74.781 } },
 };
@@ -37,6 +39,7 @@ export interface BenchCommandOptions {
   minTime: string;
   position: string;
   json?: boolean;
+  html?: string;
   quiet?: boolean;
 }
 
@@ -91,10 +94,16 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   const mismatches = checkChecksums(backends, ops as BenchOp[], v, position);
   for (const m of mismatches) process.stderr.write(`ccheckers: bench checksum of ${m} differs between backends\n`);
 
+  const json = {
+    board: v.size,
+    pieces: v.pieces,
+    position: formatPosition(v, position),
+    results: results.map((r) => ({ ...r, nsPerOp: Number(r.nsPerOp.toFixed(3)) })),
+    machine: await machineDetails(),
+  };
+  if (o.html) writeReport(o.html, [{ kind: 'bench', data: json, source: 'this run' }]);
   if (o.json) {
-    process.stdout.write(
-      `${JSON.stringify({ board: v.size, pieces: v.pieces, position: formatPosition(v, position), results: results.map((r) => ({ ...r, nsPerOp: Number(r.nsPerOp.toFixed(3)) })) })}\n`,
-    );
+    process.stdout.write(`${JSON.stringify(json)}\n`);
     return mismatches.length ? 1 : 0;
   }
   const paper = v.size === 7 ? PAPER[v.pieces] : undefined;

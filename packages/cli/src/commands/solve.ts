@@ -8,6 +8,8 @@ import { backendOption, cappedThreads, memoryOption, rulesOption, UsageError, va
 import { duration, grouped } from '../ui/format.js';
 import type { TestHooks } from '../main.js';
 import { progressSink, rate } from '../ui/progress.js';
+import { machineDetails } from '../report/machine.js';
+import { writeReport } from '../report/write.js';
 
 export interface SolveCommandOptions {
   board: string;
@@ -21,6 +23,7 @@ export interface SolveCommandOptions {
   force?: boolean;
   distances?: boolean;
   json?: boolean;
+  html?: string;
   quiet?: boolean;
 }
 
@@ -135,7 +138,12 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     ...(result.distances
       ? { distances: { maxPlies: result.distances.maxPlies, seconds: Number(result.distances.seconds.toFixed(3)), crc32: result.distances.crc32 } }
       : {}),
+    storedStates: result.storedStates,
+    tableCrc32: result.tableCrc32,
+    passLog: result.passLog.map((r) => ({ ...r, seconds: Number(r.seconds.toFixed(3)) })),
+    machine: await machineDetails(),
   };
+  if (o.html) writeReport(o.html, [{ kind: 'solve', data: summary, source: 'this run' }]);
   if (o.json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return 0;
