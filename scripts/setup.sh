@@ -45,4 +45,4 @@ export TURBO_TELEMETRY_DISABLED=1
 # node-gyp finds the Node headers of this install through nodedir (no download offline).
 export npm_config_nodedir="${npm_config_nodedir:-$(dirname "$(dirname "$(command -v node)")")}"
 CI=true pnpm install --frozen-lockfile
-pnpm turbo run build ${CI:+--force} --output-logs=errors-only
+pnpm turbo run build --output-logs=errors-only
