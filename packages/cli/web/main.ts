@@ -4,21 +4,7 @@
  */
 import { type Position, type Variant, applyMove, formatPosition, parsePosition, variant } from '@ccheckers/core';
 
-interface MoveInfo {
-  move: string;
-  outcome: 'win' | 'loss' | 'draw' | 'illegal';
-  pliesToEnd: number | null;
-}
-interface Analysis {
-  position: string;
-  toMove: 'x' | 'o';
-  outcome: 'win' | 'loss' | 'draw' | 'illegal';
-  terminal: boolean;
-  pliesToEnd: number | null;
-  summary: string;
-  best: string | null;
-  moves: MoveInfo[];
-}
+import type { PositionAnswer as Analysis, MoveJson as MoveInfo } from '../src/query-types.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;

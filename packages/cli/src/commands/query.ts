@@ -1,6 +1,7 @@
 /** `ccheckers query`: the value of a position in a solved database, each legal move's value, the best move. */
-import { formatPosition } from '@ccheckers/core';
+import { type ParsedPosition, formatPosition } from '@ccheckers/core';
 import type { MoveInfo, PositionInfo } from '@ccheckers/solver';
+import type { QueryJson } from '../query-types.js';
 import { table } from '../ui/format.js';
 import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
 
@@ -11,18 +12,7 @@ export function queryCommand(text: string, o: { db: string; json?: boolean }): n
   const info = game.analyse(parsed.position);
   const side = parsed.position.toMove === 0 ? 'x' : 'o';
   if (o.json) {
-    process.stdout.write(
-      `${JSON.stringify({
-        position: formatPosition(parsed.variant, parsed.position),
-        toMove: side,
-        outcome: info.outcome,
-        terminal: info.terminal,
-        pliesToEnd: info.pliesToEnd ?? null,
-        best: info.best ? moveText(info.best) : null,
-        // pliesToEnd of a move: from this position, playing it, to the end under best play
-        moves: info.moves.map((m) => ({ move: moveText(m.move), outcome: m.outcome, pliesToEnd: m.pliesToEnd === undefined ? null : m.pliesToEnd + 1 })),
-      })}\n`,
-    );
+    process.stdout.write(`${JSON.stringify(queryJson(parsed, info))}\n`);
     return 0;
   }
   const lines = [`position  ${formatPosition(parsed.variant, parsed.position)}`, `value     ${describeValue(info, side)}`];
@@ -34,6 +24,20 @@ export function queryCommand(text: string, o: { db: string; json?: boolean }): n
   if (note) lines.push('', note);
   process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
+}
+
+/** The answer about a position as JSON (query --json, and serve's /api/position). */
+export function queryJson(parsed: ParsedPosition, info: PositionInfo): QueryJson {
+  return {
+    position: formatPosition(parsed.variant, parsed.position),
+    toMove: parsed.position.toMove === 0 ? 'x' : 'o',
+    outcome: info.outcome,
+    terminal: info.terminal,
+    pliesToEnd: info.pliesToEnd ?? null,
+    best: info.best ? moveText(info.best) : null,
+    // a move's pliesToEnd: from this position, playing it, to the end under best play
+    moves: info.moves.map((m) => ({ move: moveText(m.move), outcome: m.outcome, pliesToEnd: m.pliesToEnd === undefined ? null : m.pliesToEnd + 1 })),
+  };
 }
 
 export function describeValue(info: PositionInfo, side: 'x' | 'o'): string {

@@ -17,8 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { CCheckersError, formatPosition, startPosition } from '@ccheckers/core';
 import type { SolvedGame } from '@ccheckers/solver';
 import { UsageError, integer } from '../options.js';
-import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
-import { describeValue } from './query.js';
+import { checkSameVariant, openSolvedGame, positionArgument } from './positions.js';
+import type { PositionAnswer } from '../query-types.js';
+import { describeValue, queryJson } from './query.js';
 
 const WEB_ROOT = fileURLToPath(new URL('../web/', import.meta.url)); // dist/web next to dist/commands
 const TYPES: Record<string, string> = {
@@ -77,17 +78,8 @@ async function handle(game: SolvedGame, db: string, req: IncomingMessage, res: S
       const parsed = positionArgument(text);
       checkSameVariant(game, parsed, db);
       const info = game.analyse(parsed.position);
-      const side = parsed.position.toMove === 0 ? 'x' : 'o';
-      return send(res, 200, {
-        position: formatPosition(parsed.variant, parsed.position),
-        toMove: side,
-        outcome: info.outcome,
-        terminal: info.terminal,
-        pliesToEnd: info.pliesToEnd ?? null,
-        summary: describeValue(info, side),
-        best: info.best ? moveText(info.best) : null,
-        moves: info.moves.map((m) => ({ move: moveText(m.move), outcome: m.outcome, pliesToEnd: m.pliesToEnd === undefined ? null : m.pliesToEnd + 1 })),
-      });
+      const answer: PositionAnswer = { ...queryJson(parsed, info), summary: describeValue(info, parsed.position.toMove === 0 ? 'x' : 'o') };
+      return send(res, 200, answer);
     } catch (e) {
       if (e instanceof CCheckersError) return send(res, 400, { error: e.code === 'E_POSITION' ? `malformed position: ${e.message}` : e.message });
       throw e;
