@@ -11,8 +11,8 @@ import {
   readValue,
   startPosition,
   stateByte,
-  stateShift,
   toWords,
+  valueInByte,
   variant,
 } from '@ccheckers/core';
 import { crc32Of } from './crc.js';
@@ -92,7 +92,7 @@ export class DatabaseFile implements StoredValues {
   }
 
   value(index: number): number {
-    return (this.byteAt(HEADER_BYTES + stateByte(index)) >>> stateShift(index)) & 3;
+    return valueInByte(this.byteAt(HEADER_BYTES + stateByte(index)), index);
   }
 
   distance(index: number): number {
@@ -240,7 +240,7 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
       const startIndex = indexer.index(toWords(startPosition(space.variant)));
       const startByte = new Uint8Array(1);
       readAll(fd, startByte, HEADER_BYTES + stateByte(startIndex));
-      const startValue = (startByte[0]! >>> stateShift(startIndex)) & 3;
+      const startValue = valueInByte(startByte[0]!, startIndex);
       const headerAgrees =
         header.stage !== 'complete' ||
         (header.positions === counts.positions &&

@@ -12,6 +12,7 @@ import {
   WORDS,
   type WordPosition,
   rankSet,
+  readValue,
 } from '@ccheckers/core';
 
 export class StateIndexer {
@@ -181,7 +182,7 @@ const RUN_BYTES = 63;
 /** Adds to counts[v] the states of value v among local indexes [from, to) of `chunk` (< 2^32). */
 function addCodeCounts(chunk: Uint8Array, from: number, to: number, counts: number[]): void {
   let i = from;
-  for (; i < to && (i & 3) !== 0; i++) counts[(chunk[i >>> 2]! >>> ((i & 3) << 1)) & 3]!++;
+  for (; i < to && (i & 3) !== 0; i++) counts[readValue(chunk, i)]!++;
   let byte = i >>> 2;
   const lastByte = (to - (to & 3)) >>> 2; // the whole bytes end here
   while (byte < lastByte) {
@@ -193,5 +194,5 @@ function addCodeCounts(chunk: Uint8Array, from: number, to: number, counts: numb
     counts[2]! += (packed >>> 16) & 0xff;
     counts[3]! += packed >>> 24;
   }
-  for (i = Math.max(i, 4 * lastByte); i < to; i++) counts[(chunk[i >>> 2]! >>> ((i & 3) << 1)) & 3]!++;
+  for (i = Math.max(i, 4 * lastByte); i < to; i++) counts[readValue(chunk, i)]!++;
 }

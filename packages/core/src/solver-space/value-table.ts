@@ -18,9 +18,14 @@ export function stateShift(index: number): number {
   return (index & 3) << 1;
 }
 
+/** The value code of stored state `index` in `byte`, the table's byte stateByte(index). */
+export function valueInByte(byte: number, index: number): number {
+  return (byte >>> stateShift(index)) & 3;
+}
+
 /** 2-bit value code of stored state `index`. */
 export function readValue(table: Uint8Array, index: number): number {
-  return (table[stateByte(index)]! >>> stateShift(index)) & 3;
+  return valueInByte(table[stateByte(index)]!, index);
 }
 
 /**
