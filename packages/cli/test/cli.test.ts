@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readDatabase } from '@ccheckers/solver';
+import { applyMove, startPosition } from '@ccheckers/core';
+import { SolvedGame, readDatabase } from '@ccheckers/solver';
 import { BIN, run, runHooked } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-cli-'));
@@ -145,12 +146,24 @@ describe('info, bench, query, show, play', () => {
   });
 
   it('play answers with perfect moves and ends the game', () => {
-    // As o (P2) we lose against perfect play whatever we do: always answer with the first legal move.
-    let input = '';
-    for (let i = 0; i < 30; i++) input += 'moves\n';
-    const r = run(['play', '--db', db1, '--as', 'o'], {}, input);
+    // As o (P2) we lose against perfect play whatever we do: we answer with our first legal move,
+    // worked out beforehand with the library on the same database (its best moves are ccheckers').
+    const game = new SolvedGame(readDatabase(db1));
+    let p = startPosition(game.engine.variant);
+    const ours: string[] = [];
+    let theirs = 0;
+    while (!game.analyse(p).terminal) {
+      const move = p.toMove === 0 ? game.analyse(p).best! : game.legalMoves(p)[0]!;
+      if (p.toMove === 0) theirs++;
+      else ours.push(`${move.from}-${move.to}`);
+      p = applyMove(p, move);
+    }
+    expect(p.toMove).toBe(1); // o to move, and x has won
+    const r = run(['play', '--db', db1, '--as', 'o'], {}, `moves\n${ours.join('\n')}\n`);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/ccheckers plays \d+-\d+/);
+    expect(r.stdout.match(/ccheckers plays \d+-\d+/g)).toHaveLength(theirs);
+    expect(r.stdout).toMatch(/ccheckers wins\.\n$/);
+    expect(r.stdout).not.toMatch(/not a legal move|end of input/);
   });
 });
 
