@@ -1,5 +1,5 @@
 // Generates test-vectors/vectors.json once from the TS core (itself checked against the
-// array-based reference): for every board and piece count of RULES.md, the start position and
+// array-based reference): for every board and piece count of docs/rules.md, the start position and
 // a few fixed-seed random positions, with the expected result of every engine operation.
 // Every backend's tests read this one file. Run: node test-vectors/generate.mjs (after pnpm build).
 import { writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
-// C++ self-test of the kernels without Node: test vectors of RULES.md and full solves of 7x7 with
-// 1 and 2 pieces checked against RULES.md section 8. Runs the portable kernel everywhere (also
+// C++ self-test of the kernels without Node: test vectors of docs/rules.md and full solves of 7x7 with
+// 1 and 2 pieces checked against docs/rules.md section 8. Runs the portable kernel everywhere (also
 // under qemu-aarch64) and the BMI2 kernel where the CPU has it; both must agree exactly.
 #include <cstdio>
 #include <cstdlib>
@@ -54,7 +54,7 @@ int main() {
     return out;
   };
 
-  // RULES.md section 2 test vectors.
+  // docs/rules.md section 2 test vectors.
   for (auto& k : kernels(7, 1, {0})) {
     auto alone = movesOf(*k, position({29}, {0}, 0));
     std::set<std::pair<int, int>> steps = {{29, 22}, {29, 23}, {29, 28}, {29, 30}, {29, 34}, {29, 35}};
@@ -93,7 +93,7 @@ int main() {
     checked++;
   }
 
-  // Full solves, expanded counts (RULES.md section 8).
+  // Full solves, expanded counts (docs/rules.md section 8).
   struct Expected {
     int k;
     std::vector<int> start;

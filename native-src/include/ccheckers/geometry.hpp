@@ -1,4 +1,4 @@
-// Board geometry and per-variant tables (RULES.md sections 1-4), built at run time from the board
+// Board geometry and per-variant tables (docs/rules.md sections 1-4), built at run time from the board
 // size and P1's start cells. Kernel-independent; the kernels only read these tables.
 #pragma once
 #include <algorithm>

@@ -15,7 +15,7 @@ namespace cck {
 
 class JumpMagic {
  public:
-  /** Usable when every cell got a multiplier (always so for the boards of RULES.md; checked). */
+  /** Usable when every cell got a multiplier (always so for the boards of docs/rules.md; checked). */
   bool ok = false;
 
   explicit JumpMagic(const Geometry& g) {

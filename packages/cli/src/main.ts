@@ -50,7 +50,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .configureOutput({ outputError: (text, write) => write(`ccheckers: ${text.replace(/^error: /, '').trimEnd()}\n`) });
 
   const variantOptions = (c: Command) =>
-    c.option('--board <m>', 'board size m (m x m cells)', '7').option('--pieces <k>', 'pieces per player', '2').option('--rules <mode>', 'clean | published (RULES.md section 4)', 'clean');
+    c.option('--board <m>', 'board size m (m x m cells)', '7').option('--pieces <k>', 'pieces per player', '2').option('--rules <mode>', 'clean | published (docs/rules.md section 4)', 'clean');
 
   program
     .command('info')

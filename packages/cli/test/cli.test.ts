@@ -26,7 +26,7 @@ beforeAll(() => {
 });
 
 describe('solve', () => {
-  it('--json prints exactly one object with the RULES.md counts', () => {
+  it('--json prints exactly one object with the docs/rules.md counts', () => {
     const r = run(['solve', '--board', '7', '--pieces', '2', '--json']);
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');

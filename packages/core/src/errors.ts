@@ -9,7 +9,7 @@ export class CCheckersError extends Error {
   }
 }
 
-/** An (m, k) pair that RULES.md does not define. */
+/** An (m, k) pair that docs/rules.md does not define. */
 export class UnsupportedVariantError extends CCheckersError {
   constructor(message: string) {
     super('E_VARIANT', message);

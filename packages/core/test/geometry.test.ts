@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { boardGeometry, supportedVariants, UnsupportedVariantError, variant } from '../src/index.js';
 import { ReferenceGame } from './support/reference.js';
 
-describe('board geometry (RULES.md section 1-2)', () => {
+describe('board geometry (docs/rules.md section 1-2)', () => {
   it('7x7 cell 29: neighbours and single jumps of the bitboard paper', () => {
     const g = boardGeometry(7);
     expect(g.neighbours[29]).toEqual([22, 23, 28, 30, 34, 35]);
@@ -55,7 +55,7 @@ describe('board geometry (RULES.md section 1-2)', () => {
   }
 });
 
-describe('variants (RULES.md section 3)', () => {
+describe('variants (docs/rules.md section 3)', () => {
   it('start areas are rotations of each other', () => {
     expect(variant(7, 4).p2Start).toEqual([44, 46, 47, 48]);
     expect(variant(7, 5).p1Start).toEqual([1, 2, 3, 4, 5]);

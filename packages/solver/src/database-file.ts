@@ -195,7 +195,7 @@ export interface CheckReport {
 
 /**
  * Verifies every checksum of a database by streaming it (any size, constant memory) and, with
- * `recount`, recomputes the counts of RULES.md section 7 and the start value from the body.
+ * `recount`, recomputes the counts of docs/rules.md section 7 and the start value from the body.
  * Throws DatabaseError for a file that is not a readable database at all (bad header, wrong
  * size); a checksum mismatch is reported, not thrown.
  */

@@ -2,7 +2,7 @@
  * The strong solver, written once against core's Backend interface:
  * init (illegal and terminal states), then passes until nothing changes, with a checkpoint on disk
  * after each step; optionally the distance to the end of every won or lost state (layer by layer
- * from the ends of the game); then the counts of RULES.md section 7 and the database file.
+ * from the ends of the game); then the counts of docs/rules.md section 7 and the database file.
  */
 import { existsSync, unlinkSync } from 'node:fs';
 import {
@@ -239,8 +239,8 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
         report({ phase: 'pass', pass, fraction: done / chunks.length, proven, storedStates: space.states });
       });
       if (moveless > 0) {
-        // RULES.md section 5: a legal, non-terminal position without any move must not be scored silently.
-        throw new CCheckersError('E_RULES', `${moveless} legal non-terminal states of ${v.name} have no move at all (RULES.md section 5)`);
+        // docs/rules.md section 5: a legal, non-terminal position without any move must not be scored silently.
+        throw new CCheckersError('E_RULES', `${moveless} legal non-terminal states of ${v.name} have no move at all (docs/rules.md section 5)`);
       }
       const record: PassRecord = { pass, proven, newlyProven: newly, seconds: (performance.now() - passStart) / 1000, sparse };
       passLog.push(record);

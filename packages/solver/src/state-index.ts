@@ -1,6 +1,6 @@
 /**
  * From a position (either side to move) to its stored state's index in the 2-bit table, and the
- * expansion of stored-state counts back to counts over the whole game (RULES.md section 7).
+ * expansion of stored-state counts back to counts over the whole game (docs/rules.md section 7).
  */
 import {
   BitboardEngine,
@@ -146,7 +146,7 @@ export class TableCounter {
     }
   }
 
-  /** RULES.md section 7 over what has been added (the whole table: the game's counts). */
+  /** docs/rules.md section 7 over what has been added (the whole table: the game's counts). */
   gameCounts(): GameCounts {
     const counts = this.weighted;
     const decided = counts[WIN]! + counts[LOSS]!;

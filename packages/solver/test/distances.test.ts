@@ -124,7 +124,7 @@ describe('distance tables', () => {
     });
   }
 
-  it.runIf(backends.some((b) => b.name !== 'ts'))('7x7/2: the start is 33 plies from the end (RULES.md section 8)', () => {
+  it.runIf(backends.some((b) => b.name !== 'ts'))('7x7/2: the start is 33 plies from the end (docs/rules.md section 8)', () => {
     const s = reference.get('7/2/clean')!;
     const v = variant(7, 2);
     const indexer = new StateIndexer(new StateSpace(v), new BitboardEngine(v));

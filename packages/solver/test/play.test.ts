@@ -1,6 +1,6 @@
 /**
  * Queries and progress: always playing the chosen move, for both sides, from the start position
- * ends the game with the proven result in the number of plies of RULES.md section 8; with
+ * ends the game with the proven result in the number of plies of docs/rules.md section 8; with
  * distances computed on demand, and with distances stored in the database (on-demand computation
  * then disabled, so that only the stored ones can be used).
  */

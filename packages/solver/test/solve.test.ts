@@ -1,5 +1,5 @@
 /**
- * The solver against RULES.md section 8, on every backend this machine loads, with 1 and 2
+ * The solver against docs/rules.md section 8, on every backend this machine loads, with 1 and 2
  * threads: counts, start value, identical tables (CRC), and the database written to disk.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { type SolveResult, availableBackends, readDatabase, solve } from '../src
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-solve-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** RULES.md section 8 (positions = all legal and illegal positions of the full game). */
+/** docs/rules.md section 8 (positions = all legal and illegal positions of the full game). */
 const EXPECTED = {
   1: { positions: 4_704, p1Wins: 2_304, p2Wins: 2_304, draws: 0, illegal: 96, start: 'p1-win' },
   2: { positions: 2_542_512, p1Wins: 1_265_851, p2Wins: 1_265_851, draws: 0, illegal: 10_810, start: 'p1-win' },
@@ -29,7 +29,7 @@ beforeAll(async () => {
 
 describe.each(backends.map((b) => [b.name, b] as const))('solve on %s', (_name, backend) => {
   for (const run of RUNS.filter((r) => r.backend === backend)) {
-    it(`7x7 with ${run.pieces} piece(s), ${run.threads} thread(s): RULES.md counts`, () => {
+    it(`7x7 with ${run.pieces} piece(s), ${run.threads} thread(s): docs/rules.md counts`, () => {
       const r = results.get(run)!;
       expect({ positions: r.positions, p1Wins: r.p1Wins, p2Wins: r.p2Wins, draws: r.draws, illegal: r.illegal, start: r.start }).toEqual(
         EXPECTED[run.pieces],

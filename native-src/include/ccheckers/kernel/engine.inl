@@ -159,7 +159,7 @@ class Engine {
     return count;
   }
 
-  // --- rules (RULES.md section 4) ----------------------------------------------------------
+  // --- rules (docs/rules.md section 4) ----------------------------------------------------------
 
   bool hasWon(int player, B p1, B p2) const {
     B g = goal[player];
@@ -201,7 +201,7 @@ class Engine {
     return kept;
   }
 
-  // --- ranking (RULES.md section 6) --------------------------------------------------------
+  // --- ranking (docs/rules.md section 6) --------------------------------------------------------
 
   /** Colex rank of a set of k cells (the placement of one side): sum of C(c_i, i + 1) over its
    *  cells in increasing order. On boards of up to 64 cells, unrolled with one table row per

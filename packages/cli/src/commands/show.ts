@@ -9,7 +9,7 @@ export function showCommand(text: string, o: { numbers?: boolean; rules: string 
   const wp = toWords(position);
   const side = position.toMove === 0 ? 'x (P1)' : 'o (P2)';
   const status = engine.isIllegal(wp)
-    ? 'illegal (RULES.md section 4)'
+    ? 'illegal (docs/rules.md section 4)'
     : engine.isTerminal(wp)
       ? `game over: ${position.toMove === 0 ? 'o (P2)' : 'x (P1)'} has won`
       : `${engine.legalMoves(wp, new Int32Array(2 * engine.maxMoves))} legal moves`;

@@ -41,7 +41,7 @@ export interface Engine {
   readonly rules: RuleMode;
   /** Moves of the side to move, ignoring legality, sorted by (from, to). */
   moves(p: Position): Move[];
-  /** Legal moves (RULES.md section 4); none for illegal or terminal positions. */
+  /** Legal moves (docs/rules.md section 4); none for illegal or terminal positions. */
   legalMoves(p: Position): Move[];
   hasWon(player: Side, p: Position): boolean;
   isIllegal(p: Position): boolean;
@@ -71,7 +71,7 @@ export interface KernelStats {
   /** Init only: illegal and terminal states found. */
   illegal: number;
   terminal: number;
-  /** Legal, non-terminal states with no move at all (RULES.md section 5 says: fail loudly). */
+  /** Legal, non-terminal states with no move at all (docs/rules.md section 5 says: fail loudly). */
   moveless: number;
 }
 

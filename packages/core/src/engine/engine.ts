@@ -1,7 +1,7 @@
 /**
  * The bitboard engine of the bitboard paper in TypeScript: moves (steps by one mask operation,
  * single jumps by per-cell multiply and table lookup, or by the paper's pext/pdep over per-cell
- * masks: see JumpKernel; chained to a fixed point), apply/undo by xor, the rules of RULES.md
+ * masks: see JumpKernel; chained to a fixed point), apply/undo by xor, the rules of docs/rules.md
  * section 4 (win, illegal, terminal, legal moves), ranking and symmetry.
  *
  * Positions are three 32-bit words per player (see ../bits/bitboard.ts). Hot methods take words
@@ -135,7 +135,7 @@ export class BitboardEngine {
   /**
    * All moves of the pieces `own` with full occupancy `occ` (which includes `own`), written to
    * `out` as (from, to) cell pairs; returns the number of moves. Destinations of one piece are
-   * distinct: steps and jump chains never reach the same cell (RULES.md section 2).
+   * distinct: steps and jump chains never reach the same cell (docs/rules.md section 2).
    */
   generateMoves(
     s0: number,
@@ -190,7 +190,7 @@ export class BitboardEngine {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Rules (RULES.md section 4)
+  // Rules (docs/rules.md section 4)
 
   /** Def. 1: `player` has filled its goal and has a piece in it. */
   hasWon(player: Side, p: WordPosition): boolean {
@@ -222,7 +222,7 @@ export class BitboardEngine {
     return true;
   }
 
-  /** Illegal under RULES.md section 4 (Def. 2, and Def. 3 with its rule mode when k = 6). */
+  /** Illegal under docs/rules.md section 4 (Def. 2, and Def. 3 with its rule mode when k = 6). */
   isIllegal(p: WordPosition): boolean {
     if (this.hasWon(p.toMove, p)) return true;
     if (this.pieces !== 6) return false;
@@ -285,7 +285,7 @@ export class BitboardEngine {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Ranking (RULES.md section 6)
+  // Ranking (docs/rules.md section 6)
 
   rankP1(p1: Uint32Array): number {
     return rankSet(p1);

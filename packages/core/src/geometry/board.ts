@@ -1,5 +1,5 @@
 /**
- * Geometry of the m x m diamond (RULES.md section 1), built at run time from m.
+ * Geometry of the m x m diamond (docs/rules.md section 1), built at run time from m.
  *
  * Cells are numbered row by row from the top tip, left to right. A cell is also addressed by
  * lattice coordinates (i, j): i down-left steps and j down-right steps from the top tip, so that

@@ -1,15 +1,15 @@
 /**
- * The playable variants of RULES.md section 3: board size m, pieces per player k, and the start
+ * The playable variants of docs/rules.md section 3: board size m, pieces per player k, and the start
  * areas. P2's start is the 180-degree rotation of P1's; each player's goal is the other's start.
  */
 import { UnsupportedVariantError } from '../errors.js';
 import { type BoardGeometry, boardGeometry } from './board.js';
 
-/** Rule mode of RULES.md section 4: `clean`, or `published` (the published-data exception). */
+/** Rule mode of docs/rules.md section 4: `clean`, or `published` (the published-data exception). */
 export type RuleMode = 'clean' | 'published';
 export const RULE_MODES: readonly RuleMode[] = ['clean', 'published'];
 
-/** P1's start cells for each supported (m, k), RULES.md section 3 (exactly that table). */
+/** P1's start cells for each supported (m, k), docs/rules.md section 3 (exactly that table). */
 const P1_START: Readonly<Record<number, Readonly<Record<number, readonly number[]>>>> = {
   2: { 1: [0] },
   3: { 1: [0], 3: [0, 1, 2] },
@@ -94,7 +94,7 @@ export class Variant {
 
 const variantCache = new Map<string, Variant>();
 
-/** The variant (m, k); throws UnsupportedVariantError for pairs RULES.md does not define. */
+/** The variant (m, k); throws UnsupportedVariantError for pairs docs/rules.md does not define. */
 export function variant(size: number, pieces: number): Variant {
   const key = `${size}/${pieces}`;
   let v = variantCache.get(key);

@@ -1,5 +1,5 @@
 /**
- * The backend-neutral position: bit c of p1 / p2 is a piece of P1 / P2 on cell c (RULES.md
+ * The backend-neutral position: bit c of p1 / p2 is a piece of P1 / P2 on cell c (docs/rules.md
  * numbering). BigInt keeps the public API simple and exact for 81 cells; hot paths use words.
  */
 import { bitboardFromBigInt, bitboardToBigInt, cellsOf } from '../bits/bitboard.js';

@@ -1,5 +1,5 @@
 /**
- * The obvious array-based implementation of RULES.md (the paper's "original"): a board array,
+ * The obvious array-based implementation of docs/rules.md (the paper's "original"): a board array,
  * neighbours from (row, doubled column) coordinates, and a depth-first search for jump chains.
  * It shares nothing with the bitboard engine but the rules text, and exists only to check it.
  */
@@ -8,7 +8,7 @@ export const EMPTY = 0;
 export const P1 = 1;
 export const P2 = 2;
 
-/** RULES.md section 3, typed again from the rules text on purpose. */
+/** docs/rules.md section 3, typed again from the rules text on purpose. */
 const START: Record<string, number[]> = {
   '2/1': [0], '3/1': [0], '3/3': [0, 1, 2],
   '4/3': [0, 1, 2], '4/4': [0, 1, 2, 4], '4/6': [0, 1, 2, 3, 4, 5],
