@@ -1,12 +1,12 @@
 /**
  * The bitboard engine against the array-based reference: every position of 7x7 with 1 and 2
  * pieces, and 5,000 random positions of each of seven larger variants (SAMPLES; 35,000 in all), for
- * every jump kernel and rule mode.
+ * every jump method and rule mode.
  */
 import { describe, expect, it } from 'vitest';
 import {
   BitboardEngine,
-  type JumpKernel,
+  type JumpMethod,
   type Position,
   type RuleMode,
   TsEngine,
@@ -99,8 +99,8 @@ describe.each(RANDOM_VARIANTS)('%ix%i: random positions against the reference', 
     const random = rng(m * 100 + k);
     const rules: RuleMode[] = k === 6 ? ['clean', 'published'] : ['clean'];
     const engines = rules.map((r) => new TsEngine(v, r));
-    const pextEngine = new TsEngine(v, 'clean', 'pext' satisfies JumpKernel);
-    const pairsEngine = new TsEngine(v, 'clean', 'pairs' satisfies JumpKernel);
+    const pextEngine = new TsEngine(v, 'clean', 'pext' satisfies JumpMethod);
+    const pairsEngine = new TsEngine(v, 'clean', 'pairs' satisfies JumpMethod);
     const refs = rules.map((r) => new ReferenceGame(m, k, r === 'published'));
     for (let i = 0; i < SAMPLES; i++) {
       const p = randomPosition(random, v.cells, k);

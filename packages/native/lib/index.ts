@@ -21,10 +21,12 @@ import {
   type Engine,
   type KernelStats,
   type Move,
+  type PassOptions,
   type Position,
   type RuleMode,
   type Side,
   type SolverKernel,
+  type SparsePassOptions,
   type Variant,
   WORDS,
   binomial,
@@ -68,14 +70,14 @@ interface AddonKernel {
 }
 
 /**
- * The C++ kernels: bmi2 (hardware pext/pdep), portable (neither; it uses the popcount
+ * The C++ code paths: bmi2 (hardware pext/pdep), portable (neither; it uses the popcount
  * instruction where the CPU has one, decided in C++) and portable-baseline (the portable kernel
  * without popcount whatever this CPU has; for tests, so that both of its paths are checked).
  */
-export type NativeKernelKind = 'bmi2' | 'portable' | 'portable-baseline';
+export type NativeCodePath = 'bmi2' | 'portable' | 'portable-baseline';
 
 interface Addon {
-  Kernel: new (size: number, pieces: number, rules: number, start: number[], kernel: NativeKernelKind) => AddonKernel;
+  Kernel: new (size: number, pieces: number, rules: number, start: number[], kernel: NativeCodePath) => AddonKernel;
   cpuInfo(): CpuInfo;
 }
 
@@ -145,7 +147,7 @@ function prebuildFor(platform: string, arch: string): string | undefined {
   return file ? join(folder, file) : undefined;
 }
 
-function kernelOf(v: Variant, rules: RuleMode, which: NativeKernelKind): AddonKernel {
+function kernelOf(v: Variant, rules: RuleMode, which: NativeCodePath): AddonKernel {
   const s = nativeStatus();
   if (!s.loaded || !addon) throw new Error(`native backend unavailable: ${s.error}`);
   if (which === 'bmi2' && !s.bmi2Usable) throw new Error(`native-bmi2 unavailable: ${s.bmi2Reason}`);
@@ -174,7 +176,7 @@ export class NativeEngine implements Engine {
   constructor(
     readonly variant: Variant,
     readonly rules: RuleMode,
-    readonly kernel: NativeKernelKind,
+    readonly kernel: NativeCodePath,
   ) {
     this.k = kernelOf(variant, rules, kernel);
     this.p1Placements = binomial(variant.cells, variant.pieces);
@@ -260,17 +262,17 @@ export class NativeEngine implements Engine {
 class NativeSolverKernel implements SolverKernel {
   private readonly k: AddonKernel;
   readonly passUnits: number;
-  constructor(v: Variant, rules: RuleMode, which: NativeKernelKind) {
+  constructor(v: Variant, rules: RuleMode, which: NativeCodePath) {
     this.k = kernelOf(v, rules, which);
     this.passUnits = this.k.solverPassUnits();
   }
   init(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverInit(table, groupFrom, groupTo, threads);
   }
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, threads = 1): KernelStats {
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, { threads = 1 }: PassOptions = {}): KernelStats {
     return this.k.solverPass(table, unitFrom, unitTo, threads);
   }
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1, descending = false): KernelStats {
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, { threads = 1, descending = false }: SparsePassOptions = {}): KernelStats {
     return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending);
   }
   distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {

@@ -21,7 +21,7 @@ import {
   supportedVariants,
   variant,
 } from '@ccheckers/core';
-import { NativeEngine, type NativeKernelKind, nativeStatus } from '../lib/index.js';
+import { NativeEngine, type NativeCodePath, nativeStatus } from '../lib/index.js';
 
 const status = nativeStatus();
 if (process.env.CCHECKERS_REQUIRE_NATIVE === '1' && !status.loaded) {
@@ -52,7 +52,7 @@ interface Vector {
 }
 const vectors = (JSON.parse(readFileSync(new URL('../../../test-vectors/vectors.json', import.meta.url), 'utf8')) as { vectors: Vector[] }).vectors;
 
-function engineFor(kind: 'ts' | NativeKernelKind, board: number, pieces: number, rules: RuleMode): Engine {
+function engineFor(kind: 'ts' | NativeCodePath, board: number, pieces: number, rules: RuleMode): Engine {
   const v = variant(board, pieces);
   return kind === 'ts' ? new TsEngine(v, rules) : new NativeEngine(v, rules, kind);
 }

@@ -17,8 +17,8 @@ parentPort!.on('message', ({ phase, range, depth }: ChunkRequest) => {
   const revisits = phase === 'pass' || sparse;
   for (let taken; (taken = Atomics.add(data.counter, 0, 1)) < range[1]; ) {
     const unit = phase === 'sparse-down' ? range[0] + range[1] - 1 - taken : taken;
-    if (phase === 'pass') addKernelStats(stats, kernel.pass(data.table, unit, unit + 1, 1, true));
-    else if (sparse) addKernelStats(stats, kernel.sparsePass(data.table, unit, unit + 1, 1, false, true));
+    if (phase === 'pass') addKernelStats(stats, kernel.pass(data.table, unit, unit + 1, { keepWaiting: true }));
+    else if (sparse) addKernelStats(stats, kernel.sparsePass(data.table, unit, unit + 1, { keepWaiting: true }));
     else addKernelStats(stats, runPhase(kernel, phase, data, unit, unit + 1, depth));
   }
   if (revisits) addKernelStats(stats, kernel.revisitWaiting(data.table));

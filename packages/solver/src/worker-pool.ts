@@ -29,11 +29,11 @@ export function runPhase(
     case 'init':
       return kernel.init(table, from, to, threads);
     case 'pass':
-      return kernel.pass(table, from, to, threads);
+      return kernel.pass(table, from, to, { threads });
     case 'sparse':
-      return kernel.sparsePass(table, from, to, threads);
+      return kernel.sparsePass(table, from, to, { threads });
     case 'sparse-down':
-      return kernel.sparsePass(table, from, to, threads, true);
+      return kernel.sparsePass(table, from, to, { threads, descending: true });
     case 'distance-init':
       return kernel.distanceInit(table, distances!, from, to, threads);
     case 'distance':

@@ -32,7 +32,7 @@ describe.each([[4, 4, 3]])('revisits in the first pass, %ix%i with %i pieces', (
   it('a worker taking one unit at a time (keepWaiting, then revisitWaiting) writes the same table', () => {
     const table = initTable.slice();
     const stats = emptyKernelStats();
-    for (let u = 0; u < units; u++) addKernelStats(stats, kernel.pass(table, u, u + 1, 1, true));
+    for (let u = 0; u < units; u++) addKernelStats(stats, kernel.pass(table, u, u + 1, { keepWaiting: true }));
     addKernelStats(stats, kernel.revisitWaiting(table));
     // Equal only if the waiting states carried over: revisited at the end of each call, fewer are proven (above).
     expect(Buffer.compare(table, whole)).toBe(0);
@@ -42,7 +42,7 @@ describe.each([[4, 4, 3]])('revisits in the first pass, %ix%i with %i pieces', (
   it(`every backend's single-threaded pass writes the same table (${backends.map((b) => b.name).join(', ')})`, () => {
     for (const backend of backends) {
       const table = initTable.slice();
-      const stats = backend.solverKernel(v, 'clean').pass(table, 0, units, 1);
+      const stats = backend.solverKernel(v, 'clean').pass(table, 0, units);
       expect(Buffer.compare(table, whole), backend.name).toBe(0);
       expect(stats, backend.name).toEqual(wholeStats);
     }

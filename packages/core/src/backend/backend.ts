@@ -96,6 +96,19 @@ export function addKernelStats(into: KernelStats, from: KernelStats): KernelStat
   return into;
 }
 
+export interface PassOptions {
+  /** > 1 only where the backend has its own threads (Backend.kernelThreads). */
+  threads?: number;
+  /** The states still waiting for their revisit at the end stay for the next call (a TS worker
+   *  taking one unit at a time) until revisitWaiting(); the native kernel revisits per call. */
+  keepWaiting?: boolean;
+}
+
+export interface SparsePassOptions extends PassOptions {
+  /** From the last group down (the solver alternates directions). */
+  descending?: boolean;
+}
+
 /**
  * Solver passes over stored states, implemented by each backend on a shared 2-bit value table
  * (see ../solver-space/state-space.ts for the layout and value codes). Safe to run on several
@@ -108,10 +121,9 @@ export interface SolverKernel {
   init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   /** A pass over the P2 placements [unitFrom, unitTo) of the proof order; each thread visits the
    *  states its first visit left waiting again REVISIT_LAG units later (state-space.ts). */
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, threads?: number): KernelStats;
-  /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes);
-   *  `descending`: from the last group down (the solver alternates directions). */
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number, descending?: boolean): KernelStats;
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, options?: PassOptions): KernelStats;
+  /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes). */
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, options?: SparsePassOptions): KernelStats;
   /**
    * Distances (see NO_DISTANCE in state-space.ts) over a solved table, layer by layer. Init sets
    * 0 for the lost states of groups [groupFrom, groupTo) that have no legal move (terminal ones

@@ -3,7 +3,7 @@
  */
 import { nowMs } from '../clock.js';
 import { WORDS, bitboardFromBigInt, bitboardToBigInt } from '../bits/bitboard.js';
-import { BitboardEngine, type JumpKernel, type WordPosition } from '../engine/engine.js';
+import { BitboardEngine, type JumpMethod, type WordPosition } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { type Move, type Position, type Side, fromWords, toWords } from '../position/position.js';
 import { nextCombination, rankSet } from '../ranking/combination.js';
@@ -18,9 +18,9 @@ export class TsEngine implements Engine {
   constructor(
     readonly variant: Variant,
     readonly rules: RuleMode,
-    jumpKernel: JumpKernel = 'magic',
+    jumpMethod: JumpMethod = 'magic',
   ) {
-    this.core = new BitboardEngine(variant, rules, jumpKernel);
+    this.core = new BitboardEngine(variant, rules, jumpMethod);
     this.buffer = new Int32Array(2 * this.core.maxMoves);
   }
 

@@ -1,7 +1,7 @@
 /**
  * The bitboard engine of the bitboard paper in TypeScript: moves (steps by one mask operation,
  * single jumps by per-cell multiply and table lookup, or by the paper's pext/pdep over per-cell
- * masks: see JumpKernel; chained to a fixed point), apply/undo by xor, the rules of docs/rules.md
+ * masks: see JumpMethod; chained to a fixed point), apply/undo by xor, the rules of docs/rules.md
  * section 4 (win, illegal, terminal, legal moves), ranking and symmetry.
  *
  * Positions are three 32-bit words per player (see ../bits/bitboard.ts). Hot methods take words
@@ -19,7 +19,7 @@ import { type VariantTables, buildTables } from './tables.js';
  *   holds the cells beyond them (engine/jump-magic.ts). The default.
  * - `pairs`: the test fused into one loop over the cell's (over, to) pairs; no pext.
  * - `pext`: the paper's method, software pext/pdep: pdep(pext(occ, over) & pext(~occ, to), to). */
-export type JumpKernel = 'magic' | 'pairs' | 'pext';
+export type JumpMethod = 'magic' | 'pairs' | 'pext';
 
 export type Side = 0 | 1;
 
@@ -51,7 +51,7 @@ export class BitboardEngine {
   constructor(
     readonly variant: Variant,
     readonly rules: RuleMode = 'clean',
-    readonly jumpKernel: JumpKernel = 'magic',
+    readonly jumpMethod: JumpMethod = 'magic',
   ) {
     this.tables = buildTables(variant);
     this.cells = variant.cells;
@@ -74,7 +74,7 @@ export class BitboardEngine {
   singleJumps(cell: number, o0: number, o1: number, o2: number): void {
     const t = this.tables;
     const magic = t.jumpMagic;
-    if (this.jumpKernel === 'magic' && magic !== null) {
+    if (this.jumpMethod === 'magic' && magic !== null) {
       const start = magic.windowStart[cell]!;
       const w = start >>> 5;
       const shift = start & 31;
@@ -88,7 +88,7 @@ export class BitboardEngine {
       this.r2 = (magic.landing[e + 2]! & ~o2) >>> 0;
       return;
     }
-    if (this.jumpKernel !== 'pext') {
+    if (this.jumpMethod !== 'pext') {
       // 'pairs', and 'magic' on a board without multiplier tables (none of the supported ones)
       let d0 = 0;
       let d1 = 0;

@@ -16,7 +16,7 @@
  */
 import { popcount32 } from '../bits/bit32.js';
 import { WORDS, noPlacement, sameBitboard } from '../bits/bitboard.js';
-import { type KernelStats, type SolverKernel, emptyKernelStats } from '../backend/backend.js';
+import { type KernelStats, type PassOptions, type SolverKernel, type SparsePassOptions, emptyKernelStats } from '../backend/backend.js';
 import { BitboardEngine, type WordPosition } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
@@ -96,7 +96,7 @@ export class TsSolverKernel implements SolverKernel {
    * `keepWaiting`: the states still waiting for their revisit at the end stay for the next call
    * (a worker taking one unit at a time) until revisitWaiting().
    */
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, _threads = 1, keepWaiting = false): KernelStats {
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, { keepWaiting = false }: PassOptions = {}): KernelStats {
     const stats = emptyKernelStats();
     this.bind(table);
     const pos = this.pos;
@@ -135,7 +135,7 @@ export class TsSolverKernel implements SolverKernel {
 
   /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes);
    *  `keepWaiting` as in pass(). */
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, _threads = 1, descending = false, keepWaiting = false): KernelStats {
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, { descending = false, keepWaiting = false }: SparsePassOptions = {}): KernelStats {
     const stats = emptyKernelStats();
     this.bind(table);
     const space = this.space;

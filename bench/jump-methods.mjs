@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// The TS engine's jump kernels side by side: generateMoves over the same random positions, in
+// The TS engine's jump methods side by side: generateMoves over the same random positions, in
 // alternating rounds in one process (ns per call; the best round counts). A benchmark, not a test.
-//   node bench/jump-kernels.mjs [board] [pieces,...] [rounds]
-//   node bench/jump-kernels.mjs 7 3,6 6
+//   node bench/jump-methods.mjs [board] [pieces,...] [rounds]
+//   node bench/jump-methods.mjs 7 3,6 6
 import { BitboardEngine, seededRandom, variant } from '@ccheckers/core';
 
 const [board = '7', pieceList = '3,6', roundsArg = '6'] = process.argv.slice(2);
-const kernels = ['magic', 'pairs', 'pext'];
+const methods = ['magic', 'pairs', 'pext'];
 const positions = 20_000;
 const repeats = 10;
 
@@ -27,9 +27,9 @@ for (const k of pieceList.split(',').map(Number)) {
       if (j < k) own[3 * i + (c >>> 5)] |= 1 << (c & 31);
     }
   }
-  const engines = kernels.map((name) => new BitboardEngine(v, 'clean', name));
+  const engines = methods.map((name) => new BitboardEngine(v, 'clean', name));
   const out = new Int32Array(2 * engines[0].maxMoves);
-  const times = kernels.map(() => []);
+  const times = methods.map(() => []);
   let checksum = 0;
   for (let round = 0; round < Number(roundsArg); round++) {
     engines.forEach((e, x) => {
@@ -44,6 +44,6 @@ for (const k of pieceList.split(',').map(Number)) {
     });
   }
   const best = times.map((t) => Math.min(...t));
-  const cells = kernels.map((name, x) => `${name} ${best[x].toFixed(1)} ns (${(best[x] / best[0]).toFixed(2)}x)`);
+  const cells = methods.map((name, x) => `${name} ${best[x].toFixed(1)} ns (${(best[x] / best[0]).toFixed(2)}x)`);
   console.log(`${v.name}: generateMoves, best of ${roundsArg} rounds: ${cells.join(', ')}  [checksum ${checksum}]`);
 }
