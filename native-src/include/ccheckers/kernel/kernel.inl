@@ -11,10 +11,6 @@ struct Groups {
   std::vector<uint32_t> passOrder;   // pass units (P2 placements) in proof order
 };
 
-/** How many units later a pass visits again the states whose visit stopped at an unknown child
- *  (core's REVISIT_LAG in solver-space/state-space.ts: both kernels must agree). */
-constexpr size_t kRevisitLag = 64;
-
 inline uint32_t moveHash(int from, int to) { return static_cast<uint32_t>(from * 128 + to + 1) * 0x9E3779B1u; }
 
 template <class B>
@@ -325,6 +321,14 @@ class Kernel final : public KernelApi {
   // Distance tables: one byte per stored state (core's NO_DISTANCE, MAX_DISTANCE).
   static constexpr int kNoDistance = 255, kMaxDistance = 254;
   static int loadDistance(const uint8_t* distances, uint64_t index) { return __atomic_load_n(&distances[index], __ATOMIC_RELAXED); }
+  /** Eight consecutive bytes of a shared table, little-endian, each read as the byte it is: every
+   *  concurrent access to the tables is one byte wide (other threads prove and set single bytes
+   *  with byte-wide atomics; mixing those with 64-bit atomic loads of the same bytes is undefined
+   *  behaviour in C++, whatever x86 and arm64 do with it). */
+  static uint64_t loadEightBytes(const uint8_t* p) {
+    const auto at = [p](int b) { return static_cast<uint64_t>(__atomic_load_n(&p[b], __ATOMIC_RELAXED)) << (8 * b); };
+    return at(0) | at(1) | at(2) | at(3) | at(4) | at(5) | at(6) | at(7);  // unrolled: 8 loads, no loop
+  }
   /** Sets a distance where there was none; true when this call made the change. */
   static bool setDistance(uint8_t* distances, uint64_t index, int distance) {
     uint8_t expected = kNoDistance;
@@ -673,8 +677,8 @@ class Kernel final : public KernelApi {
           uint64_t first = static_cast<uint64_t>(unit) * e.p2Placements;
           for (uint64_t i = first; i < first + e.p2Placements; i++) {
             // 32 states known (no 2-bit field 0) are skipped with one word, else 4 with one byte.
-            if ((i & 31) == 0 && i + 32 <= first + e.p2Placements && (reinterpret_cast<uintptr_t>(&table[i >> 2]) & 7) == 0) {
-              const uint64_t x = __atomic_load_n(reinterpret_cast<const uint64_t*>(&table[i >> 2]), __ATOMIC_RELAXED);
+            if ((i & 31) == 0 && i + 32 <= first + e.p2Placements) {
+              const uint64_t x = loadEightBytes(&table[i >> 2]);
               if (((x | (x >> 1)) & 0x5555555555555555ull) == 0x5555555555555555ull) {
                 i += 31;
                 continue;
@@ -702,8 +706,8 @@ class Kernel final : public KernelApi {
           bool unranked = false;
           B a{};
           for (uint64_t i = first; i < end; i++) {
-            if ((reinterpret_cast<uintptr_t>(&distances[i]) & 7) == 0 && i + 8 <= end) {
-              uint64_t x = __atomic_load_n(reinterpret_cast<const uint64_t*>(&distances[i]), __ATOMIC_RELAXED) ^ pattern;
+            if ((i & 7) == 0 && i + 8 <= end) {
+              uint64_t x = loadEightBytes(&distances[i]) ^ pattern;
               if (((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) == 0) {  // no zero byte
                 i += 7;
                 continue;
