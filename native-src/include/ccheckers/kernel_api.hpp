@@ -27,7 +27,12 @@ struct KernelStats {
 
 /** Benchmark operations, in the order of core's BENCH_OPS. */
 enum class BenchOp { Winner, Successors, RankP1, RankP2, UnrankP1, UnrankP2, IncrementP2 };
-constexpr int kBenchSamples = 4096;  // = BENCH_SAMPLES in core
+constexpr int kBenchSamples = 4096;  // = BENCH_SAMPLES in core (the addon exports both; a test compares)
+
+/** How many units later a pass visits again the states whose visit stopped at an unknown child
+ *  (core's REVISIT_LAG in solver-space/state-space.ts: both kernels must agree, and single-threaded
+ *  solves agree pass by pass only then; the addon exports it and a test compares). */
+constexpr size_t kRevisitLag = 64;
 
 /** Fields written per position by describe() (see core's describe.ts for their meaning). */
 constexpr int kDescribeFields = 12;

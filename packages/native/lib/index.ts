@@ -76,9 +76,17 @@ interface AddonKernel {
  */
 export type NativeCodePath = 'bmi2' | 'portable' | 'portable-baseline';
 
+/** Constants of the C++ code that core has too (REVISIT_LAG, BENCH_SAMPLES, DESCRIBE_FIELDS). */
+export interface NativeConstants {
+  revisitLag: number;
+  benchSamples: number;
+  describeFields: number;
+}
+
 interface Addon {
   Kernel: new (size: number, pieces: number, rules: number, start: number[], kernel: NativeCodePath) => AddonKernel;
   cpuInfo(): CpuInfo;
+  constants: NativeConstants;
 }
 
 export interface NativeStatus {
@@ -145,6 +153,11 @@ function prebuildFor(platform: string, arch: string): string | undefined {
   if (!existsSync(folder)) return undefined;
   const file = readdirSync(folder).find((f) => f.endsWith('.node') && !/\.abi\d+\./.test(f)); // N-API: no ABI tag
   return file ? join(folder, file) : undefined;
+}
+
+/** The C++ side's constants, where the addon loaded. */
+export function nativeConstants(): NativeConstants | undefined {
+  return nativeStatus().loaded ? addon!.constants : undefined;
 }
 
 function kernelOf(v: Variant, rules: RuleMode, which: NativeCodePath): AddonKernel {

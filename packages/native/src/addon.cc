@@ -249,7 +249,13 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
 class Addon : public Napi::Addon<Addon> {
  public:
   Addon(Napi::Env env, Napi::Object exports) {
-    DefineAddon(exports, {InstanceValue("Kernel", Kernel::Define(env)), InstanceMethod("cpuInfo", &Addon::CpuInfo)});
+    // The constants the TS core keeps in step with the C++ (tests compare them).
+    Napi::Object constants = Napi::Object::New(env);
+    constants.Set("revisitLag", static_cast<double>(cck::kRevisitLag));
+    constants.Set("benchSamples", cck::kBenchSamples);
+    constants.Set("describeFields", cck::kDescribeFields);
+    DefineAddon(exports, {InstanceValue("Kernel", Kernel::Define(env)), InstanceMethod("cpuInfo", &Addon::CpuInfo),
+                          InstanceValue("constants", constants)});
   }
 
  private:

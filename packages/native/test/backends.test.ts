@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   BENCH_OPS,
+  BENCH_SAMPLES,
+  REVISIT_LAG,
   DESCRIBE_FIELDS,
   DESCRIBE_NAMES,
   type Engine,
@@ -21,7 +23,7 @@ import {
   supportedVariants,
   variant,
 } from '@ccheckers/core';
-import { NativeEngine, type NativeCodePath, nativeStatus } from '../lib/index.js';
+import { NativeEngine, type NativeCodePath, nativeConstants, nativeStatus } from '../lib/index.js';
 
 const status = nativeStatus();
 if (process.env.CCHECKERS_REQUIRE_NATIVE === '1' && !status.loaded) {
@@ -35,6 +37,10 @@ it.skipIf(!status.loaded && process.env.PREBUILDS_ONLY !== '1')('loads the addon
   expect(status.loaded, status.error).toBe(true);
   if (process.env.PREBUILDS_ONLY === '1') expect(status.path).toMatch(/[\\/]prebuilds[\\/]/);
   else expect(status.path).toMatch(/[\\/](build[\\/]Release|prebuilds)[\\/]/);
+});
+
+it.skipIf(!status.loaded)('the C++ constants equal core\'s (revisit lag, bench samples, describe fields)', () => {
+  expect(nativeConstants()).toEqual({ revisitLag: REVISIT_LAG, benchSamples: BENCH_SAMPLES, describeFields: DESCRIBE_FIELDS });
 });
 
 const kernels = [

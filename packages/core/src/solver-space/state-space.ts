@@ -37,8 +37,9 @@ export const MAX_DISTANCE = NO_DISTANCE - 1;
  * Revisits: a visit that stops at a child still unknown is usually waiting for a state the next
  * units of the same sweep prove, so a pass visits such a state once more REVISIT_LAG units (P2
  * placements, or groups in a sparse pass) later, counted per kernel call and worker; whatever
- * still waits at the end of the call is visited then. The native kernel (kernel.inl,
- * kRevisitLag) uses the same lag, so single-threaded solves agree pass by pass.
+ * still waits at the end of the call is visited then. The native kernel (kernel_api.hpp,
+ * kRevisitLag) uses the same lag, so single-threaded solves agree pass by pass (a test
+ * compares them).
  */
 export const REVISIT_LAG = 64;
 
