@@ -35,6 +35,9 @@ export interface StoredValues {
   readonly header: DatabaseHeader;
   /** Whether a distance table is stored (else distance() is NO_DISTANCE everywhere). */
   readonly hasDistances: boolean;
+  /** Whether each value costs a read from disk (then distances are computed on demand only
+   *  over small reachable sets: see SolvedGame). */
+  readonly readsFromDisk?: boolean;
   /** 2-bit value code of stored state `index`. */
   value(index: number): number;
   /** Plies to the end of stored state `index`, NO_DISTANCE for none. */
@@ -52,7 +55,8 @@ export function inMemoryValues(db: Database): StoredValues {
   };
 }
 
-/** Bodies up to this size are checksummed when opened (a fraction of a second); larger ones by `ccheckers check`. */
+/** Bodies up to this size are checksummed when opened (a fraction of a second) and kept in
+ *  memory; larger ones are read by page and checked by `ccheckers check`. */
 export const VERIFY_ON_OPEN_BYTES = 2 ** 26;
 
 const PAGE_BYTES = 4096;
@@ -84,19 +88,34 @@ export class DatabaseFile implements StoredValues {
       header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
       this.hasDistances = header.distanceBytes > 0;
       this.verifiedOnOpen = header.bodyBytes + header.distanceBytes <= VERIFY_ON_OPEN_BYTES;
-      if (this.verifiedOnOpen) verifyChecksums(path, this.fd, header);
+      if (this.verifiedOnOpen) {
+        // Small enough to checksum on open, and so to keep: questions are then answered from memory.
+        this.body = new Uint8Array(header.bodyBytes + header.distanceBytes);
+        readAll(this.fd, this.body, HEADER_BYTES);
+        verifyChecksums(path, this.body, header);
+      }
     } catch (e) {
       closeSync(this.fd);
       throw e;
     }
   }
 
+  /** Body and distance table, where the file is small enough to be held (verifiedOnOpen). */
+  private body: Uint8Array | undefined;
+
+  /** Whether answers come from disk (a large database), not from memory. */
+  get readsFromDisk(): boolean {
+    return this.body === undefined;
+  }
+
   value(index: number): number {
+    if (this.body) return readValue(this.body, index);
     return valueInByte(this.byteAt(HEADER_BYTES + stateByte(index)), index);
   }
 
   distance(index: number): number {
     if (!this.hasDistances) return NO_DISTANCE;
+    if (this.body) return this.body[this.header.bodyBytes + index]!;
     return this.byteAt(HEADER_BYTES + this.header.bodyBytes + index);
   }
 
@@ -166,12 +185,11 @@ function streamBytes(fd: number, position: number, bytes: number, visit: (chunk:
   }
 }
 
-function verifyChecksums(path: string, fd: number, header: DatabaseHeader): void {
-  let crc = 0;
-  streamBytes(fd, HEADER_BYTES, header.bodyBytes, (chunk) => (crc = crc32Of(chunk, crc)));
+/** `bytes`: the body, then the distance table. */
+function verifyChecksums(path: string, bytes: Uint8Array, header: DatabaseHeader): void {
+  let crc = crc32Of(bytes.subarray(0, header.bodyBytes));
   if (crc !== header.bodyCrc32) throw new DatabaseError(path, `corrupt body: checksum ${hex(crc)} but the header records ${hex(header.bodyCrc32)}`);
-  crc = 0;
-  streamBytes(fd, HEADER_BYTES + header.bodyBytes, header.distanceBytes, (chunk) => (crc = crc32Of(chunk, crc)));
+  crc = crc32Of(bytes.subarray(header.bodyBytes));
   if (crc !== header.distanceCrc32) {
     throw new DatabaseError(path, `corrupt distance table: checksum ${hex(crc)} but the header records ${hex(header.distanceCrc32)}`);
   }

@@ -65,6 +65,9 @@ export interface DistanceTable {
 
 /** Reachable-set bound for distance computations (about 100 bytes per position). */
 export const DEFAULT_DISTANCE_LIMIT = 4_000_000;
+/** The same where every value is a read from disk (a database too large to hold): a query must
+ *  answer in well under a second, so a large reachable set is given up early. */
+export const DISK_DISTANCE_LIMIT = 100_000;
 
 export class SolvedGame {
   /** Where the values are read: a table in memory or a database file opened by random access. */
@@ -75,11 +78,11 @@ export class SolvedGame {
   private readonly moveBuffer: Int32Array;
   private cached: DistanceTable | undefined;
 
-  constructor(
-    source: Database | StoredValues,
-    readonly distanceLimit = DEFAULT_DISTANCE_LIMIT,
-  ) {
+  readonly distanceLimit: number;
+
+  constructor(source: Database | StoredValues, distanceLimit?: number) {
     this.values = 'table' in source ? inMemoryValues(source) : source;
+    this.distanceLimit = distanceLimit ?? (this.values.readsFromDisk ? DISK_DISTANCE_LIMIT : DEFAULT_DISTANCE_LIMIT);
     const h = source.header;
     this.engine = new BitboardEngine(variant(h.board, h.pieces), h.rules as RuleMode);
     this.space = new StateSpace(this.engine.variant);
