@@ -43,6 +43,32 @@ export function noPlacement(): Bitboard {
   return new Uint32Array(WORDS).fill(0xffffffff);
 }
 
+/**
+ * out = { map[c] : c in b }: a set of cells carried by a cell permutation (the mirror, the
+ * rotation, or both). The one loop behind the engine's mirrorSet/rotateSet, the solver kernel's
+ * mapped sets and the state space's mirror classes; `out` may be `b`.
+ */
+export function permuteSet(b: Bitboard, map: ArrayLike<number>, out: Bitboard): void {
+  let o0 = 0;
+  let o1 = 0;
+  let o2 = 0;
+  for (let w = 0; w < WORDS; w++) {
+    let x = b[w]!;
+    while (x !== 0) {
+      const low = x & -x;
+      x ^= low;
+      const c = map[(w << 5) + 31 - Math.clz32(low)]!;
+      const cw = c >>> 5;
+      if (cw === 0) o0 |= 1 << (c & 31);
+      else if (cw === 1) o1 |= 1 << (c & 31);
+      else o2 |= 1 << (c & 31);
+    }
+  }
+  out[0] = o0;
+  out[1] = o1;
+  out[2] = o2;
+}
+
 export function hasCell(b: Bitboard, c: number): boolean {
   return ((b[c >>> 5]! >>> (c & 31)) & 1) === 1;
 }

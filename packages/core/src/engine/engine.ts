@@ -8,7 +8,7 @@
  * as arguments and return multi-word results in the `r0..r2` registers, so nothing allocates.
  */
 import { pdep32, pext32, popcount32 } from '../bits/bit32.js';
-import { WORDS } from '../bits/bitboard.js';
+import { WORDS, permuteSet } from '../bits/bitboard.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BINOMIAL_STRIDE, BINOMIAL_TABLE, binomial } from '../ranking/binomial.js';
 import { rankSet, unrankSet } from '../ranking/combination.js';
@@ -47,6 +47,7 @@ export class BitboardEngine {
   private readonly stack: Int32Array;
   private readonly scratch = new Uint32Array(2 * WORDS);
   private readonly mirrorMap: Int32Array;
+  private readonly rotationMap: Int32Array;
 
   constructor(
     readonly variant: Variant,
@@ -60,6 +61,7 @@ export class BitboardEngine {
     this.p2Placements = binomial(this.cells - this.pieces, this.pieces);
     this.stack = new Int32Array(this.cells);
     this.mirrorMap = Int32Array.from(variant.geometry.mirror);
+    this.rotationMap = Int32Array.from({ length: variant.cells }, (_, c) => variant.cells - 1 - c);
   }
 
   /** Maximum number of moves of one side (bounds the move buffers). */
@@ -362,47 +364,12 @@ export class BitboardEngine {
 
   /** Left-right mirror of a set of cells, into out. */
   mirrorSet(b: Uint32Array, out: Uint32Array): void {
-    let o0 = 0;
-    let o1 = 0;
-    let o2 = 0;
-    for (let w = 0; w < WORDS; w++) {
-      let x = b[w]!;
-      while (x !== 0) {
-        const low = x & -x;
-        x ^= low;
-        const c = this.mirrorMap[(w << 5) + 31 - Math.clz32(low)]!;
-        const cw = c >>> 5;
-        if (cw === 0) o0 |= 1 << (c & 31);
-        else if (cw === 1) o1 |= 1 << (c & 31);
-        else o2 |= 1 << (c & 31);
-      }
-    }
-    out[0] = o0;
-    out[1] = o1;
-    out[2] = o2;
+    permuteSet(b, this.mirrorMap, out);
   }
 
   /** 180-degree rotation of a set of cells (cell c -> N-1-c), into out. */
   rotateSet(b: Uint32Array, out: Uint32Array): void {
-    const last = this.cells - 1;
-    let o0 = 0;
-    let o1 = 0;
-    let o2 = 0;
-    for (let w = 0; w < WORDS; w++) {
-      let x = b[w]!;
-      while (x !== 0) {
-        const low = x & -x;
-        x ^= low;
-        const c = last - ((w << 5) + 31 - Math.clz32(low));
-        const cw = c >>> 5;
-        if (cw === 0) o0 |= 1 << (c & 31);
-        else if (cw === 1) o1 |= 1 << (c & 31);
-        else o2 |= 1 << (c & 31);
-      }
-    }
-    out[0] = o0;
-    out[1] = o1;
-    out[2] = o2;
+    permuteSet(b, this.rotationMap, out);
   }
 
   mirror(p: WordPosition): WordPosition {

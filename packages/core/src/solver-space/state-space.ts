@@ -12,7 +12,7 @@
  *   - within a group, states are indexed by P2's rank among the free cells (rankP2);
  *   - index = group * C(N - k, k) + rankP2; 2 bits per state, four states per byte, low bits first.
  */
-import { WORDS } from '../bits/bitboard.js';
+import { WORDS, permuteSet } from '../bits/bitboard.js';
 import type { Variant } from '../geometry/variant.js';
 import { binomial } from '../ranking/binomial.js';
 import { rankSet, unrankSet } from '../ranking/combination.js';
@@ -79,13 +79,7 @@ export class StateSpace {
     for (let r = 0; r < this.p1Placements; r++) {
       if (this.groupOfRank[r]! >= 0) continue;
       unrankSet(r, k, n, set);
-      mirrored.fill(0);
-      for (let c = 0; c < n; c++) {
-        if ((set[c >>> 5]! >>> (c & 31)) & 1) {
-          const mc = mirror[c]!;
-          mirrored[mc >>> 5]! |= 1 << (mc & 31);
-        }
-      }
+      permuteSet(set, mirror, mirrored);
       const mr = variant.mirrorSymmetric ? rankSet(mirrored) : r;
       const g = ranks.length;
       ranks.push(r);

@@ -15,7 +15,7 @@
  * its group's representative.
  */
 import { popcount32 } from '../bits/bit32.js';
-import { WORDS, noPlacement, sameBitboard } from '../bits/bitboard.js';
+import { WORDS, noPlacement, permuteSet, sameBitboard } from '../bits/bitboard.js';
 import { type KernelStats, type PassOptions, type SolverKernel, type SparsePassOptions, emptyKernelStats } from '../backend/backend.js';
 import { BitboardEngine, type WordPosition } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
@@ -556,18 +556,8 @@ export class TsSolverKernel implements SolverKernel {
 
   private readonly mappedScratch = new Uint32Array(WORDS);
   private mapped(b: Uint32Array, map: Int32Array): Uint32Array {
-    const out = this.mappedScratch;
-    out.fill(0);
-    for (let w = 0; w < WORDS; w++) {
-      let x = b[w]!;
-      while (x !== 0) {
-        const low = x & -x;
-        x ^= low;
-        const c = map[(w << 5) + 31 - Math.clz32(low)]!;
-        out[c >>> 5]! |= 1 << (c & 31);
-      }
-    }
-    return out;
+    permuteSet(b, map, this.mappedScratch);
+    return this.mappedScratch;
   }
 
   /** Calls visit(index) with this.pos set to each stored state of the groups, in index order (init). */
