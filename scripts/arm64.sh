@@ -13,7 +13,9 @@ if ! command -v qemu-aarch64-static >/dev/null || ! command -v aarch64-linux-gnu
     { as_root apt-get update -qq >/dev/null && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static g++-aarch64-linux-gnu >/dev/null; }
 fi
 node_dir="$("$root/scripts/arm64-node.sh")"
-if ! ls "$root"/packages/native/prebuilds/linux-arm64/*.node >/dev/null 2>&1; then
+# (Re)build the prebuild when there is none or the C++ sources are newer than it.
+prebuilt="$(ls "$root"/packages/native/prebuilds/linux-arm64/*.node 2>/dev/null | head -1 || true)"
+if [[ -z "$prebuilt" ]] || [[ -n "$(find "$root/native-src" "$root/packages/native/src" "$root/packages/native/binding.gyp" -newer "$prebuilt" -print -quit)" ]]; then
   echo "arm64: cross-compiling the addon's linux-arm64 prebuild" >&2
   (cd "$root/packages/native" && node scripts/prebuild.mjs --arch arm64 >/dev/null)
 fi

@@ -4,7 +4,7 @@
 // carries both prebuilds, its C++ sources and its build script, so other platforms compile it and
 // a failed compile leaves the pure-TypeScript backend.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,9 +31,17 @@ if (versions.size !== 1) {
 if (!process.argv.includes('--no-build')) step('build', 'pnpm', ['turbo', 'run', 'build', '--output-logs=errors-only']);
 const native = join(root, 'packages', 'native');
 rmSync(join(native, 'prebuilds'), { recursive: true, force: true });
-step('prebuild linux-x64', 'node', ['scripts/prebuild.mjs'], native);
+step('prebuild linux-x64', 'node', ['scripts/prebuild.mjs', '--arch', 'x64'], native);
 step('prebuild linux-arm64 (cross-compiled)', 'node', ['scripts/prebuild.mjs', '--arch', 'arm64'], native);
-rmSync(out, { recursive: true, force: true });
+for (const target of ['linux-x64', 'linux-arm64']) {
+  const folder = join(native, 'prebuilds', target);
+  if (!existsSync(folder) || !readdirSync(folder).some((f) => f.endsWith('.node'))) {
+    process.stderr.write(`release: no ${target} prebuild in ${folder}\n`);
+    process.exit(1);
+  }
+}
+// Only this script's own tarballs are replaced: DIR may hold anything else (never rm -r DIR).
 mkdirSync(out, { recursive: true });
+for (const f of readdirSync(out)) if (/^ccheckers-(core|solver|native|cli)-.*\.tgz$/.test(f)) rmSync(join(out, f));
 for (const p of PACKAGES) step(`pack @ccheckers/${p}`, 'pnpm', ['pack', '--pack-destination', out], join(root, 'packages', p));
-process.stdout.write(`${readdirSync(out).map((f) => join(out, f)).join('\n')}\n`);
+process.stdout.write(`${readdirSync(out).filter((f) => f.startsWith('ccheckers-')).map((f) => join(out, f)).join('\n')}\n`);

@@ -3,12 +3,12 @@
  * body, and a header with wrong counts (as 7x7/4 databases written before the 64-bit fix have)
  * rewritten atomically with --fix. Also: the solve's refusal of tables past 4 GiB.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDatabase, writeDatabase } from '@ccheckers/solver';
-import { run } from './support/run-cli.js';
+import { run, runHooked } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,6 +54,28 @@ describe('check', () => {
     // Only the header changed: now the same bytes as the sound database's, body and log untouched.
     expect(readFileSync(wrong).equals(readFileSync(good))).toBe(true);
     expect(run(['check', '--db', wrong, '--recount']).status).toBe(0);
+  });
+
+  it('--fix through a symbolic link repairs the file it points to and keeps the link', () => {
+    const target = join(dir, 'wrong-again.ccdb');
+    const db = readDatabase(good);
+    writeDatabase(target, { ...db.header, illegal: 0, draws: db.header.draws + db.header.illegal }, db.table);
+    const link = join(dir, 'link.ccdb');
+    symlinkSync(target, link);
+    const r = run(['check', '--db', link, '--fix']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target).equals(readFileSync(good))).toBe(true);
+  });
+
+  it('a checkpoint: the counts its table holds so far, not a verdict on a header without counts', () => {
+    const out = join(dir, 'stopped.ccdb');
+    const stopped = runHooked({ killAfterPass: 1 }, ['solve', '--board', '7', '--pieces', '2', '--out', out, '--threads', '1', '--quiet']);
+    expect(stopped.signal).toBe('SIGKILL');
+    const r = run(['check', '--db', `${out}.ckpt`, '--recount']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/counts {4}not recorded in a file at stage checkpoint \(an unfinished solve\)/);
+    expect(r.stdout).not.toMatch(/WRONG|agrees/);
   });
 
   it('finds a flipped body byte (exit 1) and will not --fix a corrupt body', () => {

@@ -8,7 +8,7 @@
  * installs, and the npm registry for the packages' own dependencies.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,13 +36,16 @@ function bodyCrc(bin: string[], db: string, cwd: string, env: Record<string, str
 
 describe.skipIf(!tools)('packages installed from their tarballs', () => {
   const release = join(dir, 'release');
-  const tarballs = () => readdirSync(release).map((f) => join(release, f));
+  const tarballs = () => readdirSync(release).filter((f) => f.endsWith('.tgz')).map((f) => join(release, f));
   // The packages' install scripts must not see the CI switch that makes a failed compile fatal.
   const userEnv = { CCHECKERS_REQUIRE_NATIVE: undefined, npm_config_nodedir: undefined, npm_config_update_notifier: 'false' };
 
   beforeAll(() => {
+    mkdirSync(release);
+    writeFileSync(join(release, 'notes.txt'), 'a file of the user\n'); // release-pack replaces only its tarballs
     const r = sh(process.execPath, [join(root, 'scripts', 'release-pack.mjs'), release, '--no-build'], root);
     expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(join(release, 'notes.txt'), 'utf8')).toBe('a file of the user\n');
   }, 900_000);
 
   it('the native tarball carries both prebuilds, the C++ sources and its build script; the CLI its web page', () => {

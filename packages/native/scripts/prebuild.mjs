@@ -8,7 +8,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { packageDir, toolchainEnv } from './toolchain-env.mjs';
 
-const args = process.argv.slice(2);
+// --arch=arm64 and --arch arm64 alike (prebuildify takes both).
+const args = process.argv.slice(2).flatMap((a) => (a.startsWith('--arch=') ? ['--arch', a.slice(7)] : [a]));
 const arch = args.includes('--arch') ? args[args.indexOf('--arch') + 1] : process.arch;
 const env = toolchainEnv();
 if (arch === 'arm64' && process.arch !== 'arm64') {

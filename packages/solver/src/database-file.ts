@@ -3,7 +3,7 @@
  * needs (a 3.7 GiB 7x7/4 database answers at once with a small RSS), and `ccheckers check`
  * streams the whole file to verify every checksum and, on request, recount the results.
  */
-import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import {
   BitboardEngine,
   NO_DISTANCE,
@@ -74,6 +74,7 @@ export class DatabaseFile implements StoredValues {
   /** Whether the body and distance checksums were verified when the file was opened. */
   readonly verifiedOnOpen: boolean;
   private fd: number;
+  private readonly size: number;
   private readonly pages = new Map<number, Uint8Array>();
 
   constructor(readonly path: string) {
@@ -81,6 +82,7 @@ export class DatabaseFile implements StoredValues {
     try {
       const { header, size } = readHeader(path, this.fd);
       this.header = header;
+      this.size = size;
       const logAt = HEADER_BYTES + header.bodyBytes + header.distanceBytes;
       const log = new Uint8Array(size - logAt);
       readAll(this.fd, log, logAt);
@@ -132,7 +134,11 @@ export class DatabaseFile implements StoredValues {
     } else {
       if (this.fd < 0) throw new Error(`${this.path} is closed`);
       bytes = new Uint8Array(PAGE_BYTES);
-      readSync(this.fd, bytes, 0, PAGE_BYTES, page * PAGE_BYTES);
+      const want = Math.min(PAGE_BYTES, this.size - page * PAGE_BYTES);
+      // A short read means the file changed under us (truncated): never answer from zeros.
+      if (want <= 0 || readSync(this.fd, bytes, 0, want, page * PAGE_BYTES) !== want) {
+        throw new DatabaseError(this.path, 'the file is shorter than when it was opened (changed while in use?)');
+      }
       if (this.pages.size >= CACHED_PAGES) this.pages.delete(this.pages.keys().next().value!);
     }
     this.pages.set(page, bytes);
@@ -280,7 +286,10 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
  * file (a reflink where the filesystem has them) gets the new header, is flushed and renamed over
  * the original, so a crash leaves either the old file or the new one.
  */
-export function rewriteCounts(path: string, counts: GameCounts, startValue: number): DatabaseHeader {
+export function rewriteCounts(given: string, counts: GameCounts, startValue: number): DatabaseHeader {
+  // The file itself, not a symbolic link to it (a rename over the link would replace the link
+  // with a copy and leave the file's wrong header as it was).
+  const path = realpathSync(given);
   const fd = openForReading(path);
   let header: DatabaseHeader & { passLogCrc32: number };
   let logBytes: number;

@@ -77,7 +77,8 @@ export interface Database {
  */
 export interface BodyPieces {
   readonly length: number;
-  readonly pieces: Iterable<{ offset: number; bytes: Uint8Array }>;
+  /** An array (read twice: for the checksum, then for the file), not a one-shot iterator. */
+  readonly pieces: ReadonlyArray<{ offset: number; bytes: Uint8Array }>;
 }
 
 export type Body = Uint8Array | BodyPieces;
@@ -169,11 +170,18 @@ export function writeDatabase(
     } else {
       try {
         linkSync(tmp, path); // atomic: fails if anything took the path since the check
+        unlinkSync(tmp);
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'EEXIST') checkOutputStill(path, false, tmp);
-        throw e;
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') checkOutputStill(path, false, tmp);
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') {
+          throw new DatabaseError(path, `cannot put the database in place (${code ?? String(e)}); it is kept in ${tmp}`);
+        }
+        // A filesystem without hard links (FAT, exFAT, some network mounts): check once more and
+        // rename, which leaves a moment in which a file appearing at `path` would be replaced.
+        checkOutputStill(path, false, tmp);
+        renameSync(tmp, path);
       }
-      unlinkSync(tmp);
     }
   }
   return full;

@@ -4,7 +4,7 @@
  * checked again when the result is put in place, so that nothing a user has there (a device, a
  * folder, a file that appeared meanwhile, another solve's output) is ever replaced by surprise.
  */
-import { type Stats, closeSync, lstatSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { type Stats, closeSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { CCheckersError } from '@ccheckers/core';
 
@@ -84,33 +84,92 @@ export function checkOutputStill(path: string, force: boolean, keptIn: string): 
 }
 
 /**
- * A lock on the output path for the duration of a solve: `PATH.lock` holding the process id,
- * created exclusively. A lock whose process is gone (a solve killed with -9) is taken over.
+ * A lock on the output path for the duration of a solve: `PATH.lock` holding the process id. It
+ * appears with its content (written to a file of this process, then hard-linked to the lock
+ * name, which fails where a lock exists), so no one ever reads a half-made lock. A lock whose
+ * process is gone (a solve killed with -9) is moved aside and taken over, and so are the
+ * temporary files such a solve left (PATH.tmp-PID, PATH.ckpt.tmp-PID: up to a table's size).
  */
 export function lockOutput(path: string): () => void {
   const lock = `${path}.lock`;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
-      return () => {
+  const mine = `${lock}.${process.pid}`;
+  writeFileSync(mine, `${process.pid}\n`);
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
         try {
-          if (readFileSync(lock, 'utf8').trim() === String(process.pid)) unlinkSync(lock);
-        } catch {}
-      };
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST') throw new OutputPathError(`${lock}: ${problem(code, lock)}`);
-      const owner = Number(readFileSync(lock, 'utf8').trim());
-      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
+          linkSync(mine, lock);
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          // No hard links here (FAT, exFAT, some network mounts): an exclusive create instead.
+          if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
+          else throw e;
+        }
+        removeLeftovers(path);
+        return () => {
+          try {
+            if (readFileSync(lock, 'utf8').trim() === String(process.pid)) unlinkSync(lock);
+          } catch {}
+        };
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') throw new OutputPathError(`${lock}: ${problem(code, lock)}`);
+      }
+      const owner = ownerOf(lock);
+      if (owner === undefined) continue; // gone meanwhile: try again
+      if (owner === process.pid) throw new OutputPathError(`this process is already writing ${path} (another solve to the same file)`);
+      if (isAlive(owner)) {
         throw new OutputPathError(`another solve (process ${owner}) is writing ${path}; wait for it, or remove ${lock} if that process is not a solve`);
       }
-      unlinkSync(lock); // stale: its process is gone
+      // Stale. Move it aside (atomic) and make sure what was moved is that stale lock: if another
+      // solve took the path over in between, its fresh lock goes back.
+      const aside = `${lock}.stale-${process.pid}`;
+      try {
+        renameSync(lock, aside);
+      } catch {
+        continue;
+      }
+      if (!Object.is(ownerOf(aside), owner)) {
+        try {
+          linkSync(aside, lock);
+        } catch {}
+      }
+      rmSync(aside, { force: true });
     }
+    throw new OutputPathError(`${lock}: could not take the lock (other solves keep starting on ${path})`);
+  } finally {
+    rmSync(mine, { force: true });
   }
-  throw new OutputPathError(`${lock}: could not take the lock`);
+}
+
+/** The process id in a lock file; NaN for one without (not made by lockOutput); undefined when gone. */
+function ownerOf(lock: string): number | undefined {
+  try {
+    return Number.parseInt(readFileSync(lock, 'utf8').trim(), 10);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Temporary files of earlier solves to `path` whose process is gone. */
+function removeLeftovers(path: string): void {
+  const folder = dirname(path);
+  const name = basename(path);
+  const pattern = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\.ckpt)?\\.tmp-(\\d+)$`);
+  let entries: string[];
+  try {
+    entries = readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const m = pattern.exec(entry);
+    if (m && Number(m[2]) !== process.pid && !isAlive(Number(m[2]))) rmSync(`${folder}/${entry}`, { force: true });
+  }
 }
 
 function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

@@ -79,7 +79,10 @@ function textReport(r: CheckReport, fixed: boolean): string {
     const rc = r.recount;
     lines.push('');
     if (h.stage !== 'complete') {
-      lines.push(`counts    not recorded in a ${h.stage} checkpoint (recounted below)`);
+      // A checkpoint's header records no counts: show what its table holds so far.
+      const rows = COUNT_FIELDS.map((f) => [f, grouped(rc.counts[f])]);
+      lines.push(table(['count', 'in the table so far'], rows), '', `counts    not recorded in a file at stage ${h.stage} (an unfinished solve)`);
+      return lines.join('\n');
     }
     const rows = COUNT_FIELDS.map((f) => [f, grouped(h[f]), grouped(rc.counts[f]), h[f] === rc.counts[f] ? 'ok' : 'WRONG']);
     rows.push(['start', START[h.startValue]!, START[rc.startValue]!, h.startValue === rc.startValue ? 'ok' : 'WRONG']);

@@ -54,11 +54,11 @@ function yAxis(y: (v: number) => number, ticks: number[], label: string, tickTex
 export function groupedBars(options: { title: string; categories: string[]; series: Series[]; yLabel: string; references?: Reference[] }): string {
   const { title, categories, series, yLabel, references = [] } = options;
   const values = [...series.flatMap((s) => s.values), ...references.map((r) => r.value)].filter((v): v is number => v !== undefined && v > 0);
-  const max = Math.max(...values, 1);
-  const min = Math.min(...values, max);
+  const max = values.length > 0 ? Math.max(...values) : 1;
+  const min = values.length > 0 ? Math.min(...values) : max;
   const log = max / min > 20;
   const y = log
-    ? scaleLog().domain([Math.min(min, 1) / 1.5, max * 1.5]).range([HEIGHT - MARGIN.bottom, MARGIN.top]).nice()
+    ? scaleLog().domain([min / 1.5, max * 1.5]).range([HEIGHT - MARGIN.bottom, MARGIN.top]).nice()
     : scaleLinear().domain([0, max * 1.1]).range([HEIGHT - MARGIN.bottom, MARGIN.top]).nice();
   const x = scaleBand().domain(categories).range([MARGIN.left, WIDTH - MARGIN.right]).paddingInner(0.2).paddingOuter(0.1);
   const inner = scaleBand().domain(series.map((_, i) => String(i))).range([0, x.bandwidth()]).padding(0.08);
