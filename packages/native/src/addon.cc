@@ -231,6 +231,10 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
       throw Napi::RangeError::New(info.Env(), e.what());
     } catch (const std::bad_alloc&) {
       throw Napi::Error::New(info.Env(), "out of memory in the native solver");
+    } catch (const std::exception& e) {
+      // Anything else a solver thread threw (std::system_error when a thread cannot start, ...):
+      // a JS error, never an exception escaping through N-API (which terminates Node).
+      throw Napi::Error::New(info.Env(), std::string("native solver: ") + e.what());
     }
   }
   Napi::Value SolverInit(const Napi::CallbackInfo& info) { return Solver(info, Phase::Init); }

@@ -789,15 +789,24 @@ class Kernel final : public KernelApi {
       // after every thread has joined, and the binding turns it into a JS error.
       std::vector<std::exception_ptr> failures(threads);
       std::vector<std::thread> pool;
-      for (int t = 0; t < threads; t++) {
-        pool.emplace_back([&, t] {
-          try {
-            body(t);
-          } catch (...) {
-            failures[t] = std::current_exception();
-            taken.store(to - from);  // the others stop taking units
-          }
-        });
+      pool.reserve(threads);
+      try {
+        for (int t = 0; t < threads; t++) {
+          pool.emplace_back([&, t] {
+            try {
+              body(t);
+            } catch (...) {
+              failures[t] = std::current_exception();
+              taken.store(to - from);  // the others stop taking units
+            }
+          });
+        }
+      } catch (...) {
+        // A thread could not be started: the started ones must be joined (a joinable std::thread
+        // destroyed calls std::terminate) before the error goes up.
+        taken.store(to - from);
+        for (auto& th : pool) th.join();
+        throw;
       }
       for (auto& th : pool) th.join();
       for (const std::exception_ptr& failure : failures)
