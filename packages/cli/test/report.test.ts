@@ -82,3 +82,16 @@ describe('report', () => {
     }
   });
 });
+
+describe('report paths', () => {
+  it('a --html that cannot be written is refused before the solve or bench starts', () => {
+    const r = run(['solve', '--board', '7', '--pieces', '1', '--html', dir]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`--html: ${dir} is a directory, not a regular file`);
+    expect(r.stderr).not.toMatch(/pass 1/);
+    const b = run(['bench', '--html', join(dir, 'no-such-folder', 'b.html'), '--ops', 'winner']);
+    expect(b.status).toBe(2);
+    expect(b.stderr).toMatch(/--html: .*no-such-folder/);
+  });
+});

@@ -62,7 +62,7 @@ export function checkOutputPath(path: string, force: boolean): void {
   if (path === '') throw new OutputPathError('--out needs a file name');
   const st = statOrNothing(path);
   if (st && !st.isFile()) {
-    throw new OutputPathError(`${path} is ${kindOf(st)}, not a regular file: the database must go to a new file or replace a regular one`);
+    throw new OutputPathError(`${path} is ${kindOf(st)}, not a regular file: the output must go to a new file or replace a regular one`);
   }
   if (st && !force) throw new OutputPathError(`${path} already exists (use --force to overwrite it)`);
   const probe = `${path}.ckpt.tmp-${process.pid}`;

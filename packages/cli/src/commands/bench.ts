@@ -23,7 +23,7 @@ import { UsageError, backendList, integer, variantOption } from '../options.js';
 import { table } from '../ui/format.js';
 import { progressSink } from '../ui/progress.js';
 import { machineDetails } from '../report/machine.js';
-import { writeReport } from '../report/write.js';
+import { checkReportPath, writeReport } from '../report/write.js';
 
 /** The paper's figures (ns per operation) for 49 cells: bitboard with BMI2, and without. */
 export const PAPER: Record<number, Partial<Record<BenchOp, { bmi2: number; nonBmi2: number }>>> = {
@@ -62,6 +62,7 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   const requested: BackendRequest[] | undefined = o.backends ? backendList(o.backends) : undefined;
   const backends: Backend[] = requested ? await Promise.all(requested.map(async (r) => (await selectBackend(r)).backend)) : await availableBackends();
   const position = benchPosition(v, o.position);
+  if (o.html !== undefined) checkReportPath(o.html);
   const progress = progressSink(process.stderr, o.quiet);
   progress.done(`bench ${v.name} on ${formatPosition(v, position)}: best of ${ROUNDS} interleaved runs of at least ${minMs} ms each`);
 

@@ -9,7 +9,7 @@ import { duration, grouped } from '../ui/format.js';
 import type { TestHooks } from '../main.js';
 import { progressSink, rate } from '../ui/progress.js';
 import { machineDetails } from '../report/machine.js';
-import { writeReport } from '../report/write.js';
+import { checkReportPath, writeReport } from '../report/write.js';
 
 export interface SolveCommandOptions {
   board: string;
@@ -42,6 +42,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
   // that only with --force), always be able to write; solve() checks again and holds a lock.
   if (out) checkOutputPath(out, o.force === true);
+  if (o.html !== undefined) checkReportPath(o.html); // not after hours of solving
   if (out && !o.resume && !o.force && existsSync(`${out}.ckpt`)) {
     throw new UsageError(`${out}.ckpt holds an unfinished solve: use --resume to continue it, or --force to start over`);
   }
