@@ -13,6 +13,43 @@ struct Groups {
 
 inline uint32_t moveHash(int from, int to) { return static_cast<uint32_t>(from * 128 + to + 1) * 0x9E3779B1u; }
 
+/**
+ * The placements of k pieces among the cells a set leaves free, in colex order of their indices
+ * among the free cells (rankP2's order): the loop the bench's baseline, init and the pass share.
+ * cell(j) is the j-th piece's cell, increasing in j.
+ */
+template <class B>
+struct FreePlacements {
+  int free[kMaxCells], f = 0, combo[kMaxPieces], k;
+
+  FreePlacements(const Engine<B>& e, B occupied) : k(e.k) {
+    for (int c = 0; c < e.n; c++)
+      if (!test(occupied, c)) free[f++] = c;
+    first();
+  }
+  void first() {
+    for (int j = 0; j < k; j++) combo[j] = j;
+  }
+  /** To the next placement; false (and unchanged) after the last. */
+  bool next() {
+    for (int i = 0; i < k; i++) {
+      int limit = i + 1 < k ? combo[i + 1] : f;
+      if (combo[i] + 1 < limit) {
+        combo[i]++;
+        for (int j = 0; j < i; j++) combo[j] = j;
+        return true;
+      }
+    }
+    return false;
+  }
+  int cell(int j) const { return free[combo[j]]; }
+  B placement() const {
+    B x{};
+    for (int j = 0; j < k; j++) x |= cellBit<B>(cell(j));
+    return x;
+  }
+};
+
 template <class B>
 class Kernel final : public KernelApi {
  public:
@@ -191,16 +228,10 @@ class Kernel final : public KernelApi {
           break;
         }
 #endif
-        int free[kMaxCells], f = 0, combo[kMaxPieces];
-        for (int c = 0; c < e_.n; c++)
-          if (!test(p1, c)) free[f++] = c;
-        for (int j = 0; j < e_.k; j++) combo[j] = j;
+        FreePlacements<B> placements(e_, p1);
         for (uint64_t i = 0; i < iterations; i++) {
-          if (!nextCombination(combo, e_.k, f))
-            for (int j = 0; j < e_.k; j++) combo[j] = j;
-          B x{};
-          for (int j = 0; j < e_.k; j++) x |= cellBit<B>(free[combo[j]]);
-          checksum += word0(x);
+          if (!placements.next()) placements.first();
+          checksum += word0(placements.placement());
         }
         break;
       }
@@ -245,18 +276,6 @@ class Kernel final : public KernelApi {
   const char* name_;
   std::unique_ptr<Groups> groups_;
   std::mutex groupsMutex_;
-
-  static bool nextCombination(int* combo, int k, int n) {
-    for (int i = 0; i < k; i++) {
-      int limit = i + 1 < k ? combo[i + 1] : n;
-      if (combo[i] + 1 < limit) {
-        combo[i]++;
-        for (int j = 0; j < i; j++) combo[j] = j;
-        return true;
-      }
-    }
-    return false;
-  }
 
   const Groups& groups() {
     std::lock_guard<std::mutex> lock(groupsMutex_);
@@ -667,7 +686,6 @@ class Kernel final : public KernelApi {
     std::vector<KernelStats> results(std::max(1, threads));
     auto body = [&](int t) {
       Worker w(*this, g, table);
-      int free[kMaxCells], combo[kMaxPieces];
       for (uint32_t i; (i = taken.fetch_add(1)) < to - from;) {
         const uint32_t unit = descending ? to - 1 - i : from + i;
         if (mode == Mode::Sparse) {
@@ -724,18 +742,14 @@ class Kernel final : public KernelApi {
         }
         if (mode == Mode::Init || mode == Mode::DistanceInit) {
           // Init: the states of group `unit`, in index order.
-          B a = e.unrankP1(g.rankOf[unit]);
-          int f = 0;
-          for (int c = 0; c < e.n; c++)
-            if (!test(a, c)) free[f++] = c;
-          for (int j = 0; j < e.k; j++) combo[j] = j;
+          const B a = e.unrankP1(g.rankOf[unit]);
+          FreePlacements<B> p2(e, a);
           uint64_t index = static_cast<uint64_t>(unit) * e.p2Placements;
           do {
-            B b{};
-            for (int j = 0; j < e.k; j++) b |= cellBit<B>(free[combo[j]]);
+            const B b = p2.placement();
             if (mode == Mode::Init) w.init(index++, a, b);
             else w.distanceInit(index++, a, b, distances);
-          } while (nextCombination(combo, e.k, f));
+          } while (p2.next());
           continue;
         }
         // Pass: every stored state whose P2 placement is the unit-th in proof order. Locality:
@@ -744,10 +758,7 @@ class Kernel final : public KernelApi {
         // listed first and prefetched a few states ahead of the one being solved.
         B b = e.unrankP1(g.passOrder[unit]);
         const typename Worker::ChildGroup cg = w.childGroup(b);
-        int f = 0;
-        for (int c = 0; c < e.n; c++)
-          if (!test(b, c)) free[f++] = c;
-        for (int j = 0; j < e.k; j++) combo[j] = j;
+        FreePlacements<B> p1(e, b);
         // Half of the placements are stored under their mirror image and skipped: every one is
         // written and only the others kept, since a branch on that would be mispredicted half the
         // time.
@@ -758,12 +769,12 @@ class Kernel final : public KernelApi {
           B a{};
           uint64_t r1 = 0;
           for (int j = 0; j < e.k; j++) {
-            a |= cellBit<B>(free[combo[j]]);
-            r1 += e.C.c[free[combo[j]]][j + 1];
+            a |= cellBit<B>(p1.cell(j));
+            r1 += e.C.c[p1.cell(j)][j + 1];
           }
           w.unitStates[states] = {static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a};
           states += g.mirrored[r1] ^ 1;
-        } while (nextCombination(combo, e.k, f));
+        } while (p1.next());
         // Workers take consecutive units, whose states lie next to each other in every group:
         // worker t starts its list t / threads of the way in (and wraps), so that two workers
         // do not write to the same cache lines at the same time.
