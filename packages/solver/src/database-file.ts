@@ -3,15 +3,12 @@
  * needs (a 3.7 GiB 7x7/4 database answers at once with a small RSS), and `ccheckers check`
  * streams the whole file to verify every checksum and, on request, recount the results.
  */
-import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, fsyncSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import {
-  BitboardEngine,
   NO_DISTANCE,
   StateSpace,
   readValue,
-  startPosition,
   stateByte,
-  toWords,
   valueInByte,
   variant,
 } from '@ccheckers/core';
@@ -21,14 +18,16 @@ import {
   type DatabaseHeader,
   DatabaseError,
   HEADER_BYTES,
+  type HeaderRead,
   IO_CHUNK_BYTES,
-  type PassRecord,
-  decodeHeader,
+  checkPartCrc,
   encodeHeader,
-  hex,
+  openForReading,
   readAll,
+  readHeader,
+  readPassLog,
 } from './database.js';
-import { type GameCounts, StateIndexer, TableCounter } from './state-index.js';
+import { type GameCounts, TableCounter, startStateIndex } from './state-index.js';
 
 /** The values of a solved table, wherever they are kept (SolvedGame reads through this). */
 export interface StoredValues {
@@ -80,21 +79,20 @@ export class DatabaseFile implements StoredValues {
   constructor(readonly path: string) {
     this.fd = openForReading(path);
     try {
-      const { header, size } = readHeader(path, this.fd);
+      const read = readHeader(path, this.fd);
+      const { header } = read;
       this.header = header;
-      this.size = size;
-      const logAt = HEADER_BYTES + header.bodyBytes + header.distanceBytes;
-      const log = new Uint8Array(size - logAt);
-      readAll(this.fd, log, logAt);
-      if (crc32Of(log) !== header.passLogCrc32) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
-      header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
+      this.size = read.size;
+      readPassLog(path, this.fd, read);
       this.hasDistances = header.distanceBytes > 0;
       this.verifiedOnOpen = header.bodyBytes + header.distanceBytes <= VERIFY_ON_OPEN_BYTES;
       if (this.verifiedOnOpen) {
         // Small enough to checksum on open, and so to keep: questions are then answered from memory.
-        this.body = new Uint8Array(header.bodyBytes + header.distanceBytes);
-        readAll(this.fd, this.body, HEADER_BYTES);
-        verifyChecksums(path, this.body, header);
+        const body = new Uint8Array(header.bodyBytes + header.distanceBytes);
+        readAll(this.fd, body, HEADER_BYTES);
+        checkPartCrc(path, 'body', crc32Of(body.subarray(0, header.bodyBytes)), header.bodyCrc32);
+        checkPartCrc(path, 'distance table', crc32Of(body.subarray(header.bodyBytes)), header.distanceCrc32);
+        this.body = body;
       }
     } catch (e) {
       closeSync(this.fd);
@@ -151,36 +149,6 @@ export function openDatabase(path: string): DatabaseFile {
   return new DatabaseFile(path);
 }
 
-function openForReading(path: string): number {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK); // a FIFO must not hang the open
-  } catch (e) {
-    throw new DatabaseError(path, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
-  }
-  const stat = fstatSync(fd);
-  if (!stat.isFile()) {
-    closeSync(fd);
-    throw new DatabaseError(path, stat.isDirectory() ? 'is a directory, not a database file' : 'is not a regular file');
-  }
-  return fd;
-}
-
-/** The header, checked against the file's size. */
-function readHeader(path: string, fd: number): { header: DatabaseHeader & { passLogCrc32: number }; size: number } {
-  const size = fstatSync(fd).size;
-  if (size < HEADER_BYTES) throw new DatabaseError(path, `truncated: ${size} bytes, but the header alone is ${HEADER_BYTES}`);
-  const head = new Uint8Array(HEADER_BYTES);
-  readAll(fd, head, 0);
-  const header = decodeHeader(path, head);
-  const dv = new DataView(head.buffer);
-  const logBytes = dv.getUint32(100, true);
-  const expected = HEADER_BYTES + header.bodyBytes + header.distanceBytes + logBytes;
-  if (size < expected) throw new DatabaseError(path, `truncated: ${size} bytes, the header announces ${expected}`);
-  if (size > expected) throw new DatabaseError(path, `${size - expected} unexpected bytes after the end of the database`);
-  return { header: { ...header, passLogCrc32: dv.getUint32(104, true) }, size };
-}
-
 /** Streams `bytes` bytes from `position` in chunks, with each chunk's offset from `position`. */
 function streamBytes(fd: number, position: number, bytes: number, visit: (chunk: Uint8Array, offset: number) => void): void {
   const buffer = new Uint8Array(Math.min(IO_CHUNK_BYTES, Math.max(1, bytes)));
@@ -188,16 +156,6 @@ function streamBytes(fd: number, position: number, bytes: number, visit: (chunk:
     const chunk = buffer.subarray(0, Math.min(buffer.length, bytes - at));
     readAll(fd, chunk, position + at);
     visit(chunk, at);
-  }
-}
-
-/** `bytes`: the body, then the distance table. */
-function verifyChecksums(path: string, bytes: Uint8Array, header: DatabaseHeader): void {
-  let crc = crc32Of(bytes.subarray(0, header.bodyBytes));
-  if (crc !== header.bodyCrc32) throw new DatabaseError(path, `corrupt body: checksum ${hex(crc)} but the header records ${hex(header.bodyCrc32)}`);
-  crc = crc32Of(bytes.subarray(header.bodyBytes));
-  if (crc !== header.distanceCrc32) {
-    throw new DatabaseError(path, `corrupt distance table: checksum ${hex(crc)} but the header records ${hex(header.distanceCrc32)}`);
   }
 }
 
@@ -226,7 +184,7 @@ export interface CheckReport {
 export function checkDatabase(path: string, options: { recount?: boolean; onProgress?: (fraction: number) => void } = {}): CheckReport {
   const fd = openForReading(path);
   try {
-    const { header, size } = readHeader(path, fd);
+    const { header, head, size, logCrc32 } = readHeader(path, fd);
     const space = options.recount ? new StateSpace(variant(header.board, header.pieces)) : undefined;
     const counter = space ? new TableCounter(space) : undefined;
     const total = size - HEADER_BYTES;
@@ -248,20 +206,17 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
       actual,
       ok: expected === actual,
     });
-    const head = new Uint8Array(HEADER_BYTES);
-    readAll(fd, head, 0);
     const checksums = [
       result('header', HEADER_BYTES, new DataView(head.buffer).getUint32(124, true), crc32Of(head.subarray(0, 124))),
       result('body', header.bodyBytes, header.bodyCrc32, sum(HEADER_BYTES, header.bodyBytes, counter && ((chunk, offset) => counter.add(chunk, offset)))),
     ];
     if (header.distanceBytes > 0) checksums.push(result('distances', header.distanceBytes, header.distanceCrc32, sum(HEADER_BYTES + header.bodyBytes, header.distanceBytes)));
     const logAt = HEADER_BYTES + header.bodyBytes + header.distanceBytes;
-    checksums.push(result('pass log', size - logAt, header.passLogCrc32, sum(logAt, size - logAt)));
+    checksums.push(result('pass log', size - logAt, logCrc32, sum(logAt, size - logAt)));
     const report: CheckReport = { path, header, checksums };
     if (space && counter) {
       const counts = counter.gameCounts();
-      const indexer = new StateIndexer(space, new BitboardEngine(space.variant, header.rules));
-      const startIndex = indexer.index(toWords(startPosition(space.variant)));
+      const startIndex = startStateIndex(space);
       const startByte = new Uint8Array(1);
       readAll(fd, startByte, HEADER_BYTES + stateByte(startIndex));
       const startValue = valueInByte(startByte[0]!, startIndex);
@@ -291,16 +246,13 @@ export function rewriteCounts(given: string, counts: GameCounts, startValue: num
   // with a copy and leave the file's wrong header as it was).
   const path = realpathSync(given);
   const fd = openForReading(path);
-  let header: DatabaseHeader & { passLogCrc32: number };
-  let logBytes: number;
+  let read: HeaderRead;
   try {
-    ({ header } = readHeader(path, fd));
-    const head = new Uint8Array(HEADER_BYTES);
-    readAll(fd, head, 0);
-    logBytes = new DataView(head.buffer).getUint32(100, true);
+    read = readHeader(path, fd);
   } finally {
     closeSync(fd);
   }
+  const { header } = read;
   if (header.stage !== 'complete') throw new DatabaseError(path, `is a ${header.stage} checkpoint: its header carries no counts to fix`);
   const fixed: DatabaseHeader = { ...header, ...counts, startValue };
   const tmp = `${path}.tmp-${process.pid}`;
@@ -308,7 +260,7 @@ export function rewriteCounts(given: string, counts: GameCounts, startValue: num
   try {
     const out = openSync(tmp, 'r+');
     try {
-      const bytes = encodeHeader(fixed, logBytes, header.passLogCrc32);
+      const bytes = encodeHeader(fixed, read.logBytes, read.logCrc32);
       writeSync(out, bytes, 0, bytes.length, 0);
       fsyncSync(out);
     } finally {
@@ -322,6 +274,5 @@ export function rewriteCounts(given: string, counts: GameCounts, startValue: num
     } catch {}
     throw e;
   }
-  const { passLogCrc32: _, ...rest } = header;
-  return { ...rest, ...counts, startValue };
+  return fixed;
 }

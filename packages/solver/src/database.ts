@@ -5,7 +5,7 @@
  * half-written database under the real name. Reading checks every header field and both
  * checksums, and names the first thing that is wrong.
  */
-import { closeSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
 import { crc32Of, crc32Zeros } from './crc.js';
 import { checkOutputStill } from './output-file.js';
@@ -218,6 +218,64 @@ function writeAll(fd: number, data: Uint8Array, position: number): void {
 export const IO_CHUNK_BYTES = 2 ** 26;
 
 /**
+ * Opens a database file for reading: a FIFO does not hang the open, and anything but a regular
+ * file is refused by name.
+ */
+export function openForReading(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    throw new DatabaseError(path, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
+    closeSync(fd);
+    throw new DatabaseError(path, stat.isDirectory() ? 'is a directory, not a database file' : 'is not a regular file');
+  }
+  return fd;
+}
+
+/** The checked header of an open file, with what the decoded header does not carry. */
+export interface HeaderRead {
+  header: DatabaseHeader;
+  /** The 128 bytes as read. */
+  head: Uint8Array;
+  size: number;
+  logBytes: number;
+  logCrc32: number;
+}
+
+/** Reads and checks the header, and the file's size against it. */
+export function readHeader(path: string, fd: number): HeaderRead {
+  const size = fstatSync(fd).size;
+  if (size < HEADER_BYTES) throw new DatabaseError(path, `truncated: ${size} bytes, but the header alone is ${HEADER_BYTES}`);
+  const head = new Uint8Array(HEADER_BYTES);
+  readAll(fd, head, 0);
+  const header = decodeHeader(path, head);
+  const dv = new DataView(head.buffer);
+  const logBytes = dv.getUint32(100, true);
+  const expected = HEADER_BYTES + header.bodyBytes + header.distanceBytes + logBytes;
+  if (size < expected) throw new DatabaseError(path, `truncated: ${size} bytes, the header announces ${expected}`);
+  if (size > expected) throw new DatabaseError(path, `${size - expected} unexpected bytes after the end of the database`);
+  return { header, head, size, logBytes, logCrc32: dv.getUint32(104, true) };
+}
+
+/** Reads and checks the pass log into `read.header.passLog`. */
+export function readPassLog(path: string, fd: number, read: HeaderRead): void {
+  const { header } = read;
+  const log = new Uint8Array(read.logBytes);
+  readAll(fd, log, HEADER_BYTES + header.bodyBytes + header.distanceBytes);
+  if (crc32Of(log) !== read.logCrc32) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
+  header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
+}
+
+/** Refuses a body (or distance table) whose checksum is not the one its header records. */
+export function checkPartCrc(path: string, part: 'body' | 'distance table', actual: number, recorded: number): void {
+  if (actual !== recorded) throw new DatabaseError(path, `corrupt ${part}: checksum ${hex(actual)} but the header records ${hex(recorded)}`);
+}
+
+/**
  * Reads and checks a database. `table` is allocated by `allocate` (e.g. on a SharedArrayBuffer)
  * once the header has been checked, so a bad header costs no memory; so is the distance table,
  * where the file has one, unless `withDistances` is false (then it is skipped unread).
@@ -227,45 +285,24 @@ export function readDatabase(
   allocate: (bytes: number) => Uint8Array = (n) => new Uint8Array(n),
   withDistances = true,
 ): Database {
-  let size: number;
+  const fd = openForReading(path);
   try {
-    size = statSync(path).size;
-  } catch (e) {
-    throw new DatabaseError(path, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
-  }
-  const fd = openSync(path, 'r');
-  try {
-    if (size < HEADER_BYTES) throw new DatabaseError(path, `truncated: ${size} bytes, but the header alone is ${HEADER_BYTES}`);
-    const head = new Uint8Array(HEADER_BYTES);
-    readAll(fd, head, 0);
-    const header = decodeHeader(path, head);
-    const logBytes = new DataView(head.buffer).getUint32(100, true);
-    const expected = HEADER_BYTES + header.bodyBytes + header.distanceBytes + logBytes;
-    if (size < expected) throw new DatabaseError(path, `truncated: ${size} bytes, the header announces ${expected}`);
-    if (size > expected) throw new DatabaseError(path, `${size - expected} unexpected bytes after the end of the database`);
+    const read = readHeader(path, fd);
+    const { header } = read;
     const largest = Math.max(header.bodyBytes, withDistances ? header.distanceBytes : 0);
     if (largest > MAX_TYPED_ARRAY_BYTES) {
       throw new DatabaseError(path, `a table of ${largest} bytes does not fit in one typed array (at most ${MAX_TYPED_ARRAY_BYTES} bytes in Node 20): open it with openDatabase, which reads by random access`);
     }
     const table = allocate(header.bodyBytes);
     readAll(fd, table, HEADER_BYTES);
-    const bodyCrc = crc32Of(table);
-    if (bodyCrc !== header.bodyCrc32) {
-      throw new DatabaseError(path, `corrupt body: checksum ${hex(bodyCrc)} but the header records ${hex(header.bodyCrc32)}`);
-    }
+    checkPartCrc(path, 'body', crc32Of(table), header.bodyCrc32);
     let distances: Uint8Array | undefined;
     if (header.distanceBytes > 0 && withDistances) {
       distances = allocate(header.distanceBytes);
       readAll(fd, distances, HEADER_BYTES + header.bodyBytes);
-      const distanceCrc = crc32Of(distances);
-      if (distanceCrc !== header.distanceCrc32) {
-        throw new DatabaseError(path, `corrupt distance table: checksum ${hex(distanceCrc)} but the header records ${hex(header.distanceCrc32)}`);
-      }
+      checkPartCrc(path, 'distance table', crc32Of(distances), header.distanceCrc32);
     }
-    const log = new Uint8Array(logBytes);
-    readAll(fd, log, HEADER_BYTES + header.bodyBytes + header.distanceBytes);
-    if (crc32Of(log) !== new DataView(head.buffer).getUint32(104, true)) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
-    header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
+    readPassLog(path, fd, read);
     return { header, table, ...(distances ? { distances } : {}) };
   } finally {
     closeSync(fd);

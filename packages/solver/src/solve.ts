@@ -7,7 +7,6 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import {
   type Backend,
-  BitboardEngine,
   CCheckersError,
   type KernelStats,
   LOSS,
@@ -20,14 +19,12 @@ import {
   type Variant,
   WIN,
   readValue,
-  startPosition,
-  toWords,
 } from '@ccheckers/core';
 import { crc32Of } from './crc.js';
 import { type DatabaseHeader, type PassRecord, readDatabase, writeDatabase } from './database.js';
 import { checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
-import { expandCounts, provenStates, StateIndexer, storedCounts } from './state-index.js';
+import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
 import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
 
 export type StartValue = 'p1-win' | 'p2-win' | 'draw';
@@ -123,24 +120,31 @@ const SPARSE_WHEN_PROVEN_BELOW = 0.02;
 const SPARSE_WHEN_UNKNOWN_BELOW = 0.1;
 
 export async function solve(options: SolveOptions): Promise<SolveResult> {
-  const { variant: v, rules, backend } = options;
+  const { variant: v, backend } = options;
   const space = new StateSpace(v);
   // More threads than work units (groups) only wait: 7x7/1 has 49.
   const threads = Math.max(1, Math.min(Math.floor(options.threads), space.groups));
   checkTableLimits(space, options.distances);
   checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, options.distances), options.memoryLimit);
   const checkpointPath = options.out ? `${options.out}.ckpt` : undefined;
-  if (options.out) {
-    checkOutputPath(options.out, options.force === true);
-    if (checkpointPath && !options.resume && !options.force && existsSync(checkpointPath)) {
-      throw new CCheckersError('E_USAGE', `${checkpointPath} holds an unfinished solve: use --resume to continue it, or --force to start over`);
-    }
-  }
+  if (options.out) checkSolveOutput(options.out, options);
   const unlock = options.out ? lockOutput(options.out) : () => {};
   try {
     return await solveLocked(options, space, threads, checkpointPath);
   } finally {
     unlock();
+  }
+}
+
+/**
+ * What a solve to `out` refuses before any work (the CLI calls it before its first output): a
+ * path that is not a regular file or absent, an existing database without `force`, a folder that
+ * takes no files, and a checkpoint that neither `resume` continues nor `force` replaces.
+ */
+export function checkSolveOutput(out: string, options: { resume?: boolean; force?: boolean }): void {
+  checkOutputPath(out, options.force === true);
+  if (!options.resume && !options.force && existsSync(`${out}.ckpt`)) {
+    throw new CCheckersError('E_USAGE', `${out}.ckpt holds an unfinished solve: use --resume to continue it, or --force to start over`);
   }
 }
 
@@ -286,7 +290,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   }
 
   const counts = expandCounts(space, table);
-  const startValue = valueOfStart(v, space, table);
+  const startValue = valueOfStart(space, table);
   let written: DatabaseHeader | undefined;
   if (options.out) {
     written = writeDatabase(
@@ -352,9 +356,8 @@ function headerFor(
 }
 
 /** Value code of the start position (P1 to move). */
-export function valueOfStart(v: Variant, space: StateSpace, table: Uint8Array): number {
-  const indexer = new StateIndexer(space, new BitboardEngine(v));
-  return readValue(table, indexer.index(toWords(startPosition(v))));
+export function valueOfStart(space: StateSpace, table: Uint8Array): number {
+  return readValue(table, startStateIndex(space));
 }
 
 export function startValueName(code: number): StartValue {

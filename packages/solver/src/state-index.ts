@@ -13,6 +13,8 @@ import {
   type WordPosition,
   rankSet,
   readValue,
+  startPosition,
+  toWords,
 } from '@ccheckers/core';
 
 export class StateIndexer {
@@ -79,6 +81,11 @@ export class StateIndexer {
     }
     return this.childBase + engine.rankP2(this.childA, b);
   }
+}
+
+/** Index of the stored state of the start position (P1 to move). */
+export function startStateIndex(space: StateSpace): number {
+  return new StateIndexer(space, new BitboardEngine(space.variant)).index(toWords(startPosition(space.variant)));
 }
 
 export interface GameCounts {

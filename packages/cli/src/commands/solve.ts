@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { StateSpace } from '@ccheckers/core';
-import { type ProgressEvent, type SolveResult, SolveInterrupted, checkMemory, checkOutputPath, checkTableLimits, requiredBytes, selectBackend, solve } from '@ccheckers/solver';
+import { type ProgressEvent, type SolveResult, SolveInterrupted, checkMemory, checkSolveOutput, checkTableLimits, requiredBytes, selectBackend, solve } from '@ccheckers/solver';
 import { backendOption, cappedThreads, memoryOption, rulesOption, UsageError, variantOption } from '../options.js';
 import { duration, grouped } from '../ui/format.js';
 import type { TestHooks } from '../main.js';
@@ -41,11 +41,8 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (o.resume && !out) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt)');
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
   // that only with --force), always be able to write; solve() checks again and holds a lock.
-  if (out) checkOutputPath(out, o.force === true);
+  if (out) checkSolveOutput(out, o);
   if (o.html !== undefined) checkReportPath(o.html); // not after hours of solving
-  if (out && !o.resume && !o.force && existsSync(`${out}.ckpt`)) {
-    throw new UsageError(`${out}.ckpt holds an unfinished solve: use --resume to continue it, or --force to start over`);
-  }
   const { backend, reason } = await selectBackend(request);
   // Before any output or allocation: refuse a solve that cannot fit (solve() checks again).
   const space = new StateSpace(v);

@@ -25,7 +25,8 @@ export interface Reference {
   value: number;
 }
 
-function escape(text: string): string {
+/** Text for HTML content and attribute values. */
+export function escape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 

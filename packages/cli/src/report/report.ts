@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { PassRecord } from '@ccheckers/solver';
 import { PAPER } from '../commands/bench.js';
 import { UsageError } from '../options.js';
-import { type Reference, type Series, groupedBars, linesChart } from './charts.js';
+import { grouped } from '../ui/format.js';
+import { type Reference, type Series, escape, groupedBars, linesChart } from './charts.js';
 import type { MachineDetails } from './machine.js';
 
 export interface BenchResultJson {
@@ -70,16 +71,11 @@ function classify(o: unknown, source: string): ReportInput {
   throw new UsageError(`${source}: neither a bench nor a solve result (expected the output of bench --json or solve --json)`);
 }
 
-function escape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
 function table(header: string[], rows: string[][], numeric: boolean[] = []): string {
   const cell = (tag: string, text: string, i: number) => `<${tag}${numeric[i] ? ' class="num"' : ''}>${escape(text)}</${tag}>`;
   return `<table><thead><tr>${header.map((h, i) => cell('th', h, i)).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map((c, i) => cell('td', c, i)).join('')}</tr>`).join('')}</tbody></table>`;
 }
 
-const grouped = (n: number) => Math.round(n).toLocaleString('en-US');
 const nsText = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
 
 /** The machines of the inputs, once each, numbered as the runs refer to them. */
