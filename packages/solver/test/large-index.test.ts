@@ -161,6 +161,41 @@ describe('7x7/4: 1.58e10 stored states, a 3.7 GiB table', () => {
   });
 });
 
+describe('one fs call moves at most 2 GiB', () => {
+  it('a body piece of 2 GiB + 16 bytes is written and read back whole (64 MiB per call)', () => {
+    const v = variant(7, 4);
+    const space = new StateSpace(v);
+    const piece = new Uint8Array(2 ** 31 + 16); // past the per-call limit; untouched pages cost nothing
+    const marks = [0, 2 ** 31 - 1, 2 ** 31, piece.length - 1];
+    marks.forEach((at, i) => (piece[at] = 0x41 + i));
+    const body = { length: space.tableBytes, pieces: [{ offset: 1000, bytes: piece }] };
+    const path = join(dir, '7x7-4-2gib.ccdb');
+    const counts = { positions: 0, p1Wins: 0, p2Wins: 0, draws: 0, illegal: 0 };
+    const written = writeDatabase(
+      path,
+      { board: 7, pieces: 4, rules: 'clean', rankingId: 1, stage: 'checkpoint', startValue: UNKNOWN, passes: 1, storedStates: space.states, ...counts, seconds: 0, passLog: [], maxDistance: 0 },
+      body,
+    );
+    try {
+      expect(written.bodyCrc32).toBe(bodyCrc(body));
+      const db = openDatabase(path);
+      try {
+        for (const at of marks) {
+          const byte = 1000 + at;
+          // The 2-bit values of that byte's four states, as written.
+          const expected = [0, 1, 2, 3].map((f) => (piece[at]! >>> (2 * f)) & 3);
+          expect([0, 1, 2, 3].map((f) => db.value(4 * byte + f))).toEqual(expected);
+        }
+        expect(db.value(4 * 999)).toBe(UNKNOWN); // the hole before the piece
+      } finally {
+        db.close();
+      }
+    } finally {
+      rmSync(path, { force: true });
+    }
+  });
+});
+
 describe('tables past the 4 GiB typed-array limit', () => {
   it('the solve refuses them up front, naming the limit', () => {
     expect(() => checkTableLimits(new StateSpace(variant(7, 5)))).toThrow(InsufficientMemoryError);
