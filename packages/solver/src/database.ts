@@ -35,6 +35,9 @@ export interface PassRecord {
   seconds: number;
   /** Whether the pass visited only unknown states. */
   sparse?: boolean;
+  /** A sharded solve: bytes of shards read and written. */
+  bytesRead?: number;
+  bytesWritten?: number;
 }
 
 export interface DatabaseHeader {
@@ -81,10 +84,23 @@ export interface BodyPieces {
   readonly pieces: ReadonlyArray<{ offset: number; bytes: Uint8Array }>;
 }
 
-export type Body = Uint8Array | BodyPieces;
+/** A body too large to hold, written piece by piece from elsewhere (a sharded store), with its
+ *  checksum known beforehand. */
+export interface StreamedBody {
+  readonly length: number;
+  readonly crc32: number;
+  /** Writes the body with `write(bytes, offset)` calls, in any order. */
+  stream(write: (bytes: Uint8Array, offset: number) => void): void;
+}
 
-function asPieces(body: Body): BodyPieces {
+export type Body = Uint8Array | BodyPieces | StreamedBody;
+
+function asPieces(body: Body): BodyPieces | StreamedBody {
   return body instanceof Uint8Array ? { length: body.length, pieces: [{ offset: 0, bytes: body }] } : body;
+}
+
+function isStreamed(body: BodyPieces | StreamedBody): body is StreamedBody {
+  return 'stream' in body;
 }
 
 /** Header bytes 100-107: the pass log's size and checksum. */
@@ -141,9 +157,9 @@ export function writeDatabase(
   const full: DatabaseHeader = {
     ...header,
     bodyBytes: body.length,
-    bodyCrc32: bodyCrc(body),
+    bodyCrc32: isStreamed(body) ? body.crc32 : bodyCrc(body),
     distanceBytes: distanceBody?.length ?? 0,
-    distanceCrc32: distanceBody ? bodyCrc(distanceBody) : 0,
+    distanceCrc32: distanceBody ? (isStreamed(distanceBody) ? distanceBody.crc32 : bodyCrc(distanceBody)) : 0,
     maxDistance: distanceBody ? header.maxDistance : 0,
   };
   const log = Buffer.from(JSON.stringify(full.passLog), 'utf8');
@@ -201,7 +217,12 @@ export function bodyCrc(body: BodyPieces): number {
 }
 
 /** Writes the pieces at `position` onwards. Gaps stay holes; one at the end by extending the file. */
-function writeBody(fd: number, body: BodyPieces, position: number): void {
+function writeBody(fd: number, body: BodyPieces | StreamedBody, position: number): void {
+  if (isStreamed(body)) {
+    ftruncateSync(fd, position + body.length);
+    body.stream((bytes, offset) => writeAll(fd, bytes, position + offset));
+    return;
+  }
   let end = 0;
   for (const { offset, bytes } of body.pieces) {
     writeAll(fd, bytes, position + offset);

@@ -11,3 +11,7 @@ export * from './query.js';
 export * from './select-backend.js';
 export * from './solve.js';
 export * from './state-index.js';
+export * from './store/layout.js';
+export * from './store/shard-store.js';
+export * from './store/sharded-solve.js';
+export * from './store/convert.js';

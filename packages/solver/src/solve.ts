@@ -25,7 +25,7 @@ import { type DatabaseHeader, type PassRecord, readDatabase, writeDatabase } fro
 import { checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
-import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
+import { type ChunkRunner, type Phase, type PhaseTables, createWorkerPool, runPhase } from './worker-pool.js';
 
 export type StartValue = 'p1-win' | 'p2-win' | 'draw';
 
@@ -118,6 +118,18 @@ const CHUNKS_PER_PHASE = 128;
 // decided states.
 const SPARSE_WHEN_PROVEN_BELOW = 0.02;
 const SPARSE_WHEN_UNKNOWN_BELOW = 0.1;
+
+/** Whether the next pass visits only unknown states (see SPARSE_WHEN_PROVEN_BELOW). */
+export function nextPassIsSparse(last: PassRecord | undefined, proven: number, states: number): boolean {
+  return last !== undefined && (last.newlyProven < SPARSE_WHEN_PROVEN_BELOW * states || states - proven < SPARSE_WHEN_UNKNOWN_BELOW * states);
+}
+
+/** docs/rules.md section 5: a legal, non-terminal position without any move must not be scored silently. */
+export function checkMoveless(moveless: number, v: Variant): void {
+  if (moveless > 0) {
+    throw new CCheckersError('E_RULES', `${moveless} legal non-terminal states of ${v.name} have no move at all (docs/rules.md section 5)`);
+  }
+}
 
 export async function solve(options: SolveOptions): Promise<SolveResult> {
   const { variant: v, backend } = options;
@@ -226,10 +238,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       let done = 0;
       // After pass 1, visit only the unknown states (by group) instead of sweeping every P2
       // placement once few states are left or the passes have stopped paying.
-      const last = passLog[passLog.length - 1];
-      const sparse =
-        last !== undefined &&
-        (last.newlyProven < SPARSE_WHEN_PROVEN_BELOW * space.states || space.states - proven < SPARSE_WHEN_UNKNOWN_BELOW * space.states);
+      const sparse = nextPassIsSparse(passLog[passLog.length - 1], proven, space.states);
       // Sparse passes sweep the groups up and down in turn: a state whose proof waits on a state
       // after it in one direction is reached in the next pass (7x7/3: 11 passes instead of 17).
       const down = sparse && pass % 2 === 0;
@@ -242,10 +251,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
         checkAbort();
         report({ phase: 'pass', pass, fraction: done / chunks.length, proven, storedStates: space.states });
       });
-      if (moveless > 0) {
-        // docs/rules.md section 5: a legal, non-terminal position without any move must not be scored silently.
-        throw new CCheckersError('E_RULES', `${moveless} legal non-terminal states of ${v.name} have no move at all (docs/rules.md section 5)`);
-      }
+      checkMoveless(moveless, v);
       const record: PassRecord = { pass, proven, newlyProven: newly, seconds: (performance.now() - passStart) / 1000, sparse };
       passLog.push(record);
       report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
@@ -364,11 +370,12 @@ export function startValueName(code: number): StartValue {
   return code === WIN ? 'p1-win' : code === LOSS ? 'p2-win' : 'draw';
 }
 
-function inProcessRunner(run: (phase: Phase, from: number, to: number, depth?: number) => KernelStats): ChunkRunner {
+/** Kernel calls in this process, one chunk at a time (`part`: see ChunkRunner). */
+export function inProcessRunner(run: (phase: Phase, from: number, to: number, depth?: number, part?: PhaseTables) => KernelStats): ChunkRunner {
   return {
-    async run(phase, chunks, onChunk, depth) {
+    async run(phase, chunks, onChunk, depth, part) {
       for (const [from, to] of chunks) {
-        onChunk(run(phase, from, to, depth));
+        onChunk(run(phase, from, to, depth, part));
         await new Promise((resolve) => setImmediate(resolve)); // let signals (SIGINT) in between chunks
       }
     },

@@ -251,14 +251,16 @@ class Kernel final : public KernelApi {
     return !variant_.mirrorSymmetric || e_.rankP1(e_.mirror(e_.unrankP1(r))) == r ? 1 : 2;
   }
 
-  KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
-    return run(table, bytes, from, to, threads, Mode::Init);
+  KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, uint32_t firstGroup) override {
+    const TableWindow window{firstGroup, 0, nullptr, 0, 0, 0, false};
+    return run(table, bytes, from, to, threads, Mode::Init, nullptr, 0, 0, false, &window);  // the groups its bytes hold
   }
-  KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
-    return run(table, bytes, from, to, threads, Mode::Pass);
+  KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, const TableWindow* window) override {
+    return run(table, bytes, from, to, threads, Mode::Pass, nullptr, 0, 0, false, window);
   }
-  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending) override {
-    return run(table, bytes, from, to, threads, Mode::Sparse, nullptr, 0, 0, descending);
+  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending,
+                               const TableWindow* window) override {
+    return run(table, bytes, from, to, threads, Mode::Sparse, nullptr, 0, 0, descending, window);
   }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
                                  int threads) override {
@@ -326,14 +328,74 @@ class Kernel final : public KernelApi {
     return order;
   }
 
-  static int load(const uint8_t* table, uint64_t index) {
-    return (__atomic_load_n(&table[index >> 2], __ATOMIC_RELAXED) >> ((index & 3) << 1)) & 3;
-  }
-  /** Sets a value where it was UNKNOWN; true when this call made the change. */
-  static bool prove(uint8_t* table, uint64_t index, int value) {
-    uint8_t shift = static_cast<uint8_t>((index & 3) << 1);
-    uint8_t old = __atomic_fetch_or(&table[index >> 2], static_cast<uint8_t>(value << shift), __ATOMIC_RELAXED);
-    return ((old >> shift) & 3) == 0;
+  /**
+   * The table a kernel call works on (core's TableWindow, TsSolverKernel's parts): part 0 holds
+   * the stored states [lo0, hi0) (groups [g0, gEnd0)) from byte byte0 of the table on, in t0;
+   * part 1 (empty without one) the same in t1. Without a window, part 0 is the whole table.
+   */
+  struct Parts {
+    uint8_t* t0 = nullptr;
+    uint64_t lo0 = 0, hi0 = 0, byte0 = 0, g0 = 0, gEnd0 = 0;
+    uint8_t* t1 = nullptr;
+    uint64_t lo1 = 0, hi1 = 0, byte1 = 0, g1 = 0, gEnd1 = 0;
+    /** A window: parents outside it are not told of a new loss, so a visit looks past an
+     *  unknown child for a lost one. */
+    bool seekLoss = false;
+    bool crossOnly = false;
+
+    bool inFirst(uint64_t index) const { return index >= lo0 && index < hi0; }
+    bool contains(uint64_t index) const { return inFirst(index) || (index >= lo1 && index < hi1); }
+    /** 0 or 1: the part that holds group g; -1 for none. */
+    int partOfGroup(uint64_t group) const { return group >= g0 && group < gEnd0 ? 0 : group >= g1 && group < gEnd1 ? 1 : -1; }
+    /** The byte of stored state `index` (in one of the parts). */
+    uint8_t* byte(uint64_t index) const { return inFirst(index) ? t0 + ((index >> 2) - byte0) : t1 + ((index >> 2) - byte1); }
+    int load(uint64_t index) const { return (__atomic_load_n(byte(index), __ATOMIC_RELAXED) >> ((index & 3) << 1)) & 3; }
+    /** Sets a value where it was UNKNOWN; true when this call made the change. */
+    bool prove(uint64_t index, int value) const {
+      uint8_t shift = static_cast<uint8_t>((index & 3) << 1);
+      uint8_t old = __atomic_fetch_or(byte(index), static_cast<uint8_t>(value << shift), __ATOMIC_RELAXED);
+      return ((old >> shift) & 3) == 0;
+    }
+  };
+
+  /** The parts of a call, checked: each starts on a byte of the table and fits its bytes. */
+  Parts partsOf(uint8_t* table, size_t bytes, const TableWindow* w, bool init) {
+    const uint64_t per = e_.p2Placements, total = groups().rankOf.size();
+    Parts p;
+    p.t0 = table;
+    if (w == nullptr) {
+      if (bytes < (total * per + 3) / 4) throw std::invalid_argument("solver table is smaller than the state space");
+      p.gEnd0 = total;
+      p.hi0 = total * per;
+      return p;
+    }
+    const auto check = [&](uint64_t first, uint64_t count, size_t size, const char* what) {
+      if (first + count > total) throw std::invalid_argument(std::string("window ") + what + ": groups outside the state space");
+      if (first * per % 4 != 0) throw std::invalid_argument(std::string("window ") + what + ": does not start on a byte of the table");
+      if (size < (count * per + 3) / 4) throw std::invalid_argument(std::string("window ") + what + ": fewer bytes than its groups");
+    };
+    // Init's part is the groups its bytes hold from firstGroup on.
+    const uint64_t first = std::min<uint64_t>(total, w->firstGroup);
+    const uint64_t count0 = init ? std::min<uint64_t>(total - first, bytes * 4 / per) : w->groups;
+    check(w->firstGroup, count0, bytes, "table");
+    p.g0 = w->firstGroup;
+    p.gEnd0 = p.g0 + count0;
+    p.lo0 = p.g0 * per;
+    p.hi0 = p.gEnd0 * per;
+    p.byte0 = p.lo0 >> 2;
+    if (w->other != nullptr && w->otherGroups > 0) {
+      check(w->otherFirstGroup, w->otherGroups, w->otherBytes, "other part");
+      p.t1 = w->other;
+      p.g1 = w->otherFirstGroup;
+      p.gEnd1 = p.g1 + w->otherGroups;
+      if (p.g1 < p.gEnd0 && p.g0 < p.gEnd1) throw std::invalid_argument("window: the two parts overlap");
+      p.lo1 = p.g1 * per;
+      p.hi1 = p.gEnd1 * per;
+      p.byte1 = p.lo1 >> 2;
+    }
+    p.seekLoss = !init;
+    p.crossOnly = w->crossOnly;
+    return p;
   }
 
   enum : int { kUnknown = 0, kLoss = 1, kWin = 2, kIllegal = 3 };
@@ -358,7 +420,7 @@ class Kernel final : public KernelApi {
   struct Worker {
     Kernel& kernel;
     const Groups& g;
-    uint8_t* table;
+    const Parts& table;
     KernelStats stats{};
     std::vector<uint8_t> moves, parentMoves;
     std::vector<uint64_t> childIndex;
@@ -386,7 +448,7 @@ class Kernel final : public KernelApi {
     uint64_t parentStamp = 0;
     B parentsOf{};  // the b the cache holds (any value at first: the stamp 0 entries are invalid)
     B rotParentsOf{}, mirRotParentsOf{};
-    Worker(Kernel& k, const Groups& groups, uint8_t* t)
+    Worker(Kernel& k, const Groups& groups, const Parts& t)
         : kernel(k),
           g(groups),
           table(t),
@@ -401,9 +463,9 @@ class Kernel final : public KernelApi {
     void init(uint64_t index, B a, B b) {
       const Engine<B>& e = kernel.e_;
       if (e.isIllegal(a, b, 0)) {
-        if (prove(table, index, kIllegal)) stats.illegal++;
+        if (table.prove(index, kIllegal)) stats.illegal++;
       } else if (e.hasWon(1, a, b)) {
-        if (prove(table, index, kLoss)) stats.terminal++;
+        if (table.prove(index, kLoss)) stats.terminal++;
       } else if (popcount(e.goal[0] & ~(a | b)) == 1) {
         // A move fills P1's goal only if exactly one goal cell is empty (it lands there): most
         // states need no move generation at all.
@@ -411,7 +473,7 @@ class Kernel final : public KernelApi {
         for (int i = 0; i < count; i++) {
           B next = a ^ cellBit<B>(moves[2 * i]) ^ cellBit<B>(moves[2 * i + 1]);
           if (e.hasWon(0, next, b) && !e.isIllegal(next, b, 1)) {
-            if (prove(table, index, kWin)) stats.wins++;
+            if (table.prove(index, kWin)) stats.wins++;
             return;
           }
         }
@@ -444,7 +506,7 @@ class Kernel final : public KernelApi {
      *  and the misses overlap; in a full pass it is in cache, and each child is ranked only when
      *  the ones before it were won. */
     uint64_t pass(uint64_t index, B a, B b, const ChildGroup& cg, bool sparse) {
-      if (load(table, index) != kUnknown) return kNoBlocker;
+      if (table.load(index) != kUnknown) return kNoBlocker;
       const Engine<B>& e = kernel.e_;
       int count = e.generate(a, a | b, moves.data());
       if (count == 0) {
@@ -457,26 +519,32 @@ class Kernel final : public KernelApi {
       // whether every legal child is won: the first unknown child ends the visit.
       if (sparse) childIndices(a, count, cg);
       const B mappedA = sparse ? B{} : childP2(a, cg);
+      uint64_t unknown = kNoBlocker;
       for (int i = 0; i < count; i++) {
         const uint64_t child = sparse ? childIndex[i] : childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
-        const int v = load(table, child);
-        if (v == kUnknown) return child;
-        if (v == kLoss) {
-          if (prove(table, index, kWin)) stats.wins++;
+        const int v = table.load(child);
+        if (v == kUnknown) {
+          if (!table.seekLoss) return child;
+          if (unknown == kNoBlocker) unknown = child;
+        } else if (v == kLoss) {
+          if (table.prove(index, kWin)) stats.wins++;
           return kNoBlocker;
         }
       }
-      if (!prove(table, index, kLoss)) return kNoBlocker;
+      if (unknown != kNoBlocker) return unknown;
+      if (!table.prove(index, kLoss)) return kNoBlocker;
       stats.losses++;
       // Immediate propagation: every parent (a, b^, P2 to move), b^ -> b by a P2 move
       // (moves are reversible), is won; stored as (rot b^, rot a).
       // The parents lie in other groups all over the table: compute every index and prefetch
       // first, so the cache misses overlap instead of queueing one after another.
       int parents = parentIndices(a, b);
-      for (int i = 0; i < parents; i++) __builtin_prefetch(&table[parentStates[i].index >> 2], 1);
+      // With a window, only the parents in it (the others find the loss when visited).
+      for (int i = 0; i < parents; i++)
+        if (table.contains(parentStates[i].index)) __builtin_prefetch(table.byte(parentStates[i].index), 1);
       for (int i = 0; i < parents; i++) {
         uint64_t p = parentStates[i].index;
-        if (load(table, p) == kUnknown && prove(table, p, kWin)) stats.wins++;
+        if (table.contains(p) && table.load(p) == kUnknown && table.prove(p, kWin)) stats.wins++;
       }
       return kNoBlocker;
     }
@@ -519,12 +587,12 @@ class Kernel final : public KernelApi {
       bool cgFor = false;  // cg is the child group of states[i - 1].b
       for (size_t i = 0; i < states.size(); i++) {
         if (i + kAhead < states.size()) {
-          __builtin_prefetch(&table[states[i + kAhead].index >> 2]);
-          __builtin_prefetch(&table[states[i + kAhead].blocker >> 2]);
+          __builtin_prefetch(table.byte(states[i + kAhead].index));
+          __builtin_prefetch(table.byte(states[i + kAhead].blocker));
         }
         const Waiting& s = states[i];
         if (cgFor && !(s.b == states[i - 1].b)) cgFor = false;
-        if (load(table, s.blocker) == kUnknown) continue;
+        if (table.load(s.blocker) == kUnknown) continue;
         if (!cgFor) {
           cg = childGroup(s.b);
           cgFor = true;
@@ -541,7 +609,7 @@ class Kernel final : public KernelApi {
       const B mappedA = childP2(a, cg);
       for (int i = 0; i < count; i++) {
         childIndex[i] = childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
-        __builtin_prefetch(&table[childIndex[i] >> 2]);
+        __builtin_prefetch(table.byte(childIndex[i]));
       }
     }
 
@@ -613,13 +681,13 @@ class Kernel final : public KernelApi {
 
     /** Distance 0 for a lost state without a legal move (terminal ones included). */
     void distanceInit(uint64_t index, B a, B b, uint8_t* distances) {
-      if (load(table, index) != kLoss) return;
+      if (table.load(index) != kLoss) return;
       const Engine<B>& e = kernel.e_;
       if (!e.hasWon(1, a, b)) {
         int count = e.generate(a, a | b, moves.data());
         childIndices(a, count, childGroup(b));
         for (int i = 0; i < count; i++)
-          if (load(table, childIndex[i]) != kIllegal) return;
+          if (table.load(childIndex[i]) != kIllegal) return;
       }
       distances[index] = 0;
       stats.losses++;
@@ -633,7 +701,7 @@ class Kernel final : public KernelApi {
       int parents = parentIndices(a, b);
       for (int i = 0; i < parents; i++) {
         __builtin_prefetch(&distances[parentStates[i].index], 1);
-        __builtin_prefetch(&table[parentStates[i].index >> 2]);
+        __builtin_prefetch(table.byte(parentStates[i].index));
       }
       for (int i = 0; i < parents; i++) {
         const ParentState& p = parentStates[i];
@@ -644,7 +712,7 @@ class Kernel final : public KernelApi {
     /** The parent is stored state `parent`, position (a, b). */
     void pushDistanceTo(uint64_t parent, B a, B b, int value, int depth, uint8_t* distances) {
       if (loadDistance(distances, parent) != kNoDistance) return;
-      int parentValue = load(table, parent);
+      int parentValue = table.load(parent);
       if (value == kLoss && parentValue == kWin) {
         if (setDistance(distances, parent, depth + 1)) stats.wins++;
       } else if (value == kWin && parentValue == kLoss && childrenWithin(a, b, depth, distances)) {
@@ -663,7 +731,7 @@ class Kernel final : public KernelApi {
       const B mappedA = childP2(a, cg);
       for (int i = 0; i < count; i++) {
         const uint64_t child = childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
-        if (loadDistance(distances, child) > depth && load(table, child) != kIllegal) return false;
+        if (loadDistance(distances, child) > depth && table.load(child) != kIllegal) return false;
       }
       return true;
     }
@@ -672,20 +740,27 @@ class Kernel final : public KernelApi {
   enum class Mode { Init, Pass, Sparse, DistanceInit, DistanceLayer };
 
   KernelStats run(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, Mode mode, uint8_t* distances = nullptr,
-                  size_t distanceBytes = 0, int depth = 0, bool descending = false) {
+                  size_t distanceBytes = 0, int depth = 0, bool descending = false, const TableWindow* window = nullptr) {
     const Groups& g = groups();
     const Engine<B>& e = e_;
     uint64_t states = static_cast<uint64_t>(g.rankOf.size()) * e.p2Placements;
-    if (bytes < (states + 3) / 4) throw std::invalid_argument("solver table is smaller than the state space");
+    if (window && (mode == Mode::DistanceInit || mode == Mode::DistanceLayer)) throw std::invalid_argument("distances need the whole table");
+    const Parts parts = partsOf(table, bytes, window, mode == Mode::Init);
+    const bool windowed = window != nullptr && mode != Mode::Init;
     if ((mode == Mode::DistanceInit || mode == Mode::DistanceLayer) && distanceBytes < states) {
       throw std::invalid_argument("distance table is smaller than the state space");
     }
     uint64_t units = mode == Mode::Pass ? e.p1Placements : g.rankOf.size();  // else groups
     if (to > units || from > to) throw std::invalid_argument("unit range outside the state space");
+    // Groups worked on by init and sparse passes lie in one part (the one whose states they are).
+    const int groupPart = mode == Mode::Pass || from == to ? 0 : parts.partOfGroup(from);
+    if (mode != Mode::Pass && from < to && (groupPart < 0 || parts.partOfGroup(to - 1) != groupPart)) {
+      throw std::invalid_argument("groups outside the table's part");
+    }
     std::atomic<uint32_t> taken{0};
     std::vector<KernelStats> results(std::max(1, threads));
     auto body = [&](int t) {
-      Worker w(*this, g, table);
+      Worker w(*this, g, parts);
       for (uint32_t i; (i = taken.fetch_add(1)) < to - from;) {
         const uint32_t unit = descending ? to - 1 - i : from + i;
         if (mode == Mode::Sparse) {
@@ -696,22 +771,27 @@ class Kernel final : public KernelApi {
           for (uint64_t i = first; i < first + e.p2Placements; i++) {
             // 32 states known (no 2-bit field 0) are skipped with one word, else 4 with one byte.
             if ((i & 31) == 0 && i + 32 <= first + e.p2Placements) {
-              const uint64_t x = loadEightBytes(&table[i >> 2]);
+              const uint64_t x = loadEightBytes(parts.byte(i));
               if (((x | (x >> 1)) & 0x5555555555555555ull) == 0x5555555555555555ull) {
                 i += 31;
                 continue;
               }
             }
             if ((i & 3) == 0 && i + 4 <= first + e.p2Placements) {
-              uint8_t byte = __atomic_load_n(&table[i >> 2], __ATOMIC_RELAXED);
+              uint8_t byte = __atomic_load_n(parts.byte(i), __ATOMIC_RELAXED);
               if ((byte & 0x03) && (byte & 0x0c) && (byte & 0x30) && (byte & 0xc0)) {
                 i += 3;
                 continue;
               }
             }
-            if (load(table, i) != kUnknown) continue;
+            if (parts.load(i) != kUnknown) continue;
             B b = e.unrankP2(a, i - first);
-            w.waitForRevisit(i, w.pass(i, a, b, w.childGroup(b), true), a, b);
+            const typename Worker::ChildGroup cg = w.childGroup(b);
+            if (windowed) {
+              const int childPart = parts.partOfGroup(cg.base / e.p2Placements);
+              if (childPart < 0 || (parts.crossOnly && childPart == groupPart)) continue;
+            }
+            w.waitForRevisit(i, w.pass(i, a, b, cg, true), a, b);
           }
           w.endUnit();
           continue;
@@ -736,7 +816,7 @@ class Kernel final : public KernelApi {
               a = e.unrankP1(g.rankOf[unit]);
               unranked = true;
             }
-            w.pushDistance(a, e.unrankP2(a, i - first), load(table, i), depth, distances);
+            w.pushDistance(a, e.unrankP2(a, i - first), parts.load(i), depth, distances);
           }
           continue;
         }
@@ -758,6 +838,8 @@ class Kernel final : public KernelApi {
         // listed first and prefetched a few states ahead of the one being solved.
         B b = e.unrankP1(g.passOrder[unit]);
         const typename Worker::ChildGroup cg = w.childGroup(b);
+        const int childPart = windowed ? parts.partOfGroup(cg.base / e.p2Placements) : 0;
+        if (childPart < 0) continue;  // not this call's units: no endUnit either
         FreePlacements<B> p1(e, b);
         // Half of the placements are stored under their mirror image and skipped: every one is
         // written and only the others kept, since a branch on that would be mispredicted half the
@@ -772,8 +854,14 @@ class Kernel final : public KernelApi {
             a |= cellBit<B>(p1.cell(j));
             r1 += e.C.c[p1.cell(j)][j + 1];
           }
-          w.unitStates[states] = {static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements + e.rankP2(a, b), a};
-          states += g.mirrored[r1] ^ 1;
+          const uint64_t group = static_cast<uint64_t>(g.groupOfRank[r1]);
+          w.unitStates[states] = {group * e.p2Placements + e.rankP2(a, b), a};
+          bool keep = g.mirrored[r1] == 0;
+          if (windowed) {
+            const int part = parts.partOfGroup(group);
+            keep = keep && part >= 0 && !(parts.crossOnly && part == childPart);
+          }
+          states += keep;
         } while (p1.next());
         // Workers take consecutive units, whose states lie next to each other in every group:
         // worker t starts its list t / threads of the way in (and wraps), so that two workers
@@ -781,9 +869,9 @@ class Kernel final : public KernelApi {
         const size_t start = states * static_cast<size_t>(t) / static_cast<size_t>(std::max(1, threads));
         const auto at = [&](size_t i) -> const auto& { return w.unitStates[i + start < states ? i + start : i + start - states]; };
         constexpr size_t kAhead = 16;
-        for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(&table[at(i).index >> 2]);
+        for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(parts.byte(at(i).index));
         for (size_t i = 0; i < states; i++) {
-          if (i + kAhead < states) __builtin_prefetch(&table[at(i + kAhead).index >> 2]);
+          if (i + kAhead < states) __builtin_prefetch(parts.byte(at(i + kAhead).index));
           const auto& s = at(i);
           w.waitForRevisit(s.index, w.pass(s.index, s.p1, b, cg, false), s.p1, b);
         }

@@ -16,7 +16,7 @@
  */
 import { popcount32 } from '../bits/bit32.js';
 import { WORDS, noPlacement, permuteSet, sameBitboard } from '../bits/bitboard.js';
-import { type KernelStats, type PassOptions, type SolverKernel, type SparsePassOptions, emptyKernelStats } from '../backend/backend.js';
+import { type KernelStats, type PassOptions, type SolverKernel, type SparsePassOptions, type TableWindow, emptyKernelStats } from '../backend/backend.js';
 import { BitboardEngine, type WordPosition } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
@@ -72,9 +72,10 @@ export class TsSolverKernel implements SolverKernel {
     return this.space.p1Placements;
   }
 
-  init(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
+  init(table: Uint8Array, groupFrom: number, groupTo: number, _threads?: number, firstGroup = 0): KernelStats {
     const stats = emptyKernelStats();
-    this.bind(table);
+    this.bind(table, { firstGroup, groups: this.groupsIn(table, firstGroup) }, false);
+    this.checkGroupsInside(groupFrom, groupTo);
     const pos = this.pos;
     pos.toMove = 0;
     this.forEachState(groupFrom, groupTo, (index) => {
@@ -96,9 +97,9 @@ export class TsSolverKernel implements SolverKernel {
    * `keepWaiting`: the states still waiting for their revisit at the end stay for the next call
    * (a worker taking one unit at a time) until revisitWaiting().
    */
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, { keepWaiting = false }: PassOptions = {}): KernelStats {
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, { keepWaiting = false, window }: PassOptions = {}): KernelStats {
     const stats = emptyKernelStats();
-    this.bind(table);
+    this.bind(table, window);
     const pos = this.pos;
     const space = this.space;
     const n = this.n;
@@ -110,6 +111,8 @@ export class TsSolverKernel implements SolverKernel {
     const order = space.passOrder;
     for (let unit = unitFrom; unit < unitTo; unit++) {
       unrankSet(order[unit]!, k, n, b);
+      const childPart = this.childPartOf(b);
+      if (childPart < 0) continue; // not this call's units: no endUnit either
       let f = 0;
       for (let c = 0; c < n; c++) if (((b[c >>> 5]! >>> (c & 31)) & 1) === 0) free[f++] = c;
       for (let i = 0; i < k; i++) combo[i] = i;
@@ -124,7 +127,10 @@ export class TsSolverKernel implements SolverKernel {
           r1 += C[c * S + i + 1]!; // rankP1(a): the cells come in increasing order
         }
         if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
-        const index = space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b);
+        const group = space.groupOfRank[r1]!;
+        const part = this.partOfGroup(group);
+        if (part < 0 || (this.crossOnly && part === childPart)) continue;
+        const index = group * space.p2Placements + this.engine.rankP2(a, b);
         this.waitForRevisit(index, this.step(index, a, b, stats), a, b);
       } while (nextCombination(combo, k, n - k));
       this.endUnit(stats);
@@ -135,9 +141,20 @@ export class TsSolverKernel implements SolverKernel {
 
   /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes);
    *  `keepWaiting` as in pass(). */
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, { descending = false, keepWaiting = false }: SparsePassOptions = {}): KernelStats {
+  sparsePass(
+    table: Uint8Array,
+    groupFrom: number,
+    groupTo: number,
+    { descending = false, keepWaiting = false, window }: SparsePassOptions = {},
+  ): KernelStats {
     const stats = emptyKernelStats();
-    this.bind(table);
+    this.bind(table, window);
+    const part = this.partOfGroup(groupFrom);
+    if (part < 0 || this.partOfGroup(groupTo - 1) !== part || groupFrom > groupTo) {
+      throw new RangeError(`groups [${groupFrom}, ${groupTo}) are not inside one part of the table`);
+    }
+    const bytes = part === 0 ? this.table : this.otherTable;
+    const base = part === 0 ? this.base0 : this.base1;
     const space = this.space;
     const a = this.pos.p1;
     const b = this.pos.p2;
@@ -148,7 +165,7 @@ export class TsSolverKernel implements SolverKernel {
       const first = g * per;
       for (let i = first; i < first + per; i++) {
         if ((i & 3) === 0 && i + 4 <= first + per) {
-          const byte = this.table[stateByte(i)]!;
+          const byte = bytes[stateByte(i - base)]!;
           if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
             i += 3;
             continue;
@@ -156,6 +173,8 @@ export class TsSolverKernel implements SolverKernel {
         }
         if (this.value(i) !== UNKNOWN) continue;
         this.engine.unrankP2(a, i - first, b);
+        const childPart = this.childPartOf(b);
+        if (childPart < 0 || (this.crossOnly && childPart === part)) continue;
         this.waitForRevisit(i, this.step(i, a, b, stats), a, b);
       }
       this.endUnit(stats);
@@ -165,9 +184,9 @@ export class TsSolverKernel implements SolverKernel {
   }
 
   /** Visits again every state still waiting from pass() or sparsePass() calls with keepWaiting. */
-  revisitWaiting(table: Uint8Array): KernelStats {
+  revisitWaiting(table: Uint8Array, window?: TableWindow): KernelStats {
     const stats = emptyKernelStats();
-    this.bind(table);
+    this.bind(table, window);
     this.endSweep(stats);
     return stats;
   }
@@ -388,14 +407,21 @@ export class TsSolverKernel implements SolverKernel {
     const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     if (count === 0) return -1;
     this.prepareChildren(a, b);
+    let unknown = -1;
     for (let i = 0; i < count; i++) {
       const child = this.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
       const v = this.value(child);
       if (v === UNKNOWN) {
-        this.blocker = child;
-        return UNKNOWN;
-      }
-      if (v === LOSS) return WIN;
+        if (!this.seekLoss) {
+          this.blocker = child;
+          return UNKNOWN;
+        }
+        if (unknown < 0) unknown = child;
+      } else if (v === LOSS) return WIN;
+    }
+    if (unknown >= 0) {
+      this.blocker = unknown;
+      return UNKNOWN;
     }
     return LOSS; // every legal child won (or none legal)
   }
@@ -407,23 +433,35 @@ export class TsSolverKernel implements SolverKernel {
   // (mirrored if needed), one group for all moves; their P2 is map(a') with a' = a ^ from ^ to,
   // so it starts from map(a) (words childP2) and toggles two cells. The group depends on b only,
   // which a pass unit fixes: it is computed again only when b changes.
+  private childGroup = 0;
   private childBase = 0;
   private childMap: Int32Array = new Int32Array(0);
   private readonly childP2 = new Uint32Array(WORDS);
   private readonly childrenOf = noPlacement();
 
   private prepareChildren(a: Uint32Array, b: Uint32Array): void {
-    if (!sameBitboard(this.childrenOf, b)) {
-      this.childrenOf.set(b);
-      const set = this.set;
-      this.engine.rotateSet(b, set);
-      const r1 = rankSet(set);
-      const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
-      this.childMap = map;
-      this.childBase = this.space.groupOfRank[r1]! * this.space.p2Placements;
-      this.freeRows(this.mapped(b, map), this.childFreeRows, 0);
-    }
+    this.prepareChildGroup(b);
     this.childP2.set(this.mapped(a, this.childMap));
+  }
+
+  private prepareChildGroup(b: Uint32Array): void {
+    if (sameBitboard(this.childrenOf, b)) return;
+    this.childrenOf.set(b);
+    const set = this.set;
+    this.engine.rotateSet(b, set);
+    const r1 = rankSet(set);
+    const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
+    this.childMap = map;
+    this.childGroup = this.space.groupOfRank[r1]!;
+    this.childBase = this.childGroup * this.space.p2Placements;
+    this.freeRows(this.mapped(b, map), this.childFreeRows, 0);
+  }
+
+  /** The part of the table (0, 1) the children of states with P2 placement b lie in, -1 for none. */
+  private childPartOf(b: Uint32Array): number {
+    if (!this.seekLoss) return 0; // the whole table
+    this.prepareChildGroup(b);
+    return this.partOfGroup(this.childGroup);
   }
 
   /** Stored index of the child of the prepared state after the move from -> to. */
@@ -452,10 +490,10 @@ export class TsSolverKernel implements SolverKernel {
       const from = moves[2 * i]!;
       const to = moves[2 * i + 1]!;
       const index = this.parentIndex(a, b, from, to);
-      if (this.value(index) === UNKNOWN && this.prove(index, WIN)) proven++;
+      if (this.inParts(index) && this.value(index) === UNKNOWN && this.prove(index, WIN)) proven++;
       if (!this.parentHasTwin) continue;
       const twin = this.parentIndex(a, b, from, to, true);
-      if (this.value(twin) === UNKNOWN && this.prove(twin, WIN)) proven++;
+      if (this.inParts(twin) && this.value(twin) === UNKNOWN && this.prove(twin, WIN)) proven++;
     }
     return proven;
   }
@@ -588,22 +626,98 @@ export class TsSolverKernel implements SolverKernel {
     }
   }
 
-  private bind(table: Uint8Array): void {
+  // The table this call works on: the part `table`, groups [firstGroup0, endGroup0) from stored
+  // index base0 on, and a second part `otherTable` (empty without one); see TableWindow. Without
+  // a window, the part is the whole table.
+  private firstGroup0 = 0;
+  private endGroup0 = 0;
+  private base0 = 0;
+  private end0 = 0;
+  private otherTable: Uint8Array = new Uint8Array(0);
+  private otherShared = false;
+  private firstGroup1 = 0;
+  private endGroup1 = 0;
+  private base1 = 0;
+  private end1 = 0;
+  /** With a window: parents outside it are not told of a new loss, so a visit looks past an
+   *  unknown child for a lost one. */
+  private seekLoss = false;
+  private crossOnly = false;
+
+  private bind(table: Uint8Array, window?: TableWindow, seekLoss = window !== undefined): void {
+    const per = this.space.p2Placements;
+    const w = window ?? { firstGroup: 0, groups: this.space.groups };
+    const other = w.other ?? new Uint8Array(0);
+    const otherFirst = w.other ? (w.otherFirstGroup ?? -1) : 0;
+    const otherGroups = w.other ? (w.otherGroups ?? -1) : 0;
+    for (const [first, groups, bytes, what] of [
+      [w.firstGroup, w.groups, table.length, 'table'],
+      [otherFirst, otherGroups, other.length, 'other part'],
+    ] as const) {
+      if (!Number.isSafeInteger(first) || !Number.isSafeInteger(groups) || first < 0 || groups < 0 || first + groups > this.space.groups) {
+        throw new RangeError(`window ${what}: groups [${first}, ${first + groups}) outside the ${this.space.groups} groups`);
+      }
+      if ((first * per) % 4 !== 0) throw new RangeError(`window ${what}: group ${first} does not start on a byte of the table`);
+      if (bytes < Math.ceil((groups * per) / 4)) throw new RangeError(`window ${what}: ${bytes} bytes do not hold ${groups} groups`);
+    }
+    if (otherGroups > 0 && otherFirst < w.firstGroup + w.groups && w.firstGroup < otherFirst + otherGroups) {
+      throw new RangeError('window: the two parts overlap');
+    }
     this.table = table;
-    this.shared = typeof SharedArrayBuffer !== 'undefined' && table.buffer instanceof SharedArrayBuffer;
+    this.shared = isShared(table);
+    this.firstGroup0 = w.firstGroup;
+    this.endGroup0 = w.firstGroup + w.groups;
+    this.base0 = w.firstGroup * per;
+    this.end0 = this.endGroup0 * per;
+    this.otherTable = other;
+    this.otherShared = isShared(other);
+    this.firstGroup1 = otherFirst;
+    this.endGroup1 = otherFirst + otherGroups;
+    this.base1 = otherFirst * per;
+    this.end1 = this.endGroup1 * per;
+    this.seekLoss = seekLoss;
+    this.crossOnly = w.crossOnly === true;
   }
 
+  /** Groups a table part from firstGroup on holds whole (init's window). */
+  private groupsIn(table: Uint8Array, firstGroup: number): number {
+    return Math.min(this.space.groups - firstGroup, Math.floor((table.length * 4) / this.space.p2Placements));
+  }
+
+  private checkGroupsInside(groupFrom: number, groupTo: number): void {
+    if (groupFrom < this.firstGroup0 || groupTo > this.endGroup0 || groupFrom > groupTo) {
+      throw new RangeError(`groups [${groupFrom}, ${groupTo}) outside the table's [${this.firstGroup0}, ${this.endGroup0})`);
+    }
+  }
+
+  /** 0 or 1: the part that holds group g; -1 for none. */
+  private partOfGroup(g: number): number {
+    return g >= this.firstGroup0 && g < this.endGroup0 ? 0 : g >= this.firstGroup1 && g < this.endGroup1 ? 1 : -1;
+  }
+
+  private inParts(index: number): boolean {
+    return (index >= this.base0 && index < this.end0) || (index >= this.base1 && index < this.end1);
+  }
+
+  /** Value of stored state `index` (in one of the parts). */
   private value(index: number): number {
-    return readValue(this.table, index);
+    return index >= this.base0 && index < this.end0 ? readValue(this.table, index - this.base0) : readValue(this.otherTable, index - this.base1);
   }
 
   /** Sets a value where it was UNKNOWN; true when this call made the change. */
   private prove(index: number, value: number): boolean {
+    const first = index >= this.base0 && index < this.end0;
+    const table = first ? this.table : this.otherTable;
+    const shared = first ? this.shared : this.otherShared;
+    index -= first ? this.base0 : this.base1;
     const byte = stateByte(index);
     const shift = stateShift(index);
-    const old = this.shared ? Atomics.or(this.table, byte, value << shift) : this.table[byte]!;
-    if (!this.shared) this.table[byte] = old | (value << shift);
+    const old = shared ? Atomics.or(table, byte, value << shift) : table[byte]!;
+    if (!shared) table[byte] = old | (value << shift);
     return ((old >>> shift) & 3) === UNKNOWN;
   }
+}
 
+function isShared(bytes: Uint8Array): boolean {
+  return typeof SharedArrayBuffer !== 'undefined' && bytes.buffer instanceof SharedArrayBuffer;
 }

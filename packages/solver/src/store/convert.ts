@@ -1,0 +1,161 @@
+/**
+ * A store and a single database file, each made from the other (streamed, in the memory of one
+ * shard), and a store's checksums verified: `ccheckers convert` and `ccheckers check --db DIR`.
+ */
+import { closeSync, existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { CCheckersError, StateSpace, stateByte, valueInByte, variant } from '@ccheckers/core';
+import { crc32Of } from '../crc.js';
+import { DatabaseError, HEADER_BYTES, hex, openForReading, readAll, readHeader, readPassLog, writeDatabase } from '../database.js';
+import { type DatabaseFile, type StoredValues, openDatabase } from '../database-file.js';
+import { type GameCounts, TableCounter, startStateIndex } from '../state-index.js';
+import { shardLayout } from './layout.js';
+import { MANIFEST, ShardStore, StoreValues } from './shard-store.js';
+
+/** Whether `path` is a store's folder (else it is taken for a database file). */
+export function isStore(path: string): boolean {
+  return existsSync(path) && statSync(path).isDirectory();
+}
+
+/** Opens a database by random access: a single file, or a store's folder. */
+export function openSolved(path: string): (StoredValues & { close(): void }) | DatabaseFile {
+  return isStore(path) ? new StoreValues(ShardStore.open(path)) : openDatabase(path);
+}
+
+/** Writes a complete store as one database file at `out` (atomically; 'new' unless `force`). */
+export function exportStore(dir: string, out: string, options: { force?: boolean } = {}): void {
+  const store = ShardStore.open(dir);
+  const m = store.manifest;
+  if (m.stage !== 'complete' || !m.results) throw new DatabaseError(join(dir, MANIFEST), `holds an unfinished solve (${m.stage}): finish it with solve --resume first`);
+  const header = store.header();
+  writeDatabase(
+    out,
+    header,
+    {
+      length: m.tableBytes,
+      crc32: m.results.tableCrc32,
+      stream(write) {
+        let crc = 0;
+        store.forEachShard((shard, bytes) => {
+          crc = crc32Of(bytes, crc);
+          write(bytes, shard.firstByte);
+        });
+        // The shards were each checked on load; the whole must also be what the manifest says.
+        if (crc !== m.results!.tableCrc32) throw new DatabaseError(dir, `the shards' table has checksum ${hex(crc)}, the manifest records ${hex(m.results!.tableCrc32)}`);
+      },
+    },
+    undefined,
+    options.force ? 'replace-file' : 'new',
+  );
+}
+
+/** Makes a store in `dir` (new) from a complete database file (its distance table is not kept). */
+export function importDatabase(path: string, dir: string, options: { shards?: number } = {}): ShardStore {
+  const fd = openForReading(path);
+  try {
+    const read = readHeader(path, fd);
+    readPassLog(path, fd, read);
+    const { header } = read;
+    if (header.stage !== 'complete') throw new DatabaseError(path, `is a ${header.stage} checkpoint: only a complete database converts to a store`);
+    const v = variant(header.board, header.pieces);
+    const space = new StateSpace(v);
+    const layout = shardLayout(space, options.shards ?? Math.max(1, Math.ceil(space.tableBytes / 2 ** 28)));
+    const store = ShardStore.create(dir, v, header.rules, layout);
+    const buffer = new Uint8Array(Math.max(...layout.shards.map((s) => s.bytes)));
+    let crc = 0;
+    for (const shard of layout.shards) {
+      const bytes = buffer.subarray(0, shard.bytes);
+      readAll(fd, bytes, HEADER_BYTES + shard.firstByte);
+      crc = crc32Of(bytes, crc);
+      const last = shard.index === layout.shards.length - 1;
+      if (last && crc !== header.bodyCrc32) throw new DatabaseError(path, `corrupt body: checksum ${hex(crc)} but the header records ${hex(header.bodyCrc32)}`);
+      store.save([{ index: shard.index, bytes }], (m) => {
+        m.passLog = header.passLog;
+        m.seconds = header.seconds;
+        if (!last) return;
+        m.stage = 'complete';
+        m.results = { positions: header.positions, p1Wins: header.p1Wins, p2Wins: header.p2Wins, draws: header.draws, illegal: header.illegal, startValue: header.startValue, tableCrc32: crc };
+      });
+    }
+    return store;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface ShardCheck {
+  shard: number;
+  file: string;
+  bytes: number;
+  expected: number;
+  actual: number;
+  ok: boolean;
+  problem?: string;
+}
+
+export interface StoreCheckReport {
+  path: string;
+  stage: string;
+  shards: ShardCheck[];
+  /** The table's CRC-32 over the shards in order, and the one the manifest records (complete stores). */
+  table?: { expected: number; actual: number; ok: boolean };
+  recount?: { counts: GameCounts; startValue: number; manifestAgrees: boolean };
+}
+
+/**
+ * Verifies a store: the manifest (on open: a corrupt or foreign one throws), then every shard's
+ * size and checksum, reported one by one (a missing or truncated shard is a failed line, not a
+ * throw), the whole table's checksum, and with `recount` the counts and start value.
+ */
+export function checkStore(dir: string, options: { recount?: boolean; onProgress?: (fraction: number) => void } = {}): StoreCheckReport {
+  const store = ShardStore.open(dir);
+  const m = store.manifest;
+  const space = store.space;
+  const counter = new TableCounter(space);
+  const startIndex = startStateIndex(space);
+  let startValue = 0;
+  let crc = 0;
+  let whole = true;
+  const buffer = new Uint8Array(Math.max(...store.layout.shards.map((s) => s.bytes)));
+  const shards: ShardCheck[] = [];
+  for (const shard of store.layout.shards) {
+    const entry = m.shards[shard.index]!;
+    const line: ShardCheck = { shard: shard.index, file: entry.file, bytes: shard.bytes, expected: entry.crc32, actual: 0, ok: false };
+    if (entry.file === '') {
+      line.ok = m.stage === 'init';
+      line.problem = 'not written yet';
+      whole = false;
+    } else {
+      try {
+        const bytes = store.loadShard(shard.index, buffer);
+        line.actual = entry.crc32;
+        line.ok = true;
+        crc = crc32Of(bytes, crc);
+        if (options.recount) {
+          for (let at = 0; at < bytes.length; at += 2 ** 24) counter.add(bytes.subarray(at, Math.min(bytes.length, at + 2 ** 24)), shard.firstByte + at);
+          const local = stateByte(startIndex) - shard.firstByte;
+          if (local >= 0 && local < shard.bytes) startValue = valueInByte(bytes[local]!, startIndex);
+        }
+      } catch (e) {
+        if (!(e instanceof CCheckersError)) throw e;
+        const actual = /checksum ([0-9a-f]{8})/.exec(e.message);
+        if (actual) line.actual = Number.parseInt(actual[1]!, 16);
+        line.problem = e.message;
+        whole = false;
+      }
+    }
+    shards.push(line);
+    options.onProgress?.((shard.index + 1) / store.layout.shards.length);
+  }
+  const report: StoreCheckReport = { path: dir, stage: m.stage, shards };
+  if (m.results && whole) report.table = { expected: m.results.tableCrc32, actual: crc, ok: crc === m.results.tableCrc32 };
+  if (options.recount && whole) {
+    const counts = counter.gameCounts();
+    const r = m.results;
+    const manifestAgrees =
+      r === undefined ||
+      (r.positions === counts.positions && r.p1Wins === counts.p1Wins && r.p2Wins === counts.p2Wins && r.draws === counts.draws && r.illegal === counts.illegal && r.startValue === startValue);
+    report.recount = { counts, startValue, manifestAgrees };
+  }
+  return report;
+}

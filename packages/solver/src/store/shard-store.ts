@@ -1,0 +1,387 @@
+/**
+ * A sharded store: the 2-bit table of one variant in shard files of whole groups, in a folder,
+ * with a manifest (manifest.json) that names the variant, rules, ranking, shard layout, each
+ * shard's file and CRC-32, the stage and the pass log.
+ *
+ * Crash safety: shard files are never written in place. A shard saved again goes to a new file
+ * (its name carries a generation number), is flushed, then the manifest is replaced atomically
+ * (temporary file, fsync, rename, fsync of the folder) to point at it, and only then is the old
+ * file removed. Whenever the process dies, the manifest on disk names complete files whose CRCs
+ * it records; files it does not name are leftovers, removed when the store is opened for writing.
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { CCheckersError, NO_DISTANCE, RANKING_ID, type RuleMode, StateSpace, type Variant, readValue, stateByte, valueInByte, variant } from '@ccheckers/core';
+import { crc32Of } from '../crc.js';
+import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, type PassRecord, hex } from '../database.js';
+import { type StoredValues, VERIFY_ON_OPEN_BYTES } from '../database-file.js';
+import type { GameCounts } from '../state-index.js';
+import { type Shard, type ShardLayout, layoutOf, shardOfGroup } from './layout.js';
+
+export const MANIFEST = 'manifest.json';
+const FORMAT = 'ccheckers-store';
+const FORMAT_VERSION = 1;
+
+/** 'finishing': the passes are over, the results not yet counted. */
+export type StoreStage = 'init' | 'passes' | 'finishing' | 'complete';
+
+/** Where a pass stood when the manifest was written: shards done (in order), and what they proved. */
+export interface PassInProgress {
+  pass: number;
+  sparse: boolean;
+  shardsDone: number;
+  /** Tiles (a held block, or a block and a streamed shard) done, for progress. */
+  tilesDone: number;
+  newlyProven: number;
+  seconds: number;
+}
+
+export interface Manifest {
+  format: typeof FORMAT;
+  version: number;
+  board: number;
+  pieces: number;
+  rules: RuleMode;
+  rankingId: number;
+  storedStates: number;
+  groups: number;
+  statesPerGroup: number;
+  tableBytes: number;
+  groupsPerShard: number;
+  shards: Array<{ file: string; firstGroup: number; groups: number; bytes: number; crc32: number }>;
+  /** Bumped by every save: new shard files get it in their names. */
+  generation: number;
+  stage: StoreStage;
+  passLog: PassRecord[];
+  passInProgress?: PassInProgress;
+  /** Seconds of solving so far (over resumes). */
+  seconds: number;
+  /** When complete: the results, and the CRC-32 of the whole table (the shards in order). */
+  results?: GameCounts & { startValue: number; tableCrc32: number };
+}
+
+export class ShardStore {
+  readonly space: StateSpace;
+  readonly layout: ShardLayout;
+
+  private constructor(
+    readonly dir: string,
+    public manifest: Manifest,
+  ) {
+    this.space = new StateSpace(variant(manifest.board, manifest.pieces));
+    this.layout = layoutOf(this.space, manifest.groupsPerShard);
+  }
+
+  /** A new store in `dir` (absent or empty): every shard all zero (unknown), stage 'init'. */
+  static create(dir: string, v: Variant, rules: RuleMode, layout: ShardLayout): ShardStore {
+    if (existsSync(dir)) {
+      if (!statSync(dir).isDirectory()) throw new CCheckersError('E_USAGE', `--store ${dir} is not a folder`);
+      if (readdirSync(dir).length > 0) {
+        throw new CCheckersError(
+          'E_USAGE',
+          existsSync(join(dir, MANIFEST))
+            ? `${dir} already holds a store: use --resume to continue its solve, or choose another --store`
+            : `${dir} is not empty: a new store needs an empty or absent folder`,
+        );
+      }
+    } else {
+      mkdirSync(dir, { recursive: true });
+    }
+    const space = new StateSpace(v);
+    const manifest: Manifest = {
+      format: FORMAT,
+      version: FORMAT_VERSION,
+      board: v.size,
+      pieces: v.pieces,
+      rules,
+      rankingId: RANKING_ID,
+      storedStates: space.states,
+      groups: space.groups,
+      statesPerGroup: space.p2Placements,
+      tableBytes: space.tableBytes,
+      groupsPerShard: layout.groupsPerShard,
+      shards: layout.shards.map((s) => ({ file: '', firstGroup: s.firstGroup, groups: s.groups, bytes: s.bytes, crc32: 0 })),
+      generation: 0,
+      stage: 'init',
+      passLog: [],
+      seconds: 0,
+    };
+    return new ShardStore(dir, manifest);
+  }
+
+  /** Opens a store and checks its manifest (not the shards: see loadShard and checkStore). */
+  static open(dir: string): ShardStore {
+    const path = join(dir, MANIFEST);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new DatabaseError(dir, 'is a directory, not a database file or a store (no manifest.json)');
+      throw new DatabaseError(path, `cannot read the manifest (${code ?? String(e)})`);
+    }
+    let m: Manifest;
+    try {
+      m = JSON.parse(text) as Manifest;
+    } catch {
+      throw new DatabaseError(path, 'corrupt manifest: not JSON');
+    }
+    checkManifest(path, m);
+    return new ShardStore(dir, m);
+  }
+
+  get variantName(): string {
+    return this.space.variant.name;
+  }
+
+  /** The store holds a solve of this variant and rules, else a clear refusal. */
+  checkVariant(v: Variant, rules: RuleMode): void {
+    const m = this.manifest;
+    if (m.board !== v.size || m.pieces !== v.pieces || m.rules !== rules) {
+      throw new CCheckersError('E_USAGE', `${join(this.dir, MANIFEST)} is a store of ${m.board}x${m.board}/${m.pieces} (${m.rules}), not ${v.name} (${rules})`);
+    }
+  }
+
+  shardPath(index: number): string {
+    return join(this.dir, this.manifest.shards[index]!.file);
+  }
+
+  /** Reads shard `index` into `into` (at least its bytes long) and checks its CRC; a shard never
+   *  written (stage init) reads as zeros. */
+  loadShard(index: number, into: Uint8Array): Uint8Array {
+    const entry = this.manifest.shards[index]!;
+    const bytes = into.subarray(0, entry.bytes);
+    if (entry.file === '') return bytes.fill(0);
+    const path = this.shardPath(index);
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch (e) {
+      throw new DatabaseError(path, `shard ${index} is missing or unreadable (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+    }
+    try {
+      const size = statSync(path).size;
+      if (size !== entry.bytes) throw new DatabaseError(path, `shard ${index} has ${size} bytes, the manifest records ${entry.bytes}`);
+      for (let at = 0; at < bytes.length; ) {
+        const got = readSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at), at);
+        if (got === 0) throw new DatabaseError(path, `shard ${index} is shorter than the manifest records`);
+        at += got;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const crc = crc32Of(bytes);
+    if (crc !== entry.crc32) throw new DatabaseError(path, `corrupt shard ${index}: checksum ${hex(crc)} but the manifest records ${hex(entry.crc32)}`);
+    return bytes;
+  }
+
+  /**
+   * Saves shards (each with its bytes) and the manifest changes `update` makes, atomically as a
+   * whole: new files first, then the manifest that names them, then the old files go.
+   */
+  save(shards: Array<{ index: number; bytes: Uint8Array }>, update: (m: Manifest) => void): void {
+    const m: Manifest = structuredClone(this.manifest);
+    m.generation++;
+    const replaced: string[] = [];
+    for (const { index, bytes } of shards) {
+      const entry = m.shards[index]!;
+      if (bytes.length !== entry.bytes) throw new RangeError(`shard ${index}: ${bytes.length} bytes, expected ${entry.bytes}`);
+      const file = `shard-${String(index).padStart(5, '0')}.g${m.generation}.bin`;
+      writeFileAtomically(join(this.dir, file), bytes, false);
+      if (entry.file !== '') replaced.push(entry.file);
+      entry.file = file;
+      entry.crc32 = crc32Of(bytes);
+    }
+    update(m);
+    writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
+    this.manifest = m;
+    for (const file of replaced) unlinkSync(join(this.dir, file));
+  }
+
+  /** Removes files the manifest does not name (a crash between writing a shard and the manifest). */
+  removeLeftovers(): string[] {
+    const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file)]);
+    const removed: string[] = [];
+    for (const file of readdirSync(this.dir)) {
+      if (named.has(file) || !/^(shard-\d+\.g\d+\.bin|manifest\.json)(\.tmp-\d+)?$/.test(file)) continue;
+      unlinkSync(join(this.dir, file));
+      removed.push(file);
+    }
+    return removed;
+  }
+
+  /** A database header (as single files have) for the store's contents, for queries and reports. */
+  header(): DatabaseHeader {
+    const m = this.manifest;
+    const r = m.results;
+    return {
+      board: m.board,
+      pieces: m.pieces,
+      rules: m.rules,
+      rankingId: m.rankingId,
+      stage: m.stage === 'complete' ? 'complete' : m.stage === 'init' ? 'init' : 'checkpoint',
+      startValue: r?.startValue ?? 0,
+      passes: m.passLog.length,
+      storedStates: m.storedStates,
+      bodyBytes: m.tableBytes,
+      positions: r?.positions ?? 0,
+      p1Wins: r?.p1Wins ?? 0,
+      p2Wins: r?.p2Wins ?? 0,
+      draws: r?.draws ?? 0,
+      illegal: r?.illegal ?? 0,
+      seconds: m.seconds,
+      bodyCrc32: r?.tableCrc32 ?? 0,
+      passLog: m.passLog,
+      distanceBytes: 0,
+      distanceCrc32: 0,
+      maxDistance: 0,
+    };
+  }
+
+  /** Streams the table shard by shard, in order, through one buffer of the largest shard's size. */
+  forEachShard(visit: (shard: Shard, bytes: Uint8Array) => void): void {
+    const buffer = new Uint8Array(Math.max(...this.layout.shards.map((s) => s.bytes)));
+    for (const shard of this.layout.shards) visit(shard, this.loadShard(shard.index, buffer));
+  }
+}
+
+function checkManifest(path: string, m: Manifest): void {
+  const bad = (what: string) => new DatabaseError(path, `corrupt manifest: ${what}`);
+  if (m === null || typeof m !== 'object' || m.format !== FORMAT) throw bad('not a ccheckers store manifest');
+  if (m.version !== FORMAT_VERSION) throw new DatabaseError(path, `store format version ${m.version}; this ccheckers reads version ${FORMAT_VERSION}`);
+  if (m.rankingId !== RANKING_ID) throw new DatabaseError(path, `ranking ${m.rankingId}; this ccheckers uses ranking ${RANKING_ID}`);
+  if (m.rules !== 'clean' && m.rules !== 'published') throw bad(`unknown rules ${String(m.rules)}`);
+  let space: StateSpace;
+  try {
+    space = new StateSpace(variant(m.board, m.pieces));
+  } catch (e) {
+    throw bad(`variant ${m.board}x${m.board}/${m.pieces}: ${(e as Error).message}`);
+  }
+  if (m.storedStates !== space.states || m.groups !== space.groups || m.statesPerGroup !== space.p2Placements || m.tableBytes !== space.tableBytes) {
+    throw bad(`its sizes are not those of ${space.variant.name}`);
+  }
+  if (!Number.isSafeInteger(m.groupsPerShard) || m.groupsPerShard < 4 || m.groupsPerShard % 4 !== 0) throw bad(`groups per shard ${m.groupsPerShard}`);
+  const layout = layoutOf(space, m.groupsPerShard);
+  if (!Array.isArray(m.shards) || m.shards.length !== layout.shards.length) throw bad(`${m.shards?.length} shards, the layout has ${layout.shards.length}`);
+  layout.shards.forEach((s, i) => {
+    const e = m.shards[i]!;
+    if (e.firstGroup !== s.firstGroup || e.groups !== s.groups || e.bytes !== s.bytes) throw bad(`shard ${i} is not where the layout puts it`);
+    if (typeof e.file !== 'string' || (e.file !== '' && !/^shard-\d+\.g\d+\.bin$/.test(e.file))) throw bad(`shard ${i} names the file "${String(e.file)}"`);
+    if (e.file === '' && m.stage !== 'init') throw bad(`shard ${i} has no file`);
+  });
+  if (!['init', 'passes', 'finishing', 'complete'].includes(m.stage)) throw bad(`stage ${String(m.stage)}`);
+  if (m.stage === 'complete' && !m.results) throw bad('complete without results');
+}
+
+/** Writes a file atomically: temporary file, fsync, rename; `syncDir` also flushes the rename. */
+function writeFileAtomically(path: string, data: Uint8Array, syncDir: boolean): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w');
+  try {
+    for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, Math.min(IO_CHUNK_BYTES, data.length - at), at);
+    fsyncSync(fd);
+  } catch (e) {
+    closeSync(fd);
+    unlinkSync(tmp);
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  if (syncDir) {
+    const dirFd = openSync(join(path, '..'), 'r');
+    try {
+      fsyncSync(dirFd);
+    } finally {
+      closeSync(dirFd);
+    }
+  }
+}
+
+const PAGE_BYTES = 4096;
+const CACHED_PAGES = 256;
+
+/**
+ * A complete store read by random access (StoredValues for queries, show, play, serve): the
+ * manifest is checked on open; each question reads the 4 KiB page of the shard that holds it
+ * (a few stay cached). `ccheckers check --db DIR` verifies the shards' checksums. A table of up to
+ * VERIFY_ON_OPEN_BYTES is read whole on open, every shard checked, as a small database file is.
+ */
+export class StoreValues implements StoredValues {
+  readonly header: DatabaseHeader;
+  readonly hasDistances = false;
+  private readonly fds = new Map<number, number>();
+  private readonly pages = new Map<number, Uint8Array>();
+  /** The table, where it was read whole on open (not named `table`: SolvedGame takes an object
+   *  with a table for a database in memory). */
+  private readonly whole: Uint8Array | undefined;
+
+  /** `wholeUpTo`: read the table whole on open up to this size (tests read small ones by page). */
+  constructor(
+    readonly store: ShardStore,
+    { wholeUpTo = VERIFY_ON_OPEN_BYTES }: { wholeUpTo?: number } = {},
+  ) {
+    if (store.manifest.stage !== 'complete') {
+      throw new DatabaseError(join(store.dir, MANIFEST), `holds an unfinished solve (${store.manifest.stage}, ${store.manifest.passLog.length} passes): finish it with solve --resume`);
+    }
+    this.header = store.header();
+    if (store.manifest.tableBytes <= wholeUpTo) {
+      const table = new Uint8Array(store.manifest.tableBytes);
+      for (const shard of store.layout.shards) store.loadShard(shard.index, table.subarray(shard.firstByte));
+      this.whole = table;
+    }
+  }
+
+  /** Whether answers come from disk (a large store), not from memory. */
+  get readsFromDisk(): boolean {
+    return this.whole === undefined;
+  }
+
+  value(index: number): number {
+    if (this.whole) return readValue(this.whole, index);
+    const { store } = this;
+    const shard = shardOfGroup(store.layout, Math.floor(index / store.space.p2Placements));
+    const local = stateByte(index) - shard.firstByte;
+    const pageKey = shard.index * 2 ** 32 + Math.floor(local / PAGE_BYTES); // a shard is under 2^44 bytes
+    let page = this.pages.get(pageKey);
+    if (page) {
+      this.pages.delete(pageKey);
+    } else {
+      page = this.readPage(shard, Math.floor(local / PAGE_BYTES));
+      if (this.pages.size >= CACHED_PAGES) this.pages.delete(this.pages.keys().next().value!);
+    }
+    this.pages.set(pageKey, page);
+    return valueInByte(page[local % PAGE_BYTES]!, index);
+  }
+
+  distance(): number {
+    return NO_DISTANCE; // stores keep no distance tables
+  }
+
+  close(): void {
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
+  }
+
+  private readPage(shard: Shard, page: number): Uint8Array {
+    const path = this.store.shardPath(shard.index);
+    let fd = this.fds.get(shard.index);
+    if (fd === undefined) {
+      try {
+        fd = openSync(path, 'r');
+      } catch (e) {
+        throw new DatabaseError(path, `shard ${shard.index} is missing or unreadable (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+      }
+      if (statSync(path).size !== shard.bytes) {
+        closeSync(fd);
+        throw new DatabaseError(path, `shard ${shard.index} has ${statSync(path).size} bytes, the manifest records ${shard.bytes}`);
+      }
+      this.fds.set(shard.index, fd);
+    }
+    const bytes = new Uint8Array(PAGE_BYTES);
+    const want = Math.min(PAGE_BYTES, shard.bytes - page * PAGE_BYTES);
+    if (want <= 0 || readSync(fd, bytes, 0, want, page * PAGE_BYTES) !== want) {
+      throw new DatabaseError(path, 'the shard is shorter than when it was opened (changed while in use?)');
+    }
+    return bytes;
+  }
+}

@@ -1,0 +1,366 @@
+/**
+ * The solve of a sharded store (shard-store.ts), in bounded memory: the same kernels as the
+ * in-memory solve, called on parts of the table (core's TableWindow).
+ *
+ * A pass takes the shards in blocks (layout.ts: as many as the budget holds, less one buffer).
+ * For each block it decides the block's unknown states, reading their children first from the
+ * block itself, then from every other shard streamed through the one extra buffer, and saves the
+ * block. Proven values cross shards by being read: each state sees, once per pass, the values of
+ * all its children as they stand (the Bal-Allis combining of messages taken to its end: one
+ * message per pair of shards and pass, the shard itself). A new loss is propagated at once to its
+ * parents in the block; parents elsewhere find it when they are visited, since a windowed visit
+ * looks past unknown children for a lost one. A pass that proves nothing ends the solve; the
+ * table is then the game's fixpoint, the same whatever the shards, budget, backend or threads.
+ */
+import { join } from 'node:path';
+import {
+  type Backend,
+  CCheckersError,
+  type KernelStats,
+  type RuleMode,
+  StateSpace,
+  type TableWindow,
+  UNKNOWN,
+  type Variant,
+  stateByte,
+  valueInByte,
+} from '@ccheckers/core';
+import { crc32Of } from '../crc.js';
+import type { PassRecord } from '../database.js';
+import { checkMemory } from '../memory.js';
+import { lockOutput } from '../output-file.js';
+import {
+  type ProgressEvent,
+  type SolveResult,
+  checkMoveless,
+  chunkRanges,
+  inProcessRunner,
+  nextPassIsSparse,
+  startValueName,
+} from '../solve.js';
+import { TableCounter, startStateIndex, storedCounts } from '../state-index.js';
+import { type ChunkRunner, type PhaseTables, createWorkerPool, runPhase } from '../worker-pool.js';
+import { type MemoryPlan, type Shard, blocksOf, planMemory } from './layout.js';
+import { MANIFEST, type Manifest, ShardStore } from './shard-store.js';
+
+export interface ShardedSolveOptions {
+  variant: Variant;
+  rules: RuleMode;
+  backend: Backend;
+  threads: number;
+  /** The store's folder: new (absent or empty), or with `resume` one to continue. */
+  store: string;
+  resume?: boolean;
+  /** Shard count of a new store (default: from the table size and the budget, see planMemory). */
+  shards?: number;
+  /** Bytes the solve may hold: shards in memory, buffers and group maps. */
+  memoryLimit?: number;
+  /** Told the plan before anything large is allocated (the CLI prints it). */
+  onPlan?: (plan: MemoryPlan) => void;
+  onProgress?: (event: ProgressEvent) => void;
+  signal?: AbortSignal;
+  /** Test hook: stop after this many passes (the store keeps them). */
+  stopAfterPass?: number;
+  /** Called after each save of the store (the kill -9 test hook uses it). */
+  onSave?: (passes: number) => void;
+}
+
+export interface ShardedSolveResult extends SolveResult {
+  store: string;
+  shards: number;
+  blockShards: number;
+  /** Shard bytes read and written over the whole solve (this run). */
+  bytesRead: number;
+  bytesWritten: number;
+}
+
+export class ShardedSolveInterrupted extends CCheckersError {
+  constructor(store: string, manifest: Manifest) {
+    const at = manifest.passInProgress;
+    const saved =
+      manifest.stage === 'init'
+        ? `${manifest.shards.filter((s) => s.file !== '').length} of ${manifest.shards.length} shards initialised`
+        : `${manifest.passLog.length} passes${at ? ` and ${at.shardsDone} shards of pass ${at.pass}` : ''}`;
+    super('E_INTERRUPTED', `solve interrupted; ${store} holds ${saved}, continue with --resume`);
+  }
+}
+
+/** Kernel calls per tile (progress and interruption points). */
+const CHUNKS_PER_CALL = 16;
+
+/** A part of the table in memory: whole groups from firstGroup on. */
+interface Part {
+  bytes: Uint8Array;
+  firstGroup: number;
+  groups: number;
+}
+
+export async function solveSharded(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
+  const { variant: v, rules, backend } = options;
+  const space = new StateSpace(v);
+  const threads = Math.max(1, Math.min(Math.floor(options.threads), space.groups));
+  const kernelCopies = backend.kernelThreads || threads === 1 ? 1 : threads;
+  let store: ShardStore | undefined;
+  if (options.resume) {
+    try {
+      store = ShardStore.open(options.store);
+    } catch (e) {
+      if (!(e instanceof CCheckersError && /no manifest\.json/.test(e.message))) throw e;
+    }
+  }
+  if (store) {
+    store.checkVariant(v, rules);
+    if (options.shards !== undefined && options.shards !== store.layout.shards.length) {
+      throw new CCheckersError('E_USAGE', `${options.store} has ${store.layout.shards.length} shards; --shards ${options.shards} applies to new stores only`);
+    }
+  }
+  const plan = planMemory(space, {
+    ...(store ? { layout: store.layout } : options.shards !== undefined ? { shards: options.shards } : {}),
+    ...(options.memoryLimit !== undefined ? { budget: options.memoryLimit } : {}),
+    kernelCopies,
+  });
+  checkMemory(plan.blockBytes + plan.streamBytes + plan.overheadBytes, options.memoryLimit);
+  options.onPlan?.(plan);
+  if (!store) {
+    if (plan.layout.shards.some((s) => s.bytes > 2 ** 32)) {
+      throw new CCheckersError('E_USAGE', `shards of ${v.name} would be over 4 GiB (no typed array holds one): use more --shards`);
+    }
+    store = ShardStore.create(options.store, v, rules, plan.layout);
+  }
+  const unlock = lockOutput(join(options.store, MANIFEST));
+  try {
+    store.removeLeftovers();
+    return await solveLocked(options, store, plan, threads);
+  } finally {
+    unlock();
+  }
+}
+
+async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan: MemoryPlan, threads: number): Promise<ShardedSolveResult> {
+  const { variant: v, rules, backend } = options;
+  const space = store.space;
+  const shards = plan.layout.shards;
+  const shared = (bytes: number) => new Uint8Array(new SharedArrayBuffer(Math.max(1, bytes)));
+  const blockBuffer = shared(plan.blockBytes);
+  const streamBuffer = shared(plan.streamBytes);
+  const kernel = backend.solverKernel(v, rules);
+  const runner: ChunkRunner =
+    backend.kernelThreads || threads === 1
+      ? inProcessRunner((phase, from, to, depth, part) => runPhase(kernel, phase, part!, from, to, depth, threads))
+      : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table: shared(1) });
+  const report = options.onProgress ?? (() => {});
+  const started = performance.now();
+  const secondsBefore = store.manifest.seconds;
+  const elapsed = () => secondsBefore + (performance.now() - started) / 1000;
+  let proven = store.manifest.generation === 0 ? 0 : provenInStore(store, plan.streamBytes > 0 ? streamBuffer : blockBuffer);
+  let bytesRead = 0;
+  let bytesWritten = 0;
+  const resumedFromPass = store.manifest.generation > 0 ? store.manifest.passLog.length : undefined;
+  const checkAbort = () => {
+    if (options.signal?.aborted) throw new ShardedSolveInterrupted(options.store, store.manifest);
+  };
+  const load = (shard: Shard, into: Uint8Array) => {
+    bytesRead += shard.bytes;
+    return store.loadShard(shard.index, into);
+  };
+  const save = (parts: Array<{ index: number; bytes: Uint8Array }>, update: (m: Manifest) => void) => {
+    store.save(parts, (m) => {
+      update(m);
+      m.seconds = elapsed();
+    });
+    for (const p of parts) bytesWritten += p.bytes.length;
+    options.onSave?.(store.manifest.passLog.length);
+  };
+
+  try {
+    if (resumedFromPass !== undefined) report({ phase: 'resumed', pass: resumedFromPass, fraction: 0, proven, storedStates: space.states });
+    if (store.manifest.stage === 'init') {
+      // Each shard on its own: init reads no children.
+      for (const shard of shards) {
+        if (store.manifest.shards[shard.index]!.file !== '') continue; // done before a resume
+        const bytes = blockBuffer.subarray(0, shard.bytes).fill(0);
+        const chunks = chunkRanges(shard.groups, CHUNKS_PER_CALL).map(([a, b]): [number, number] => [shard.firstGroup + a, shard.firstGroup + b]);
+        let done = 0;
+        await runner.run(
+          'init',
+          chunks,
+          (s) => {
+            proven += s.illegal + s.terminal + s.wins + s.losses;
+            done++;
+            checkAbort();
+            report({ phase: 'init', pass: 0, fraction: (shard.index + done / chunks.length) / shards.length, proven, storedStates: space.states });
+          },
+          undefined,
+          { table: bytes, firstGroup: shard.firstGroup },
+        );
+        const last = shard.index === shards.length - 1;
+        save([{ index: shard.index, bytes }], (m) => {
+          if (last) m.stage = 'passes';
+        });
+      }
+      report({ phase: 'init-done', pass: 0, fraction: 1, proven, storedStates: space.states });
+    }
+
+    while (store.manifest.stage === 'passes') {
+      const m = store.manifest;
+      const going = m.passInProgress;
+      const pass = going?.pass ?? m.passLog.length + 1;
+      const sparse = going?.sparse ?? nextPassIsSparse(m.passLog[m.passLog.length - 1], proven, space.states);
+      const down = sparse && pass % 2 === 0;
+      let newly = going?.newlyProven ?? 0;
+      let moveless = 0;
+      const passSecondsBefore = going?.seconds ?? 0;
+      const passStart = performance.now();
+      const readBefore = bytesRead;
+      const writtenBefore = bytesWritten;
+      const shardsDone = going?.shardsDone ?? 0;
+      const blocks = blocksOf({ ...plan, layout: { ...plan.layout, shards: shards.slice(shardsDone) } });
+      // One kernel call sequence on a tile: the states of `states` whose children lie in
+      // `children` (either may be the block or the streamed shard). Returns what it proved.
+      const tile = async (states: Part, other: Part | undefined, fraction: () => number): Promise<number> => {
+        const window: TableWindow | undefined =
+          states.groups === space.groups
+            ? undefined // the whole table: exactly the in-memory solve
+            : other
+              ? { firstGroup: states.firstGroup, groups: states.groups, other: other.bytes, otherFirstGroup: other.firstGroup, otherGroups: other.groups, crossOnly: true }
+              : { firstGroup: states.firstGroup, groups: states.groups };
+        // A sparse pass goes through the groups of each part (a call stays inside one), a full
+        // pass through the P2 placements.
+        const groupsOf = (p: Part) => chunkRanges(p.groups, CHUNKS_PER_CALL).map(([a, b]): [number, number] => [p.firstGroup + a, p.firstGroup + b]);
+        const ranges = sparse ? [...groupsOf(states), ...(other ? groupsOf(other) : [])] : chunkRanges(kernel.passUnits, CHUNKS_PER_CALL);
+        const chunks = down ? ranges.reverse() : ranges;
+        let proved = 0;
+        let done = 0;
+        await runner.run(
+          down ? 'sparse-down' : sparse ? 'sparse' : 'pass',
+          chunks,
+          (s: KernelStats) => {
+            proved += s.wins + s.losses;
+            moveless += s.moveless;
+            proven += s.wins + s.losses;
+            done++;
+            checkAbort();
+            report({ phase: 'pass', pass, fraction: fraction() + done / chunks.length / tilesPerPass, proven, storedStates: space.states });
+          },
+          undefined,
+          { table: states.bytes, window },
+        );
+        newly += proved;
+        return proved;
+      };
+      const tilesPerPass = blocksOf(plan).reduce((sum, b, i, all) => sum + 1 + all.slice(i + 1).flat().length, 0);
+      let tilesDone = going?.tilesDone ?? 0;
+      const progressAt = () => tilesDone / tilesPerPass;
+      let shardsFinished = shardsDone;
+      for (const block of blocks) {
+        const first = block[0]!;
+        const last = block[block.length - 1]!;
+        const blockPart: Part = {
+          bytes: blockBuffer.subarray(0, last.firstByte + last.bytes - first.firstByte),
+          firstGroup: first.firstGroup,
+          groups: last.firstGroup + last.groups - first.firstGroup,
+        };
+        for (const s of block) load(s, blockPart.bytes.subarray(s.firstByte - first.firstByte));
+        // The block's own tile: its states whose children it holds too. No reads.
+        await tile(blockPart, undefined, progressAt);
+        tilesDone++;
+        // Every later shard, streamed: the tiles between the block and the shard, both ways in
+        // one sweep (a state's children have its P2 placement as their P1, so chains of proofs go
+        // back and forth between the two; working the two tiles one after the other, or again
+        // while they prove something, or with the block's own tile, was slower: docs/sharding.md).
+        // Earlier shards met this block when theirs was held.
+        for (const shard of shards.filter((s) => s.index > last.index)) {
+          const streamed: Part = { bytes: load(shard, streamBuffer), firstGroup: shard.firstGroup, groups: shard.groups };
+          if ((await tile(blockPart, streamed, progressAt)) > 0) save([{ index: shard.index, bytes: streamed.bytes }], () => {});
+          tilesDone++;
+        }
+        checkMoveless(moveless, v);
+        shardsFinished += block.length;
+        const seconds = passSecondsBefore + (performance.now() - passStart) / 1000;
+        save(
+          block.map((s) => ({ index: s.index, bytes: blockPart.bytes.subarray(s.firstByte - first.firstByte, s.firstByte - first.firstByte + s.bytes) })),
+          (next) => {
+            next.passInProgress = { pass, sparse, shardsDone: shardsFinished, tilesDone, newlyProven: newly, seconds };
+          },
+        );
+      }
+      const record: PassRecord = {
+        pass,
+        proven,
+        newlyProven: newly,
+        seconds: passSecondsBefore + (performance.now() - passStart) / 1000,
+        sparse,
+        bytesRead: bytesRead - readBefore,
+        bytesWritten: bytesWritten - writtenBefore,
+      };
+      save([], (next) => {
+        next.passLog.push(record);
+        delete next.passInProgress;
+        if (newly === 0) next.stage = 'finishing';
+      });
+      report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
+      if (newly > 0 && options.stopAfterPass !== undefined && pass >= options.stopAfterPass) {
+        throw new ShardedSolveInterrupted(options.store, store.manifest);
+      }
+    }
+  } finally {
+    await runner.close();
+  }
+
+  // The results, from the shards streamed once in order (the CRC is the in-memory table's).
+  if (store.manifest.stage === 'finishing') {
+    const counter = new TableCounter(space);
+    let crc = 0;
+    const startIndex = startStateIndex(space);
+    let startValue = 0;
+    const chunk = 2 ** 24; // TableCounter takes chunks under 1 GiB
+    for (const shard of shards) {
+      const bytes = load(shard, streamBuffer.length >= shard.bytes ? streamBuffer : blockBuffer);
+      crc = crc32Of(bytes, crc);
+      for (let at = 0; at < bytes.length; at += chunk) counter.add(bytes.subarray(at, Math.min(bytes.length, at + chunk)), shard.firstByte + at);
+      const local = stateByte(startIndex) - shard.firstByte;
+      if (local >= 0 && local < shard.bytes) startValue = valueInByte(bytes[local]!, startIndex);
+    }
+    const counts = counter.gameCounts();
+    save([], (next) => {
+      next.stage = 'complete';
+      next.results = { ...counts, startValue, tableCrc32: crc };
+    });
+  }
+  const m = store.manifest;
+  const r = m.results!;
+  return {
+    board: v.size,
+    pieces: v.pieces,
+    rules,
+    backend: backend.name,
+    threads,
+    positions: r.positions,
+    p1Wins: r.p1Wins,
+    p2Wins: r.p2Wins,
+    draws: r.draws,
+    illegal: r.illegal,
+    start: startValueName(r.startValue),
+    passes: m.passLog.length,
+    seconds: m.seconds,
+    storedStates: space.states,
+    tableBytes: space.tableBytes,
+    tableCrc32: r.tableCrc32,
+    passLog: m.passLog,
+    ...(resumedFromPass !== undefined ? { resumedFromPass } : {}),
+    store: options.store,
+    shards: shards.length,
+    blockShards: plan.blockShards,
+    bytesRead,
+    bytesWritten,
+  };
+}
+
+/** Stored states decided so far, from the shards read through `buffer` (a resume). */
+function provenInStore(store: ShardStore, buffer: Uint8Array): number {
+  let unknown = 0;
+  for (const shard of store.layout.shards) {
+    unknown += storedCounts(store.loadShard(shard.index, buffer), shard.groups * store.space.p2Placements)[UNKNOWN]!;
+  }
+  return store.space.states - unknown;
+}
