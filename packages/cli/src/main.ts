@@ -15,6 +15,7 @@ import { reportCommand } from './commands/report.js';
 import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
 import { solveCommand } from './commands/solve.js';
+import { convertCommand } from './commands/convert.js';
 import { verifyCommand } from './commands/verify.js';
 
 /** One version for all four packages (scripts/release-pack.mjs checks they agree). */
@@ -33,6 +34,8 @@ const BACKEND_HELP = 'auto | native-bmi2 | native-portable | ts';
 export interface TestHooks {
   /** Called after each checkpoint of a solve is on disk (e.g. SIGKILL mid-solve). */
   onCheckpoint?: (passes: number) => void;
+  /** Called after each save of a sharded store (e.g. SIGKILL mid-pass). */
+  onStoreSave?: (passes: number) => void;
   /** verify: this backend answers one operation wrongly, so that verify must fail. */
   corruptBackend?: string;
 }
@@ -62,8 +65,10 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--backend <name>', BACKEND_HELP, 'auto')
     .option('--threads <n>', 'threads (default: all cores)')
     .option('--out <file>', 'write the database here (checkpoints go to FILE.ckpt)')
-    .option('--memory <size>', 'refuse to start when the solve needs more than this (e.g. 4G)')
-    .option('--resume', 'continue from FILE.ckpt of --out')
+    .option('--memory <size>', 'in-memory: refuse to start when the solve needs more; with --store: the most it may hold (e.g. 1.5G)')
+    .option('--store <dir>', 'keep the table in shard files in this folder (out of core, bounded by --memory; resumable)')
+    .option('--shards <n>', 'shard count of a new --store (default: from the table size and --memory)')
+    .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')
     .option('--force', 'overwrite an existing --out file')
     .option('--distances', "also store every position's distance to the end (1 byte per stored state), so that query and play choose moves that make progress in games of any size")
     .option('--json', 'one JSON object on stdout (with the pass log and the machine, for report --from)')
@@ -104,14 +109,14 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .command('query')
     .description('value of a position in a solved database, each legal move, and the best move')
     .argument('<position>', 'cells in order (x, o, .) then the side to move, e.g. "xx.....(49 cells) x"')
-    .requiredOption('--db <file>', 'database written by solve --out')
+    .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .option('--json', 'one JSON object on stdout')
     .action((position, o) => done(queryCommand(position, o)));
 
   program
     .command('check')
     .description('verify every checksum of a database (streaming the whole file); --recount the results from the body')
-    .requiredOption('--db <file>', 'database written by solve --out')
+    .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .option('--recount', 'recompute the counts and the start value from the body and compare them with the header')
     .option('--fix', 'with a recount that disagrees (and every checksum right): rewrite the header atomically')
     .option('--json', 'one JSON object on stdout')
@@ -119,9 +124,16 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .action((o) => done(checkCommand(o)));
 
   program
+    .command('convert <from> <to>')
+    .description('a store (folder) to one database file, or a complete database file to a new store')
+    .option('--shards <n>', 'shard count of the new store')
+    .option('--force', 'replace an existing database file at <to>')
+    .action((from, to, o) => done(convertCommand(from, to, o)));
+
+  program
     .command('play')
     .description('play against perfect play (moves typed as from-to)')
-    .requiredOption('--db <file>', 'database written by solve --out')
+    .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .addOption(new Option('--as <side>', 'x (P1, moves first) or o (P2)').default('x'))
     .option('--from <position>', 'start from this position instead of the initial one')
     .action(async (o) => done(await playCommand(o)));
@@ -137,7 +149,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
   program
     .command('serve')
     .description('the solved-position explorer in the browser: serves the page and answers position queries')
-    .requiredOption('--db <file>', 'database written by solve --out')
+    .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .option('--port <port>', 'TCP port (0: any free port)', '8080')
     .option('--host <address>', 'address to listen on (loopback by default)', '127.0.0.1')
     .action(async (o) => done(await serveCommand(o)));

@@ -3,7 +3,8 @@
  * memory), optionally recounts the results from the body, and with --fix rewrites a header whose
  * counts are wrong (databases written before the 64-bit fix of 7x7/4 carried such counts).
  */
-import { type CheckReport, checkDatabase, hex, rewriteCounts } from '@ccheckers/solver';
+import { type CheckReport, type StoreCheckReport, checkDatabase, checkStore, hex, isStore, rewriteCounts } from '@ccheckers/solver';
+import { UsageError } from '../options.js';
 import { grouped, table } from '../ui/format.js';
 import { progressSink } from '../ui/progress.js';
 
@@ -22,6 +23,14 @@ const COUNT_FIELDS = ['positions', 'p1Wins', 'p2Wins', 'draws', 'illegal'] as co
 export function checkCommand(o: CheckCommandOptions): number {
   const recount = o.recount === true || o.fix === true;
   const progress = progressSink(process.stderr, o.quiet || o.json);
+  if (isStore(o.db)) {
+    if (o.fix) throw new UsageError('--fix rewrites a database file header; a store records its results in manifest.json (solve --resume recounts an unfinished one)');
+    const report = checkStore(o.db, { recount, onProgress: (f) => progress.update('check', f) });
+    progress.clear();
+    process.stdout.write(o.json ? `${JSON.stringify(storeJson(report))}\n` : `${storeText(report)}\n`);
+    const ok = report.shards.every((c) => c.ok) && (report.table?.ok ?? true) && (report.recount?.manifestAgrees ?? true);
+    return ok ? 0 : 1;
+  }
   const report = checkDatabase(o.db, { recount, onProgress: (f) => progress.update('check', f) });
   progress.clear();
   const checksumsOk = report.checksums.every((c) => c.ok);
@@ -91,6 +100,35 @@ function textReport(r: CheckReport, fixed: boolean): string {
     if (rc.headerAgrees) lines.push('counts    the header agrees with the body');
     else if (fixed) lines.push('counts    the header was wrong and has been rewritten with the recounted values');
     else lines.push('counts    the header disagrees with the body: run again with --fix to rewrite it');
+  }
+  return lines.join('\n');
+}
+
+function storeJson(r: StoreCheckReport) {
+  return {
+    path: r.path,
+    stage: r.stage,
+    shards: r.shards.map((c) => ({ ...c, expected: hex(c.expected), actual: hex(c.actual) })),
+    ...(r.table ? { table: { ...r.table, expected: hex(r.table.expected), actual: hex(r.table.actual) } } : {}),
+    ...(r.recount ? { recount: { ...r.recount.counts, start: START[r.recount.startValue], manifestAgrees: r.recount.manifestAgrees } } : {}),
+  };
+}
+
+function storeText(r: StoreCheckReport): string {
+  const lines = [`store     ${r.path}`, `stage     ${r.stage}`, ''];
+  lines.push(
+    table(
+      ['shard', 'file', 'bytes', 'checksum', 'recorded', 'result'],
+      r.shards.map((c) => [String(c.shard), c.file || '-', grouped(c.bytes), hex(c.actual), hex(c.expected), c.ok ? 'ok' : (c.problem ?? 'MISMATCH')]),
+    ),
+  );
+  if (r.table) lines.push('', `table     CRC-32 ${hex(r.table.actual)}, manifest ${hex(r.table.expected)}: ${r.table.ok ? 'ok' : 'MISMATCH'}`);
+  if (r.recount) {
+    const c = r.recount.counts;
+    lines.push(
+      `counts    positions ${grouped(c.positions)}, P1 wins ${grouped(c.p1Wins)}, P2 wins ${grouped(c.p2Wins)}, draws ${grouped(c.draws)}, illegal ${grouped(c.illegal)}, start ${START[r.recount.startValue]}`,
+      `          ${r.recount.manifestAgrees ? 'the manifest agrees with the shards' : 'the manifest DISAGREES with the shards'}`,
+    );
   }
   return lines.join('\n');
 }

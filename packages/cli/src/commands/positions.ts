@@ -1,15 +1,16 @@
 /** Reading positions and databases given on the command line, with errors a user can act on. */
 import { type ParsedPosition, parsePosition } from '@ccheckers/core';
-import { SolvedGame, openDatabase } from '@ccheckers/solver';
+import { SolvedGame, openSolved } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 
 export function positionArgument(text: string): ParsedPosition {
   return parsePosition(text); // PositionFormatError: "malformed position" (exit 2)
 }
 
-/** A complete database, opened by random access, and the game it solves; refuses checkpoints and missing files. */
+/** A complete database (a file, or a store's folder), opened by random access, and the game it
+ *  solves; refuses checkpoints, unfinished stores and missing files. */
 export function openSolvedGame(path: string): SolvedGame {
-  const db = openDatabase(path);
+  const db = openSolved(path);
   if (db.header.stage !== 'complete') {
     db.close();
     throw new UsageError(`${path} is an unfinished solve (a checkpoint after pass ${db.header.passes}); finish it with solve --resume`);

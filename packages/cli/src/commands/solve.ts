@@ -3,7 +3,22 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { StateSpace } from '@ccheckers/core';
-import { type ProgressEvent, type SolveResult, SolveInterrupted, checkMemory, checkSolveOutput, checkTableLimits, requiredBytes, selectBackend, solve } from '@ccheckers/solver';
+import {
+  type ProgressEvent,
+  type ShardedSolveResult,
+  ShardedSolveInterrupted,
+  type SolveResult,
+  SolveInterrupted,
+  checkMemory,
+  checkSolveOutput,
+  checkTableLimits,
+  describePlan,
+  exportStore,
+  requiredBytes,
+  selectBackend,
+  solve,
+  solveSharded,
+} from '@ccheckers/solver';
 import { backendOption, cappedThreads, memoryOption, rulesOption, UsageError, variantOption } from '../options.js';
 import { duration, grouped } from '../ui/format.js';
 import type { TestHooks } from '../main.js';
@@ -19,12 +34,20 @@ export interface SolveCommandOptions {
   rules: string;
   out?: string;
   memory?: string;
+  store?: string;
+  shards?: string;
   resume?: boolean;
   force?: boolean;
   distances?: boolean;
   json?: boolean;
   html?: string;
   quiet?: boolean;
+}
+
+function positiveInteger(text: string, flag: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer (got "${text}")`);
+  return n;
 }
 
 /** Exit code of an interrupted solve (128 + SIGINT), as shells expect. */
@@ -38,21 +61,29 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const memoryLimit = memoryOption(o.memory);
   if (o.out === '') throw new UsageError('--out needs a file name');
   const out = o.out === undefined ? undefined : resolve(o.out);
-  if (o.resume && !out) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt)');
+  if (o.store === '') throw new UsageError('--store needs a folder');
+  const store = o.store === undefined ? undefined : resolve(o.store);
+  if (o.shards !== undefined && !store) throw new UsageError('--shards needs --store DIR');
+  if (store && o.distances) throw new UsageError('--distances is for in-memory solves; a --store keeps the 2-bit table only');
+  const shards = o.shards === undefined ? undefined : positiveInteger(o.shards, '--shards');
+  if (o.resume && !out && !store) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt) or --store DIR');
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
   // that only with --force), always be able to write; solve() checks again and holds a lock.
-  if (out) checkSolveOutput(out, o);
+  if (out) checkSolveOutput(out, store ? { force: o.force === true } : o);
   if (o.html !== undefined) checkReportPath(o.html); // not after hours of solving
   const { backend, reason } = await selectBackend(request);
   // Before any output or allocation: refuse a solve that cannot fit (solve() checks again).
   const space = new StateSpace(v);
-  checkTableLimits(space, o.distances);
-  checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads.count, o.distances), memoryLimit);
+  if (!store) {
+    checkTableLimits(space, o.distances);
+    checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads.count, o.distances), memoryLimit);
+  }
   const progress = progressSink(process.stderr, o.quiet);
   if (threads.cappedFrom !== undefined) {
     progress.done(`using ${threads.count} thread(s), not ${threads.cappedFrom}: this machine has ${availableParallelism()} hardware thread(s), and more only wait`);
   }
-  if (o.resume && out && !existsSync(`${out}.ckpt`)) progress.done(`no checkpoint at ${out}.ckpt: starting from the beginning`);
+  if (o.resume && out && !store && !existsSync(`${out}.ckpt`)) progress.done(`no checkpoint at ${out}.ckpt: starting from the beginning`);
+  if (o.resume && store && !existsSync(`${store}/manifest.json`)) progress.done(`no store at ${store}: starting from the beginning`);
   progress.done(`solving ${v.name} (${rules} rules) with ${backend.name} on ${Math.min(threads.count, space.groups)} thread(s): ${reason}`);
 
   const controller = new AbortController();
@@ -66,23 +97,11 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   let passNumber = 0;
   let passStarted = initStarted;
   let distanceStarted: number | undefined;
-  let result: SolveResult;
-  try {
-    result = await solve({
-      variant: v,
-      rules,
-      backend,
-      threads: threads.count,
-      ...(out ? { out } : {}),
-      ...(o.resume ? { resume: true } : {}),
-      ...(o.force ? { force: true } : {}),
-      ...(memoryLimit !== undefined ? { memoryLimit } : {}),
-      ...(o.distances ? { distances: true } : {}),
-      signal: controller.signal,
-      onProgress: (e: ProgressEvent) => {
+  let result: SolveResult | ShardedSolveResult;
+  const onProgress = (e: ProgressEvent) => {
         const share = `${((100 * e.proven) / e.storedStates).toFixed(1)}% decided`;
         if (e.phase === 'resumed') {
-          progress.done(`resumed from ${out}.ckpt after pass ${e.pass} (${share})`);
+          progress.done(`resumed from ${store ?? `${out}.ckpt`} after pass ${e.pass} (${share})`);
         } else if (e.phase === 'init') {
           progress.update('init', e.fraction, share);
         } else if (e.phase === 'init-done') {
@@ -105,11 +124,45 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         } else if (e.phase === 'distances-done') {
           progress.done(`distances: ${e.pass} layers in ${duration((performance.now() - (distanceStarted ?? performance.now())) / 1000)}`);
         }
-      },
-      ...(hooks.onCheckpoint ? { onCheckpoint: hooks.onCheckpoint } : {}),
-    });
+  };
+  try {
+    if (store) {
+      result = await solveSharded({
+        variant: v,
+        rules,
+        backend,
+        threads: threads.count,
+        store,
+        ...(o.resume ? { resume: true } : {}),
+        ...(shards !== undefined ? { shards } : {}),
+        ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+        signal: controller.signal,
+        onPlan: (plan) => progress.done(`store ${store}: ${describePlan(plan)}`),
+        onProgress,
+        ...(hooks.onStoreSave ? { onSave: hooks.onStoreSave } : {}),
+      });
+      if (out) {
+        progress.done(`writing ${out} from the store`);
+        exportStore(store, out, { force: o.force === true });
+      }
+    } else {
+      result = await solve({
+        variant: v,
+        rules,
+        backend,
+        threads: threads.count,
+        ...(out ? { out } : {}),
+        ...(o.resume ? { resume: true } : {}),
+        ...(o.force ? { force: true } : {}),
+        ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+        ...(o.distances ? { distances: true } : {}),
+        signal: controller.signal,
+        onProgress,
+        ...(hooks.onCheckpoint ? { onCheckpoint: hooks.onCheckpoint } : {}),
+      });
+    }
   } catch (e) {
-    if (e instanceof SolveInterrupted) {
+    if (e instanceof SolveInterrupted || e instanceof ShardedSolveInterrupted) {
       progress.done(`ccheckers: ${e.message}`);
       return EXIT_INTERRUPTED;
     }
@@ -138,6 +191,9 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
       : {}),
     storedStates: result.storedStates,
     tableCrc32: result.tableCrc32,
+    ...('store' in result
+      ? { store: { path: result.store, shards: result.shards, blockShards: result.blockShards, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten } }
+      : {}),
     passLog: result.passLog.map((r) => ({ ...r, seconds: Number(r.seconds.toFixed(3)) })),
     machine: await machineDetails(),
   };
@@ -166,6 +222,11 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     ...(result.distances
       ? [
           `${'distances'.padEnd(10)} up to ${result.distances.maxPlies} plies, ${result.distances.seconds.toFixed(2)} s, CRC-32 ${result.distances.crc32.toString(16).padStart(8, '0')}`,
+        ]
+      : []),
+    ...('store' in result
+      ? [
+          `${'store'.padEnd(10)} ${result.store}: ${result.shards} shard(s), blocks of ${result.blockShards}; read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
         ]
       : []),
     ...(out ? [`${'database'.padEnd(10)} ${out}`] : []),

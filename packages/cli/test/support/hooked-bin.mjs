@@ -3,13 +3,18 @@
 //   {"killAfterPass": N}        SIGKILL once the checkpoint after pass N is on disk
 //   {"createAtOutAfterPass": N} after that checkpoint, a user's file appears at --out
 //   {"corruptBackend": NAME}    verify: that backend answers one operation wrongly
+//   {"killAfterSave": N}        solve --store: SIGKILL right after the N-th save of the store
 import { writeFileSync } from 'node:fs';
 import { main } from '../../dist/main.js';
 
 const [spec, ...args] = process.argv.slice(2);
 const wanted = JSON.parse(spec);
 const out = args[args.indexOf('--out') + 1];
+let saves = 0;
 const hooks = {
+  onStoreSave() {
+    if (wanted.killAfterSave !== undefined && ++saves >= wanted.killAfterSave) process.kill(process.pid, 'SIGKILL');
+  },
   ...(wanted.corruptBackend ? { corruptBackend: wanted.corruptBackend } : {}),
   onCheckpoint(passes) {
     if (wanted.killAfterPass !== undefined && passes >= wanted.killAfterPass) process.kill(process.pid, 'SIGKILL');

@@ -1,0 +1,30 @@
+/**
+ * `ccheckers convert FROM TO`: a sharded store (a folder) to a single database file, or a
+ * complete database file to a new store, streamed in the memory of one shard.
+ */
+import { resolve } from 'node:path';
+import { checkOutputPath, exportStore, importDatabase, isStore } from '@ccheckers/solver';
+import { UsageError } from '../options.js';
+
+export interface ConvertCommandOptions {
+  shards?: string;
+  force?: boolean;
+}
+
+export function convertCommand(from: string, to: string, o: ConvertCommandOptions): number {
+  const source = resolve(from);
+  const target = resolve(to);
+  if (isStore(source)) {
+    if (o.shards !== undefined) throw new UsageError('--shards applies when the target is a store');
+    checkOutputPath(target, o.force === true);
+    exportStore(source, target, { force: o.force === true });
+    process.stderr.write(`wrote ${target} from the store ${source}\n`);
+    return 0;
+  }
+  const shards = o.shards === undefined ? undefined : Number(o.shards);
+  if (shards !== undefined && (!/^\d+$/.test(o.shards!.trim()) || shards < 1)) throw new UsageError(`--shards must be a positive integer (got "${o.shards}")`);
+  if (o.force) throw new UsageError('--force replaces database files only; a store is made in an absent or empty folder');
+  const store = importDatabase(source, target, shards === undefined ? {} : { shards });
+  process.stderr.write(`made the store ${target} (${store.layout.shards.length} shard(s)) from ${source}\n`);
+  return 0;
+}
