@@ -331,8 +331,10 @@ class Kernel final : public KernelApi {
   /**
    * The table a kernel call works on (core's TableWindow, TsSolverKernel's parts): part 0 holds
    * the stored states [lo0, hi0) (groups [g0, gEnd0)) from byte byte0 of the table on, in t0;
-   * part 1 (empty without one) the same in t1. Without a window, part 0 is the whole table.
+   * part 1 (empty without one) the same in t1. Without a window (kWindow false: the in-memory
+   * solve, compiled without the part tests, which cost it 7%), part 0 is the whole table.
    */
+  template <bool kWindow>
   struct Parts {
     uint8_t* t0 = nullptr;
     uint64_t lo0 = 0, hi0 = 0, byte0 = 0, g0 = 0, gEnd0 = 0;
@@ -343,8 +345,9 @@ class Kernel final : public KernelApi {
     bool seekLoss = false;
     bool crossOnly = false;
 
-    bool inFirst(uint64_t index) const { return index >= lo0 && index < hi0; }
+    bool inFirst(uint64_t index) const { return !kWindow || (index >= lo0 && index < hi0); }
     bool contains(uint64_t index) const { return inFirst(index) || (index >= lo1 && index < hi1); }
+    bool seeksLoss() const { return kWindow && seekLoss; }
     /** 0 or 1: the part that holds group g; -1 for none. */
     int partOfGroup(uint64_t group) const { return group >= g0 && group < gEnd0 ? 0 : group >= g1 && group < gEnd1 ? 1 : -1; }
     /** The byte of stored state `index` (in one of the parts). */
@@ -359,9 +362,10 @@ class Kernel final : public KernelApi {
   };
 
   /** The parts of a call, checked: each starts on a byte of the table and fits its bytes. */
-  Parts partsOf(uint8_t* table, size_t bytes, const TableWindow* w, bool init) {
+  template <bool kWindow>
+  Parts<kWindow> partsOf(uint8_t* table, size_t bytes, const TableWindow* w, bool init) {
     const uint64_t per = e_.p2Placements, total = groups().rankOf.size();
-    Parts p;
+    Parts<kWindow> p;
     p.t0 = table;
     if (w == nullptr) {
       if (bytes < (total * per + 3) / 4) throw std::invalid_argument("solver table is smaller than the state space");
@@ -417,10 +421,11 @@ class Kernel final : public KernelApi {
                                        __ATOMIC_RELAXED);
   }
 
+  template <bool kWindow>
   struct Worker {
     Kernel& kernel;
     const Groups& g;
-    const Parts& table;
+    const Parts<kWindow>& table;
     KernelStats stats{};
     std::vector<uint8_t> moves, parentMoves;
     std::vector<uint64_t> childIndex;
@@ -448,7 +453,7 @@ class Kernel final : public KernelApi {
     uint64_t parentStamp = 0;
     B parentsOf{};  // the b the cache holds (any value at first: the stamp 0 entries are invalid)
     B rotParentsOf{}, mirRotParentsOf{};
-    Worker(Kernel& k, const Groups& groups, const Parts& t)
+    Worker(Kernel& k, const Groups& groups, const Parts<kWindow>& t)
         : kernel(k),
           g(groups),
           table(t),
@@ -524,7 +529,7 @@ class Kernel final : public KernelApi {
         const uint64_t child = sparse ? childIndex[i] : childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
         const int v = table.load(child);
         if (v == kUnknown) {
-          if (!table.seekLoss) return child;
+          if (!table.seeksLoss()) return child;
           if (unknown == kNoBlocker) unknown = child;
         } else if (v == kLoss) {
           if (table.prove(index, kWin)) stats.wins++;
@@ -741,12 +746,19 @@ class Kernel final : public KernelApi {
 
   KernelStats run(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, Mode mode, uint8_t* distances = nullptr,
                   size_t distanceBytes = 0, int depth = 0, bool descending = false, const TableWindow* window = nullptr) {
+    if (window) return runParts<true>(table, bytes, from, to, threads, mode, distances, distanceBytes, depth, descending, window);
+    return runParts<false>(table, bytes, from, to, threads, mode, distances, distanceBytes, depth, descending, window);
+  }
+
+  template <bool kWindow>
+  KernelStats runParts(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, Mode mode, uint8_t* distances,
+                       size_t distanceBytes, int depth, bool descending, const TableWindow* window) {
     const Groups& g = groups();
     const Engine<B>& e = e_;
     uint64_t states = static_cast<uint64_t>(g.rankOf.size()) * e.p2Placements;
     if (window && (mode == Mode::DistanceInit || mode == Mode::DistanceLayer)) throw std::invalid_argument("distances need the whole table");
-    const Parts parts = partsOf(table, bytes, window, mode == Mode::Init);
-    const bool windowed = window != nullptr && mode != Mode::Init;
+    const Parts<kWindow> parts = partsOf<kWindow>(table, bytes, window, mode == Mode::Init);
+    const bool windowed = kWindow && mode != Mode::Init;
     if ((mode == Mode::DistanceInit || mode == Mode::DistanceLayer) && distanceBytes < states) {
       throw std::invalid_argument("distance table is smaller than the state space");
     }
@@ -760,7 +772,7 @@ class Kernel final : public KernelApi {
     std::atomic<uint32_t> taken{0};
     std::vector<KernelStats> results(std::max(1, threads));
     auto body = [&](int t) {
-      Worker w(*this, g, parts);
+      Worker<kWindow> w(*this, g, parts);
       for (uint32_t i; (i = taken.fetch_add(1)) < to - from;) {
         const uint32_t unit = descending ? to - 1 - i : from + i;
         if (mode == Mode::Sparse) {
@@ -786,7 +798,7 @@ class Kernel final : public KernelApi {
             }
             if (parts.load(i) != kUnknown) continue;
             B b = e.unrankP2(a, i - first);
-            const typename Worker::ChildGroup cg = w.childGroup(b);
+            const typename Worker<kWindow>::ChildGroup cg = w.childGroup(b);
             if (windowed) {
               const int childPart = parts.partOfGroup(cg.base / e.p2Placements);
               if (childPart < 0 || (parts.crossOnly && childPart == groupPart)) continue;
@@ -837,7 +849,7 @@ class Kernel final : public KernelApi {
         // stay in cache; the states themselves lie one per group, a cache miss each, so they are
         // listed first and prefetched a few states ahead of the one being solved.
         B b = e.unrankP1(g.passOrder[unit]);
-        const typename Worker::ChildGroup cg = w.childGroup(b);
+        const typename Worker<kWindow>::ChildGroup cg = w.childGroup(b);
         const int childPart = windowed ? parts.partOfGroup(cg.base / e.p2Placements) : 0;
         if (childPart < 0) continue;  // not this call's units: no endUnit either
         FreePlacements<B> p1(e, b);
