@@ -3,7 +3,7 @@
  * complete database file to a new store, streamed in the memory of one shard.
  */
 import { resolve } from 'node:path';
-import { checkOutputPath, exportStore, importDatabase, isStore } from '@ccheckers/solver';
+import { ShardStore, checkOutputPath, exportStore, importDatabase, isStore } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 
 export interface ConvertCommandOptions {
@@ -24,6 +24,7 @@ export function convertCommand(from: string, to: string, o: ConvertCommandOption
   const shards = o.shards === undefined ? undefined : Number(o.shards);
   if (shards !== undefined && (!/^\d+$/.test(o.shards!.trim()) || shards < 1)) throw new UsageError(`--shards must be a positive integer (got "${o.shards}")`);
   if (o.force) throw new UsageError('--force replaces database files only; a store is made in an absent or empty folder');
+  ShardStore.checkPath(target, false);
   const store = importDatabase(source, target, shards === undefined ? {} : { shards });
   process.stderr.write(`made the store ${target} (${store.layout.shards.length} shard(s)) from ${source}\n`);
   return 0;

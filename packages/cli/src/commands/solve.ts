@@ -6,6 +6,7 @@ import { StateSpace } from '@ccheckers/core';
 import {
   type ProgressEvent,
   type ShardedSolveResult,
+  ShardStore,
   ShardedSolveInterrupted,
   type SolveResult,
   SolveInterrupted,
@@ -70,6 +71,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
   // that only with --force), always be able to write; solve() checks again and holds a lock.
   if (out) checkSolveOutput(out, store ? { force: o.force === true } : o);
+  if (store) ShardStore.checkPath(store, o.resume === true);
   if (o.html !== undefined) checkReportPath(o.html); // not after hours of solving
   const { backend, reason } = await selectBackend(request);
   // Before any output or allocation: refuse a solve that cannot fit (solve() checks again).

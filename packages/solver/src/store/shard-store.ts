@@ -72,21 +72,29 @@ export class ShardStore {
     this.layout = layoutOf(this.space, manifest.groupsPerShard);
   }
 
+  /**
+   * Refuses, before any work, a store path that is not a folder, and one that is not empty unless
+   * it holds a store to `resume`.
+   */
+  static checkPath(dir: string, resume: boolean): void {
+    if (!existsSync(dir)) return;
+    if (!statSync(dir).isDirectory()) throw new CCheckersError('E_USAGE', `--store ${dir} is not a folder`);
+    const holdsStore = existsSync(join(dir, MANIFEST));
+    if (resume && holdsStore) return;
+    if (readdirSync(dir).length > 0) {
+      throw new CCheckersError(
+        'E_USAGE',
+        holdsStore
+          ? `${dir} already holds a store: use --resume to continue its solve, or choose another --store`
+          : `${dir} is not empty: a new store needs an empty or absent folder`,
+      );
+    }
+  }
+
   /** A new store in `dir` (absent or empty): every shard all zero (unknown), stage 'init'. */
   static create(dir: string, v: Variant, rules: RuleMode, layout: ShardLayout): ShardStore {
-    if (existsSync(dir)) {
-      if (!statSync(dir).isDirectory()) throw new CCheckersError('E_USAGE', `--store ${dir} is not a folder`);
-      if (readdirSync(dir).length > 0) {
-        throw new CCheckersError(
-          'E_USAGE',
-          existsSync(join(dir, MANIFEST))
-            ? `${dir} already holds a store: use --resume to continue its solve, or choose another --store`
-            : `${dir} is not empty: a new store needs an empty or absent folder`,
-        );
-      }
-    } else {
-      mkdirSync(dir, { recursive: true });
-    }
+    ShardStore.checkPath(dir, false);
+    mkdirSync(dir, { recursive: true });
     const space = new StateSpace(v);
     const manifest: Manifest = {
       format: FORMAT,
