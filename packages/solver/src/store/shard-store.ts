@@ -9,7 +9,8 @@
  * file removed. Whenever the process dies, the manifest on disk names complete files whose CRCs
  * it records; files it does not name are leftovers, removed when the store is opened for writing.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { CCheckersError, NO_DISTANCE, RANKING_ID, type RuleMode, StateSpace, type Variant, readValue, stateByte, valueInByte, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
@@ -21,6 +22,8 @@ import { type Shard, type ShardLayout, layoutOf, shardOfGroup } from './layout.j
 export const MANIFEST = 'manifest.json';
 const FORMAT = 'ccheckers-store';
 const FORMAT_VERSION = 1;
+/** Shard file names: index, generation, and (written by a cluster's worker) the attempt. */
+export const SHARD_FILE = /^shard-\d{5,}\.g\d+(\.[0-9a-f]{8})?\.bin$/;
 
 /** 'finishing': the passes are over, the results not yet counted. */
 export type StoreStage = 'init' | 'passes' | 'finishing' | 'complete';
@@ -38,6 +41,8 @@ export interface PassInProgress {
 
 export interface Manifest {
   format: typeof FORMAT;
+  /** Random, set when the store is made: names the store's job queue on a cluster (cluster/). */
+  id?: string;
   version: number;
   board: number;
   pieces: number;
@@ -56,6 +61,8 @@ export interface Manifest {
   passInProgress?: PassInProgress;
   /** Seconds of solving so far (over resumes). */
   seconds: number;
+  /** Stored states decided so far, where a cluster solve (cluster/) keeps count. */
+  proven?: number;
   /** When complete: the results, and the CRC-32 of the whole table (the shards in order). */
   results?: GameCounts & { startValue: number; tableCrc32: number };
 }
@@ -99,6 +106,7 @@ export class ShardStore {
     const manifest: Manifest = {
       format: FORMAT,
       version: FORMAT_VERSION,
+      id: randomBytes(8).toString('hex'),
       board: v.size,
       pieces: v.pieces,
       rules,
@@ -206,12 +214,41 @@ export class ShardStore {
     for (const file of replaced) unlinkSync(join(this.dir, file));
   }
 
+  /**
+   * Names shard files that are already written and flushed (by the workers of a cluster solve),
+   * with the manifest changes `update` makes, atomically; the files they replace go afterwards.
+   * The generation becomes `generation` (the one in the new files' names).
+   */
+  adopt(files: Array<{ index: number; file: string; crc32: number }>, generation: number, update: (m: Manifest) => void): void {
+    const m: Manifest = structuredClone(this.manifest);
+    m.generation = generation;
+    const replaced: string[] = [];
+    for (const { index, file, crc32 } of files) {
+      const entry = m.shards[index]!;
+      if (!SHARD_FILE.test(file)) throw new RangeError(`shard ${index}: "${file}" is not a shard file name`);
+      if (entry.file !== '' && entry.file !== file) replaced.push(entry.file);
+      entry.file = file;
+      entry.crc32 = crc32;
+    }
+    update(m);
+    writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
+    this.manifest = m;
+    for (const file of replaced) rmSync(join(this.dir, file), { force: true });
+  }
+
+  /** Reads the manifest again (another process, a cluster's coordinator, may have replaced it). */
+  reload(): void {
+    const fresh = ShardStore.open(this.dir);
+    if (fresh.manifest.id !== this.manifest.id) throw new DatabaseError(join(this.dir, MANIFEST), 'was replaced by another store while in use');
+    this.manifest = fresh.manifest;
+  }
+
   /** Removes files the manifest does not name (a crash between writing a shard and the manifest). */
   removeLeftovers(): string[] {
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file)]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
-      if (named.has(file) || !/^(shard-\d+\.g\d+\.bin|manifest\.json)(\.tmp-\d+)?$/.test(file)) continue;
+      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
       unlinkSync(join(this.dir, file));
       removed.push(file);
     }
@@ -274,16 +311,18 @@ function checkManifest(path: string, m: Manifest): void {
   layout.shards.forEach((s, i) => {
     const e = m.shards[i]!;
     if (e.firstGroup !== s.firstGroup || e.groups !== s.groups || e.bytes !== s.bytes) throw bad(`shard ${i} is not where the layout puts it`);
-    if (typeof e.file !== 'string' || (e.file !== '' && !/^shard-\d+\.g\d+\.bin$/.test(e.file))) throw bad(`shard ${i} names the file "${String(e.file)}"`);
+    if (typeof e.file !== 'string' || (e.file !== '' && !SHARD_FILE.test(e.file))) throw bad(`shard ${i} names the file "${String(e.file)}"`);
     if (e.file === '' && m.stage !== 'init') throw bad(`shard ${i} has no file`);
   });
   if (!['init', 'passes', 'finishing', 'complete'].includes(m.stage)) throw bad(`stage ${String(m.stage)}`);
   if (m.stage === 'complete' && !m.results) throw bad('complete without results');
+  if (m.id !== undefined && (typeof m.id !== 'string' || !/^[0-9a-f]{16}$/.test(m.id))) throw bad(`store id ${String(m.id)}`);
 }
 
-/** Writes a file atomically: temporary file, fsync, rename; `syncDir` also flushes the rename. */
-function writeFileAtomically(path: string, data: Uint8Array, syncDir: boolean): void {
-  const tmp = `${path}.tmp-${process.pid}`;
+/** Writes a file atomically: temporary file, fsync, rename; `syncDir` also flushes the rename.
+ *  `tag` makes the temporary name unique where processes of several machines write one folder. */
+export function writeFileAtomically(path: string, data: Uint8Array, syncDir: boolean, tag = String(process.pid)): void {
+  const tmp = `${path}.tmp-${tag}`;
   const fd = openSync(tmp, 'w');
   try {
     for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, Math.min(IO_CHUNK_BYTES, data.length - at), at);

@@ -38,7 +38,7 @@ import {
   nextPassIsSparse,
   startValueName,
 } from '../solve.js';
-import { TableCounter, startStateIndex, storedCounts } from '../state-index.js';
+import { type GameCounts, TableCounter, startStateIndex, storedCounts } from '../state-index.js';
 import { type ChunkRunner, type PhaseTables, createWorkerPool, runPhase } from '../worker-pool.js';
 import { type MemoryPlan, type Shard, blocksOf, planMemory } from './layout.js';
 import { MANIFEST, type Manifest, ShardStore } from './shard-store.js';
@@ -89,10 +89,90 @@ export class ShardedSolveInterrupted extends CCheckersError {
 const CHUNKS_PER_CALL = 16;
 
 /** A part of the table in memory: whole groups from firstGroup on. */
-interface Part {
+export interface TablePart {
   bytes: Uint8Array;
   firstGroup: number;
   groups: number;
+}
+
+/** The kernel calls of a solve in parts: in this process where the backend has its own threads
+ *  (or one thread is asked for), else on TS worker threads. */
+export function partRunner(backend: Backend, v: Variant, rules: RuleMode, threads: number): ChunkRunner {
+  if (backend.kernelThreads || threads === 1) {
+    const kernel = backend.solverKernel(v, rules);
+    return inProcessRunner((phase, from, to, depth, part) => runPhase(kernel, phase, part!, from, to, depth, threads));
+  }
+  return createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table: new Uint8Array(new SharedArrayBuffer(1)) });
+}
+
+/** Init of one part of the table (init reads no children): illegal, terminal, won-in-one. */
+export async function runInit(runner: ChunkRunner, part: TablePart, onChunk: (stats: KernelStats, done: number, of: number) => void): Promise<void> {
+  const chunks = chunkRanges(part.groups, CHUNKS_PER_CALL).map(([a, b]): [number, number] => [part.firstGroup + a, part.firstGroup + b]);
+  let done = 0;
+  await runner.run('init', chunks, (s) => onChunk(s, ++done, chunks.length), undefined, { table: part.bytes, firstGroup: part.firstGroup });
+}
+
+/** How a pass visits: every state (full), or the unknown ones (sparse), up or down the groups. */
+export interface PassKind {
+  sparse: boolean;
+  down: boolean;
+}
+
+/**
+ * One tile: the unknown states of `states` whose children lie in `states` itself (no `other`), or,
+ * with `other`, the states of either part whose children lie in the other one (both ways in one
+ * sweep). The whole table as `states` is exactly the in-memory pass.
+ */
+export async function runTile(
+  runner: ChunkRunner,
+  space: StateSpace,
+  states: TablePart,
+  other: TablePart | undefined,
+  kind: PassKind,
+  onChunk: (stats: KernelStats, done: number, of: number) => void,
+): Promise<void> {
+  const window: TableWindow | undefined =
+    states.groups === space.groups
+      ? undefined
+      : other
+        ? { firstGroup: states.firstGroup, groups: states.groups, other: other.bytes, otherFirstGroup: other.firstGroup, otherGroups: other.groups, crossOnly: true }
+        : { firstGroup: states.firstGroup, groups: states.groups };
+  // A sparse pass goes through the groups of each part (a call stays inside one), a full pass
+  // through the P2 placements.
+  const groupsOf = (p: TablePart) => chunkRanges(p.groups, CHUNKS_PER_CALL).map(([a, b]): [number, number] => [p.firstGroup + a, p.firstGroup + b]);
+  const ranges = kind.sparse ? [...groupsOf(states), ...(other ? groupsOf(other) : [])] : chunkRanges(space.p1Placements, CHUNKS_PER_CALL);
+  const chunks = kind.down ? ranges.reverse() : ranges;
+  let done = 0;
+  await runner.run(kind.down ? 'sparse-down' : kind.sparse ? 'sparse' : 'pass', chunks, (s) => onChunk(s, ++done, chunks.length), undefined, {
+    table: states.bytes,
+    window,
+  });
+}
+
+/** The results of a finished table read part by part in order: counts, start value, CRC-32. */
+export class TableTally {
+  private readonly counter: TableCounter;
+  private readonly startIndex: number;
+  private crc = 0;
+  private startValue = 0;
+
+  constructor(private readonly space: StateSpace) {
+    this.counter = new TableCounter(space);
+    this.startIndex = startStateIndex(space);
+  }
+
+  /** The next part of the table, `firstByte` its offset in the table. */
+  add(bytes: Uint8Array, firstByte: number): void {
+    this.crc = crc32Of(bytes, this.crc);
+    const chunk = 2 ** 24; // TableCounter takes chunks under 1 GiB
+    for (let at = 0; at < bytes.length; at += chunk) this.counter.add(bytes.subarray(at, Math.min(bytes.length, at + chunk)), firstByte + at);
+    const local = stateByte(this.startIndex) - firstByte;
+    if (local >= 0 && local < bytes.length) this.startValue = valueInByte(bytes[local]!, this.startIndex);
+  }
+
+  results(): GameCounts & { startValue: number; tableCrc32: number } {
+    return { ...this.counter.gameCounts(), startValue: this.startValue, tableCrc32: this.crc };
+  }
 }
 
 export async function solveSharded(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
@@ -143,11 +223,7 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
   const shared = (bytes: number) => new Uint8Array(new SharedArrayBuffer(Math.max(1, bytes)));
   const blockBuffer = shared(plan.blockBytes);
   const streamBuffer = shared(plan.streamBytes);
-  const kernel = backend.solverKernel(v, rules);
-  const runner: ChunkRunner =
-    backend.kernelThreads || threads === 1
-      ? inProcessRunner((phase, from, to, depth, part) => runPhase(kernel, phase, part!, from, to, depth, threads))
-      : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table: shared(1) });
+  const runner = partRunner(backend, v, rules, threads);
   const report = options.onProgress ?? (() => {});
   const started = performance.now();
   const secondsBefore = store.manifest.seconds;
@@ -179,20 +255,11 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
       for (const shard of shards) {
         if (store.manifest.shards[shard.index]!.file !== '') continue; // done before a resume
         const bytes = blockBuffer.subarray(0, shard.bytes).fill(0);
-        const chunks = chunkRanges(shard.groups, CHUNKS_PER_CALL).map(([a, b]): [number, number] => [shard.firstGroup + a, shard.firstGroup + b]);
-        let done = 0;
-        await runner.run(
-          'init',
-          chunks,
-          (s) => {
-            proven += s.illegal + s.terminal + s.wins + s.losses;
-            done++;
-            checkAbort();
-            report({ phase: 'init', pass: 0, fraction: (shard.index + done / chunks.length) / shards.length, proven, storedStates: space.states });
-          },
-          undefined,
-          { table: bytes, firstGroup: shard.firstGroup },
-        );
+        await runInit(runner, { bytes, firstGroup: shard.firstGroup, groups: shard.groups }, (s, done, of) => {
+          proven += s.illegal + s.terminal + s.wins + s.losses;
+          checkAbort();
+          report({ phase: 'init', pass: 0, fraction: (shard.index + done / of) / shards.length, proven, storedStates: space.states });
+        });
         const last = shard.index === shards.length - 1;
         save([{ index: shard.index, bytes }], (m) => {
           if (last) m.stage = 'passes';
@@ -215,36 +282,16 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
       const writtenBefore = bytesWritten;
       const shardsDone = going?.shardsDone ?? 0;
       const blocks = blocksOf({ ...plan, layout: { ...plan.layout, shards: shards.slice(shardsDone) } });
-      // One kernel call sequence on a tile: the states of `states` whose children lie in
-      // `children` (either may be the block or the streamed shard). Returns what it proved.
-      const tile = async (states: Part, other: Part | undefined, fraction: () => number): Promise<number> => {
-        const window: TableWindow | undefined =
-          states.groups === space.groups
-            ? undefined // the whole table: exactly the in-memory solve
-            : other
-              ? { firstGroup: states.firstGroup, groups: states.groups, other: other.bytes, otherFirstGroup: other.firstGroup, otherGroups: other.groups, crossOnly: true }
-              : { firstGroup: states.firstGroup, groups: states.groups };
-        // A sparse pass goes through the groups of each part (a call stays inside one), a full
-        // pass through the P2 placements.
-        const groupsOf = (p: Part) => chunkRanges(p.groups, CHUNKS_PER_CALL).map(([a, b]): [number, number] => [p.firstGroup + a, p.firstGroup + b]);
-        const ranges = sparse ? [...groupsOf(states), ...(other ? groupsOf(other) : [])] : chunkRanges(kernel.passUnits, CHUNKS_PER_CALL);
-        const chunks = down ? ranges.reverse() : ranges;
+      // One tile (see runTile); returns what it proved.
+      const tile = async (states: TablePart, other: TablePart | undefined, fraction: () => number): Promise<number> => {
         let proved = 0;
-        let done = 0;
-        await runner.run(
-          down ? 'sparse-down' : sparse ? 'sparse' : 'pass',
-          chunks,
-          (s: KernelStats) => {
-            proved += s.wins + s.losses;
-            moveless += s.moveless;
-            proven += s.wins + s.losses;
-            done++;
-            checkAbort();
-            report({ phase: 'pass', pass, fraction: fraction() + done / chunks.length / tilesPerPass, proven, storedStates: space.states });
-          },
-          undefined,
-          { table: states.bytes, window },
-        );
+        await runTile(runner, space, states, other, { sparse, down }, (s, done, of) => {
+          proved += s.wins + s.losses;
+          moveless += s.moveless;
+          proven += s.wins + s.losses;
+          checkAbort();
+          report({ phase: 'pass', pass, fraction: fraction() + done / of / tilesPerPass, proven, storedStates: space.states });
+        });
         newly += proved;
         return proved;
       };
@@ -255,7 +302,7 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
       for (const block of blocks) {
         const first = block[0]!;
         const last = block[block.length - 1]!;
-        const blockPart: Part = {
+        const blockPart: TablePart = {
           bytes: blockBuffer.subarray(0, last.firstByte + last.bytes - first.firstByte),
           firstGroup: first.firstGroup,
           groups: last.firstGroup + last.groups - first.firstGroup,
@@ -270,7 +317,7 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
         // while they prove something, or with the block's own tile, was slower: docs/sharding.md).
         // Earlier shards met this block when theirs was held.
         for (const shard of shards.filter((s) => s.index > last.index)) {
-          const streamed: Part = { bytes: load(shard, streamBuffer), firstGroup: shard.firstGroup, groups: shard.groups };
+          const streamed: TablePart = { bytes: load(shard, streamBuffer), firstGroup: shard.firstGroup, groups: shard.groups };
           if ((await tile(blockPart, streamed, progressAt)) > 0) save([{ index: shard.index, bytes: streamed.bytes }], () => {});
           tilesDone++;
         }
@@ -309,22 +356,11 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
 
   // The results, from the shards streamed once in order (the CRC is the in-memory table's).
   if (store.manifest.stage === 'finishing') {
-    const counter = new TableCounter(space);
-    let crc = 0;
-    const startIndex = startStateIndex(space);
-    let startValue = 0;
-    const chunk = 2 ** 24; // TableCounter takes chunks under 1 GiB
-    for (const shard of shards) {
-      const bytes = load(shard, streamBuffer.length >= shard.bytes ? streamBuffer : blockBuffer);
-      crc = crc32Of(bytes, crc);
-      for (let at = 0; at < bytes.length; at += chunk) counter.add(bytes.subarray(at, Math.min(bytes.length, at + chunk)), shard.firstByte + at);
-      const local = stateByte(startIndex) - shard.firstByte;
-      if (local >= 0 && local < shard.bytes) startValue = valueInByte(bytes[local]!, startIndex);
-    }
-    const counts = counter.gameCounts();
+    const tally = new TableTally(space);
+    for (const shard of shards) tally.add(load(shard, streamBuffer.length >= shard.bytes ? streamBuffer : blockBuffer), shard.firstByte);
     save([], (next) => {
       next.stage = 'complete';
-      next.results = { ...counts, startValue, tableCrc32: crc };
+      next.results = tally.results();
     });
   }
   const m = store.manifest;
