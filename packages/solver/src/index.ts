@@ -15,3 +15,8 @@ export * from './store/layout.js';
 export * from './store/shard-store.js';
 export * from './store/sharded-solve.js';
 export * from './store/convert.js';
+export * from './cluster/jobs.js';
+export * from './cluster/run-job.js';
+export * from './cluster/redis.js';
+export * from './cluster/coordinator.js';
+export * from './cluster/worker.js';

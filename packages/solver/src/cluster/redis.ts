@@ -1,0 +1,62 @@
+/**
+ * Connections to the Redis behind a cluster solve's BullMQ queues: from a URL
+ * (redis://[:password@]host:port[/db], rediss:// for TLS), retried for as long as Redis is away
+ * (a restart mid-solve is waited out, not an error), and counted, so that the coordinator can
+ * report the commands it sent per pass.
+ */
+import { CCheckersError } from '@ccheckers/core';
+import { Redis } from 'ioredis';
+
+/** The queue of a store's jobs: one per store, named by the store's id. */
+export function queueName(storeId: string): string {
+  return `ccheckers-${storeId}`;
+}
+
+/** The URL checked, for messages with the password masked. */
+export function parseRedisUrl(text: string): { url: string; shown: string } {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    throw new CCheckersError('E_USAGE', `--redis must be a URL such as redis://127.0.0.1:6379 (got "${text}")`);
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new CCheckersError('E_USAGE', `--redis must start with redis:// or rediss:// (got "${u.protocol}")`);
+  if (u.hostname === '') throw new CCheckersError('E_USAGE', `--redis names no host (got "${text}")`);
+  const shown = new URL(u.href);
+  if (shown.password !== '') shown.password = '***';
+  return { url: u.href, shown: shown.href.replace(/\/$/, '') };
+}
+
+export interface CountedRedis {
+  redis: Redis;
+  /** Commands sent so far (a pipeline counts each of its commands). */
+  commands(): number;
+}
+
+/**
+ * A connection as BullMQ wants it for workers and for a coordinator that must outlast a Redis
+ * restart: commands wait (maxRetriesPerRequest null) while it reconnects, every 100 ms to 2 s.
+ * `onError` hears connection errors once per outage (ioredis repeats them on every retry).
+ */
+export function connectRedis(url: string, onError: (message: string) => void = () => {}): CountedRedis {
+  let down = false;
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: null,
+    retryStrategy: (times) => Math.min(2000, 100 * times),
+    lazyConnect: false,
+  });
+  redis.on('error', (e: Error) => {
+    if (!down) onError(e.message || String(e));
+    down = true;
+  });
+  redis.on('ready', () => {
+    down = false;
+  });
+  let sent = 0;
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+    sent++;
+    return send(...args);
+  }) as Redis['sendCommand'];
+  return { redis, commands: () => sent };
+}

@@ -1,0 +1,113 @@
+/**
+ * A worker of cluster solves: `ccheckers worker --redis URL --store DIR`. It waits for a store
+ * to appear in DIR (the coordinator makes it), then takes that store's jobs from its BullMQ
+ * queue one at a time and runs them (run-job.ts), each with the worker's threads. A payload that
+ * fails its checks is refused for good (BullMQ's UnrecoverableError: no retry) with a logged
+ * reason. BullMQ holds a lock on the running job that the worker renews; if the worker dies, the
+ * lock runs out after `stallSeconds` and another worker's stalled-job check puts the job back.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Backend } from '@ccheckers/core';
+import { UnrecoverableError, Worker } from 'bullmq';
+import { MANIFEST, ShardStore } from '../store/shard-store.js';
+import { type ClusterJob, JobRefused, type JobResult } from './jobs.js';
+import { connectRedis, parseRedisUrl, queueName } from './redis.js';
+import { JobRunner } from './run-job.js';
+
+export interface ClusterWorkerOptions {
+  redis: string;
+  store: string;
+  backend: Backend;
+  threads: number;
+  memoryLimit?: number;
+  /** Seconds after which the job of a worker that stopped renewing its lock is given to another. */
+  stallSeconds?: number;
+  /** One line per job, refusal or problem (the CLI writes them to stderr). */
+  log: (line: string) => void;
+  /** Ends the worker after its current job. */
+  signal: AbortSignal;
+  /** Test hook: called when a job starts, before any work (e.g. SIGKILL the worker there). */
+  onJobStart?: (job: ClusterJob | undefined) => void;
+}
+
+export const DEFAULT_STALL_SECONDS = 30;
+
+export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{ jobs: number; refused: number }> {
+  const { url, shown } = parseRedisUrl(options.redis);
+  const storeId = await waitForStore(options);
+  if (storeId === undefined) return { jobs: 0, refused: 0 };
+  const queue = queueName(storeId);
+  const connection = connectRedis(url, (message) => options.log(`Redis at ${shown}: ${message}; retrying`));
+  const runner = new JobRunner({
+    dir: options.store,
+    backend: options.backend,
+    threads: options.threads,
+    ...(options.memoryLimit !== undefined ? { memoryLimit: options.memoryLimit } : {}),
+  });
+  const stallMs = 1000 * (options.stallSeconds ?? DEFAULT_STALL_SECONDS);
+  let jobs = 0;
+  let refused = 0;
+  const worker = new Worker(
+    queue,
+    async (job) => {
+      options.onJobStart?.(job.data as ClusterJob | undefined);
+      try {
+        const { job: work, result } = await runner.run(job.data);
+        jobs++;
+        options.log(describe(job.id ?? '?', work, result));
+        return result;
+      } catch (e) {
+        if (e instanceof JobRefused) {
+          refused++;
+          options.log(`refused job ${job.id ?? '?'}: ${e.message}`);
+          throw new UnrecoverableError(`refused by a worker: ${e.message}`);
+        }
+        options.log(`job ${job.id ?? '?'} failed: ${(e as Error).message ?? String(e)}`);
+        throw e;
+      }
+    },
+    {
+      connection: connection.redis,
+      concurrency: 1,
+      lockDuration: stallMs,
+      stalledInterval: stallMs,
+      maxStalledCount: 5,
+      autorun: true,
+    },
+  );
+  worker.on('error', () => {}); // connection errors: reported once by connectRedis, and retried
+  options.log(`worker ${process.pid} on queue ${queue} at ${shown}, store ${options.store}, ${options.backend.name} on ${options.threads} thread(s)`);
+  await new Promise<void>((resolve) => {
+    if (options.signal.aborted) resolve();
+    options.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  options.log('stopping after the current job');
+  await worker.close();
+  await runner.close();
+  connection.redis.disconnect();
+  return { jobs, refused };
+}
+
+/** The store's id, once a store is in the folder (polled each second); undefined if stopped first. */
+async function waitForStore(options: ClusterWorkerOptions): Promise<string | undefined> {
+  let told = false;
+  for (;;) {
+    if (options.signal.aborted) return undefined;
+    if (existsSync(join(options.store, MANIFEST))) {
+      const store = ShardStore.open(options.store);
+      if (store.manifest.id !== undefined) return store.manifest.id;
+    }
+    if (!told) options.log(`waiting for a store in ${options.store} (made by "ccheckers solve --store ${options.store} --redis URL")`);
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+function describe(id: string, job: ClusterJob, r: JobResult): string {
+  if (r.stale) return `job ${id}: stale (the store has moved on), skipped`;
+  const what = job.kind === 'tile' ? `pass ${job.pass} tile ${job.shards[0]}-${job.shards[1]}` : job.kind === 'merge' ? `pass ${job.pass} merge ${job.shard}` : `init ${job.shard}`;
+  const detail =
+    r.kind === 'tile' ? `+${r.proved} proved, ${r.changed.length} shard(s) changed` : r.kind === 'merge' ? `+${r.newlyProven} new, ${r.inputs} input(s)` : `${r.proven} decided`;
+  return `job ${id}: ${what}: ${detail} in ${r.seconds.toFixed(2)} s`;
+}
