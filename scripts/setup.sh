@@ -4,7 +4,8 @@
 #   scripts/setup.sh              what running ccheckers needs
 #   scripts/setup.sh --test-tools what the whole test suite uses besides: qemu and an arm64
 #                                 cross-compiler (the run-time kernel choice on CPUs without BMI2
-#                                 and on arm64) and Debian's chromium (the explorer's browser test)
+#                                 and on arm64), Debian's chromium (the explorer's browser test) and
+#                                 redis-server (the cluster tests; scripts/redis.sh installs it too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,8 @@ if $want_test_tools; then
     echo "setup: qemu/cross-compiler unavailable; the emulated-CPU tests will be skipped" >&2
   [[ -x /usr/bin/chromium ]] || apt_install chromium ||
     echo "setup: chromium unavailable; the explorer's browser test will be skipped" >&2
+  command -v redis-server >/dev/null || apt_install redis-server ||
+    echo "setup: redis-server unavailable; the cluster tests will be skipped" >&2
 fi
 
 # pnpm, pinned (newer majors need Node 22).

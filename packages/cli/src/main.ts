@@ -17,6 +17,7 @@ import { showCommand } from './commands/show.js';
 import { solveCommand } from './commands/solve.js';
 import { convertCommand } from './commands/convert.js';
 import { verifyCommand } from './commands/verify.js';
+import { workerCommand } from './commands/worker.js';
 
 /** One version for all four packages (scripts/release-pack.mjs checks they agree). */
 const PACKAGE_VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -38,6 +39,10 @@ export interface TestHooks {
   onStoreSave?: (passes: number) => void;
   /** verify: this backend answers one operation wrongly, so that verify must fail. */
   corruptBackend?: string;
+  /** A cluster coordinator: called after each write of the store's manifest. */
+  onClusterCommit?: (passes: number) => void;
+  /** A cluster worker: called when a job starts, before any work. */
+  onJobStart?: (job: unknown) => void;
 }
 
 export async function main(argv: string[], hooks: TestHooks = {}): Promise<number> {
@@ -68,6 +73,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--memory <size>', 'in-memory: refuse to start when the solve needs more; with --store: the most it may hold (e.g. 1.5G)')
     .option('--store <dir>', 'keep the table in shard files in this folder (out of core, bounded by --memory; resumable)')
     .option('--shards <n>', 'shard count of a new --store (default: from the table size and --memory)')
+    .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')
     .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')
     .option('--force', 'overwrite an existing --out file')
     .option('--distances', "also store every position's distance to the end (1 byte per stored state), so that query and play choose moves that make progress in games of any size")
@@ -75,6 +81,18 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--html <file>', 'also write a self-contained HTML report of the solve (passes as charts)')
     .option('--quiet', 'no progress on stderr')
     .action(async (o) => done(await solveCommand(o, hooks)));
+
+  program
+    .command('worker')
+    .description('run the jobs of cluster solves (solve --store DIR --redis URL) on this machine, until stopped')
+    .requiredOption('--redis <url>', 'the Redis of the cluster: redis://[:password@]host:port[/db]')
+    .requiredOption('--store <dir>', "the solve's store folder as this machine mounts it")
+    .option('--backend <name>', BACKEND_HELP, 'auto')
+    .option('--threads <n>', 'threads per job (default: all cores)')
+    .option('--memory <size>', 'refuse jobs that need more (a tile job holds two shards)')
+    .option('--stall-seconds <n>', "seconds after which the job of a worker that died goes to another (BullMQ's lock)", '30')
+    .option('--quiet', 'no log lines on stderr')
+    .action(async (o) => done(await workerCommand(o, hooks)));
 
   variantOptions(program.command('verify').description('check that all backends give identical results (operations, then full solves)'))
     .option('--backends <list>', 'comma-separated backends (default: all that load here)')

@@ -4,6 +4,8 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { StateSpace } from '@ccheckers/core';
 import {
+  type ClusterSolveResult,
+  ClusterSolveInterrupted,
   type ProgressEvent,
   type ShardedSolveResult,
   ShardStore,
@@ -17,7 +19,9 @@ import {
   exportStore,
   requiredBytes,
   selectBackend,
+  parseRedisUrl,
   solve,
+  solveOnCluster,
   solveSharded,
 } from '@ccheckers/solver';
 import { backendOption, cappedThreads, memoryOption, rulesOption, UsageError, variantOption } from '../options.js';
@@ -37,6 +41,7 @@ export interface SolveCommandOptions {
   memory?: string;
   store?: string;
   shards?: string;
+  redis?: string;
   resume?: boolean;
   force?: boolean;
   distances?: boolean;
@@ -65,6 +70,9 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (o.store === '') throw new UsageError('--store needs a folder');
   const store = o.store === undefined ? undefined : resolve(o.store);
   if (o.shards !== undefined && !store) throw new UsageError('--shards needs --store DIR');
+  if (o.redis !== undefined && !store) throw new UsageError('--redis needs --store DIR (the folder every worker mounts)');
+  if (o.redis !== undefined) parseRedisUrl(o.redis);
+  if (o.redis !== undefined && o.backend !== 'auto') throw new UsageError('--backend is chosen by each worker (ccheckers worker --backend) in a cluster solve');
   if (store && o.distances) throw new UsageError('--distances is for in-memory solves; a --store keeps the 2-bit table only');
   const shards = o.shards === undefined ? undefined : positiveInteger(o.shards, '--shards');
   if (o.resume && !out && !store) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt) or --store DIR');
@@ -73,10 +81,10 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (out) checkSolveOutput(out, store ? { force: o.force === true } : o);
   if (store) ShardStore.checkPath(store, o.resume === true);
   if (o.html !== undefined) checkReportPath(o.html); // not after hours of solving
-  const { backend, reason } = await selectBackend(request);
+  const { backend, reason } = o.redis === undefined ? await selectBackend(request) : { backend: undefined, reason: '' };
   // Before any output or allocation: refuse a solve that cannot fit (solve() checks again).
   const space = new StateSpace(v);
-  if (!store) {
+  if (!store && backend) {
     checkTableLimits(space, o.distances);
     checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads.count, o.distances), memoryLimit);
   }
@@ -86,7 +94,11 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   }
   if (o.resume && out && !store && !existsSync(`${out}.ckpt`)) progress.done(`no checkpoint at ${out}.ckpt: starting from the beginning`);
   if (o.resume && store && !existsSync(`${store}/manifest.json`)) progress.done(`no store at ${store}: starting from the beginning`);
-  progress.done(`solving ${v.name} (${rules} rules) with ${backend.name} on ${Math.min(threads.count, space.groups)} thread(s): ${reason}`);
+  progress.done(
+    backend
+      ? `solving ${v.name} (${rules} rules) with ${backend.name} on ${Math.min(threads.count, space.groups)} thread(s): ${reason}`
+      : `solving ${v.name} (${rules} rules) on a cluster: the jobs go to the workers through ${parseRedisUrl(o.redis!).shown}`,
+  );
 
   const controller = new AbortController();
   const onSigint = () => {
@@ -99,7 +111,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   let passNumber = 0;
   let passStarted = initStarted;
   let distanceStarted: number | undefined;
-  let result: SolveResult | ShardedSolveResult;
+  let result: SolveResult | ShardedSolveResult | ClusterSolveResult;
   const onProgress = (e: ProgressEvent) => {
         const share = `${((100 * e.proven) / e.storedStates).toFixed(1)}% decided`;
         if (e.phase === 'resumed') {
@@ -128,11 +140,30 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         }
   };
   try {
-    if (store) {
+    if (store && o.redis !== undefined) {
+      result = await solveOnCluster({
+        variant: v,
+        rules,
+        store,
+        redis: o.redis,
+        ...(o.resume ? { resume: true } : {}),
+        ...(shards !== undefined ? { shards } : {}),
+        ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+        signal: controller.signal,
+        onPlan: (plan, queue) => progress.done(`store ${store}: ${plan.layout.shards.length} shard(s), queue ${queue}; each tile job holds up to two shards`),
+        onProgress,
+        onNotice: (text) => progress.done(text),
+        ...(hooks.onClusterCommit ? { onCommit: hooks.onClusterCommit } : {}),
+      });
+      if (out) {
+        progress.done(`writing ${out} from the store`);
+        exportStore(store, out, { force: o.force === true });
+      }
+    } else if (store) {
       result = await solveSharded({
         variant: v,
         rules,
-        backend,
+        backend: backend!,
         threads: threads.count,
         store,
         ...(o.resume ? { resume: true } : {}),
@@ -151,7 +182,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
       result = await solve({
         variant: v,
         rules,
-        backend,
+        backend: backend!,
         threads: threads.count,
         ...(out ? { out } : {}),
         ...(o.resume ? { resume: true } : {}),
@@ -164,7 +195,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
       });
     }
   } catch (e) {
-    if (e instanceof SolveInterrupted || e instanceof ShardedSolveInterrupted) {
+    if (e instanceof SolveInterrupted || e instanceof ShardedSolveInterrupted || e instanceof ClusterSolveInterrupted) {
       progress.done(`ccheckers: ${e.message}`);
       return EXIT_INTERRUPTED;
     }
@@ -193,9 +224,14 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
       : {}),
     storedStates: result.storedStates,
     tableCrc32: result.tableCrc32,
-    ...('store' in result
-      ? { store: { path: result.store, shards: result.shards, blockShards: result.blockShards, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten } }
-      : {}),
+    ...('queue' in result
+      ? {
+          store: { path: result.store, shards: result.shards, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten },
+          cluster: { queue: result.queue, jobs: result.jobs, redisCommands: result.redisCommands },
+        }
+      : 'store' in result
+        ? { store: { path: result.store, shards: result.shards, blockShards: result.blockShards, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten } }
+        : {}),
     passLog: result.passLog.map((r) => ({ ...r, seconds: Number(r.seconds.toFixed(3)) })),
     machine: await machineDetails(),
   };
@@ -226,11 +262,16 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
           `${'distances'.padEnd(10)} up to ${result.distances.maxPlies} plies, ${result.distances.seconds.toFixed(2)} s, CRC-32 ${result.distances.crc32.toString(16).padStart(8, '0')}`,
         ]
       : []),
-    ...('store' in result
+    ...('queue' in result
       ? [
-          `${'store'.padEnd(10)} ${result.store}: ${result.shards} shard(s), blocks of ${result.blockShards}; read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
+          `${'store'.padEnd(10)} ${result.store}: ${result.shards} shard(s); workers read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
+          `${'cluster'.padEnd(10)} ${grouped(result.jobs)} jobs on queue ${result.queue}, ${grouped(result.redisCommands)} Redis commands from the coordinator`,
         ]
-      : []),
+      : 'store' in result
+        ? [
+            `${'store'.padEnd(10)} ${result.store}: ${result.shards} shard(s), blocks of ${result.blockShards}; read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
+          ]
+        : []),
     ...(out ? [`${'database'.padEnd(10)} ${out}`] : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

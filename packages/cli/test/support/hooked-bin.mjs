@@ -4,14 +4,28 @@
 //   {"createAtOutAfterPass": N} after that checkpoint, a user's file appears at --out
 //   {"corruptBackend": NAME}    verify: that backend answers one operation wrongly
 //   {"killAfterSave": N}        solve --store: SIGKILL right after the N-th save of the store
+//   {"killAfterCommit": N}      solve --redis: SIGKILL right after the N-th manifest write
+//   {"killOnJob": N}            worker: SIGKILL at the start of its N-th job (says which on stderr)
 import { writeFileSync } from 'node:fs';
+import { jobId } from '@ccheckers/solver';
 import { main } from '../../dist/main.js';
 
 const [spec, ...args] = process.argv.slice(2);
 const wanted = JSON.parse(spec);
 const out = args[args.indexOf('--out') + 1];
 let saves = 0;
+let commits = 0;
+let jobs = 0;
 const hooks = {
+  onClusterCommit() {
+    if (wanted.killAfterCommit !== undefined && ++commits >= wanted.killAfterCommit) process.kill(process.pid, 'SIGKILL');
+  },
+  onJobStart(job) {
+    if (wanted.killOnJob !== undefined && ++jobs >= wanted.killOnJob) {
+      writeFileSync(2, `killed on job ${jobId(job)}\n`);
+      process.kill(process.pid, 'SIGKILL');
+    }
+  },
   onStoreSave() {
     if (wanted.killAfterSave !== undefined && ++saves >= wanted.killAfterSave) process.kill(process.pid, 'SIGKILL');
   },

@@ -1,0 +1,177 @@
+/**
+ * Cluster solves through the real binaries: a Redis of scripts/redis.sh on 127.0.0.1 (with a
+ * password), `ccheckers worker` processes and the coordinator (`solve --store DIR --redis URL`).
+ * Whatever the number of workers and whatever fails (a worker killed mid-job, Redis restarted
+ * mid-solve, the coordinator killed and resumed), the table is the in-memory solve's. Forged
+ * jobs are refused without a file written.
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { queueName } from '@ccheckers/solver';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestRedis, haveRedis, start, startWorker, stopAll, stopWorker, waitFor } from './support/cluster.js';
+import { run } from './support/run-cli.js';
+
+if (!haveRedis && process.env.CI === 'true') throw new Error('redis-server is missing: scripts/setup.sh --test-tools installs it');
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-cluster-'));
+const redis = new TestRedis();
+const crcInMemory = new Map<string, number>();
+let stores = 0;
+const newStore = () => join(dir, `store-${stores++}`);
+const manifestOf = (store: string) => JSON.parse(readFileSync(join(store, 'manifest.json'), 'utf8'));
+
+beforeAll(async () => {
+  if (!haveRedis) return;
+  await redis.start();
+  for (const [board, pieces] of ['7/2', '4/6'].map((s) => s.split('/'))) {
+    const r = run(['solve', '--board', board!, '--pieces', pieces!, '--threads', '1', '--json', '--quiet']);
+    expect(r.status, r.stderr).toBe(0);
+    crcInMemory.set(`${board}/${pieces}`, JSON.parse(r.stdout).tableCrc32);
+  }
+}, 60_000);
+
+afterAll(async () => {
+  stopAll();
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(redis.dir, { recursive: true, force: true });
+});
+
+const solveArgs = (board: number, pieces: number, store: string, ...more: string[]) => [
+  'solve',
+  '--board',
+  String(board),
+  '--pieces',
+  String(pieces),
+  '--store',
+  store,
+  '--shards',
+  '3',
+  '--redis',
+  redis.url,
+  '--json',
+  ...more,
+];
+
+describe.skipIf(!haveRedis)('cluster solves', () => {
+  for (const [board, pieces] of [
+    [7, 2],
+    [4, 6],
+  ] as const) {
+    for (const workers of [1, 2, 3]) {
+      it(`${board}x${board}/${pieces} with ${workers} worker(s): the in-memory table, every job run once`, async () => {
+        const store = newStore();
+        const crew = Array.from({ length: workers }, () => startWorker(redis, store));
+        const solve = start(solveArgs(board, pieces, store));
+        const { code } = await solve.exited;
+        expect(code, solve.stderr()).toBe(0);
+        const out = JSON.parse(solve.stdout());
+        expect(out.tableCrc32).toBe(crcInMemory.get(`${board}/${pieces}`));
+        expect(out.passLog.at(-1).newlyProven).toBe(0);
+        const ran = await Promise.all(crew.map(stopWorker));
+        expect(ran.reduce((a, b) => a + b, 0)).toBe(out.cluster.jobs);
+        expect(solve.stderr()).not.toMatch(redis.password); // the URL is shown masked
+        expect(readdirSync(store).filter((f) => f !== 'manifest.json' && !/^shard-\d{5}\.g\d+\.[0-9a-f]{8}\.bin$/.test(f))).toEqual([]);
+      }, 120_000);
+    }
+  }
+
+  it('a worker killed with SIGKILL mid-job: another worker runs its job, same table', async () => {
+    const store = newStore();
+    const solve = start(solveArgs(7, 2, store));
+    const doomed = startWorker(redis, store, { killOnJob: 6 });
+    expect((await doomed.exited).signal).toBe('SIGKILL');
+    const lost = /killed on job (\S+)/.exec(doomed.stderr())![1]!;
+    // Only now a second worker: the job the first one held can only be run again by it, once
+    // BullMQ's lock has run out and the stalled-job check has put the job back.
+    const rescuer = startWorker(redis, store);
+    const { code } = await solve.exited;
+    expect(code, solve.stderr()).toBe(0);
+    expect(JSON.parse(solve.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
+    await stopWorker(rescuer);
+    expect(rescuer.stderr()).toContain(`job ${lost}: `);
+  }, 120_000);
+
+  it('Redis stopped and started again mid-solve: workers and coordinator reconnect, same table', async () => {
+    const store = newStore();
+    const crew = [startWorker(redis, store), startWorker(redis, store)];
+    const solve = start(solveArgs(7, 2, store));
+    await waitFor('pass 2 in the manifest', () => {
+      try {
+        return manifestOf(store).passLog.length >= 2;
+      } catch {
+        return false;
+      }
+    });
+    await redis.stop();
+    const passesWhileDown = manifestOf(store).passLog.length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(manifestOf(store).passLog.length).toBe(passesWhileDown); // nothing goes on without Redis
+    await redis.start();
+    const { code } = await solve.exited;
+    expect(code, solve.stderr()).toBe(0);
+    expect(JSON.parse(solve.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
+    expect(solve.stderr()).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+: .*retrying/);
+    await Promise.all(crew.map(stopWorker));
+  }, 120_000);
+
+  it('the coordinator killed with SIGKILL: solve --resume goes on to the same table', async () => {
+    const store = newStore();
+    const crew = [startWorker(redis, store), startWorker(redis, store)];
+    const killed = start(solveArgs(7, 2, store), { killAfterCommit: 5 });
+    expect((await killed.exited).signal).toBe('SIGKILL');
+    expect(manifestOf(store).passLog.length).toBeGreaterThan(0);
+    const resumed = start(solveArgs(7, 2, store, '--resume'));
+    const { code } = await resumed.exited;
+    expect(code, resumed.stderr()).toBe(0);
+    expect(resumed.stderr()).toMatch(/resumed from .* after pass \d+/);
+    expect(JSON.parse(resumed.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
+    await Promise.all(crew.map(stopWorker));
+  }, 120_000);
+
+  it('forged jobs are refused for good, logged, and write nothing', async () => {
+    const store = newStore();
+    const helper = startWorker(redis, store);
+    const stopped = start(solveArgs(7, 2, store), { killAfterCommit: 2 }); // a store in its passes
+    expect((await stopped.exited).signal).toBe('SIGKILL');
+    await stopWorker(helper);
+    const m = manifestOf(store);
+    const snapshot = () => [dir, store].map((d) => readdirSync(d).map((f) => `${f} ${statSync(join(d, f)).mtimeMs}`).sort());
+    const before = snapshot();
+    const worker = startWorker(redis, store);
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueName(m.id), { connection });
+    const good = { kind: 'tile', store: m.id, board: 7, pieces: 2, rules: 'clean', pass: m.passLog.length + 1, generation: m.generation, shards: [0, 1], sparse: false, down: false };
+    const forged: Array<[string, unknown, RegExp]> = [
+      ['a shard the store does not have', { ...good, shards: [0, 99] }, /shards\[1\] 99 is not a shard of this store/],
+      ['a path instead of a shard', { ...good, shards: ['../../etc', 1] }, /shards\[0\] must be a whole number/],
+      ['a path field', { ...good, path: '../../outside' }, /unexpected field\(s\) path/],
+      ['another variant', { ...good, board: 9 }, /the job is for 9x9\/2/],
+      ['another store', { ...good, store: 'ffffffffffffffff' }, /the job is for store "ffffffffffffffff"/],
+      ['an unknown kind', { ...good, kind: 'shell' }, /unknown job kind "shell"/],
+    ];
+    try {
+      for (const [what, data, reason] of forged) {
+        const job = await queue.add('forged', data, { attempts: 3 });
+        const until = performance.now() + 30_000;
+        while ((await queue.getJobState(job.id!)) !== 'failed') {
+          if (performance.now() > until) throw new Error(`the job with ${what} was not refused`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const failed = (await queue.getJob(job.id!))!;
+        expect(failed.failedReason, what).toMatch(/refused by a worker/);
+        expect(failed.failedReason, what).toMatch(reason);
+        expect(failed.attemptsMade, `${what}: not retried`).toBe(1);
+        expect(worker.stderr()).toContain(`refused job ${job.id}`);
+      }
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+    await stopWorker(worker);
+    expect(snapshot()).toEqual(before);
+  }, 120_000);
+});

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A cluster on this machine: a loopback-only Redis (persistence on) and W workers for one store.
+#   scripts/local-cluster.sh W --store DIR [--port P] [--threads N]   start (W workers)
+#   scripts/local-cluster.sh stop                                    stop the workers and Redis
+# Then: pnpm ccheckers solve --board 7 --pieces 3 --store DIR --shards 4 --redis redis://127.0.0.1:P
+# State (pids, logs, Redis data) goes to .cluster/ in the repository.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+state=.cluster
+if [[ "${1:-}" == "stop" ]]; then
+  if [[ -f "$state/workers.pid" ]]; then
+    while read -r pid; do kill -TERM "$pid" 2>/dev/null || true; done < "$state/workers.pid"
+    while read -r pid; do while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done; done < "$state/workers.pid"
+    rm -f "$state/workers.pid"
+  fi
+  [[ -f "$state/port" ]] && scripts/redis.sh stop "$state/redis" "$(cat "$state/port")"
+  rm -f "$state/port"
+  echo "local cluster stopped"; exit 0
+fi
+workers="${1:-}"; shift || true
+store=""; port=6390; threads=1
+while (($#)); do
+  case "$1" in
+    --store) store="$2"; shift 2 ;;
+    --port) port="$2"; shift 2 ;;
+    --threads) threads="$2"; shift 2 ;;
+    *) echo "local-cluster.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if ! [[ "$workers" =~ ^[1-9][0-9]*$ ]] || [[ -z "$store" ]]; then
+  echo "usage: scripts/local-cluster.sh W --store DIR [--port P] [--threads N] | stop" >&2; exit 2
+fi
+[[ -f packages/cli/dist/bin.js ]] || { echo "local-cluster.sh: run scripts/setup.sh first (no build)" >&2; exit 2; }
+if [[ -f "$state/workers.pid" ]]; then echo "local-cluster.sh: a local cluster is running; scripts/local-cluster.sh stop first" >&2; exit 2; fi
+mkdir -p "$state"
+scripts/redis.sh start "$state/redis" "$port"
+echo "$port" > "$state/port"
+: > "$state/workers.pid"
+for i in $(seq "$workers"); do
+  nohup node packages/cli/dist/bin.js worker --redis "redis://127.0.0.1:$port" --store "$store" --threads "$threads" \
+    > "$state/worker-$i.log" 2>&1 &
+  echo $! >> "$state/workers.pid"
+done
+echo "Redis on 127.0.0.1:$port ($state/redis), $workers worker(s) for $store (logs: $state/worker-N.log)"
+echo "solve with: pnpm ccheckers solve --store $store --redis redis://127.0.0.1:$port ..."
