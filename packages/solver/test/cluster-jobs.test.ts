@@ -1,0 +1,111 @@
+/**
+ * The jobs of a cluster solve without Redis: payload checks, what a tile and a merge write, a job
+ * of an older generation skipped as stale, and a merge that meets two values for one state
+ * refusing to write anything.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { variant } from '@ccheckers/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, passFolder, solveSharded, tileOutput } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-jobs-'));
+const store = join(dir, 'store');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const backend = (await availableBackends())[0]!;
+let manifest: Manifest;
+
+beforeAll(async () => {
+  // A store in its passes: 7x7/2 in 3 shards, stopped after pass 1.
+  await solveSharded({ variant: variant(7, 2), rules: 'clean', backend, threads: 1, store, shards: 3, stopAfterPass: 1 }).catch((e) => {
+    if (!/interrupted/.test(String(e))) throw e;
+  });
+  manifest = ShardStore.open(store).manifest;
+  expect(manifest.stage).toBe('passes');
+});
+
+const tile = (i: number, j: number) => ({
+  kind: 'tile',
+  store: manifest.id,
+  board: 7,
+  pieces: 2,
+  rules: 'clean',
+  pass: manifest.passLog.length + 1,
+  generation: manifest.generation,
+  shards: [i, j],
+  sparse: false,
+  down: false,
+});
+
+describe('job payloads', () => {
+  it('a payload of this store is taken as it is, and its id names store, pass and work', () => {
+    const job = parseJob(tile(0, 2), manifest);
+    expect(job).toEqual(tile(0, 2));
+    expect(jobId(job)).toBe(`${manifest.id}-p2-g${manifest.generation}-tile-0-2`);
+  });
+  it('anything else is refused with the reason', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [null, /not an object/],
+      [[1, 2], /not an object/],
+      [{ ...tile(0, 1), kind: 'rm' }, /unknown job kind "rm"/],
+      [{ ...tile(0, 1), dir: '/etc' }, /unexpected field\(s\) dir/],
+      [{ ...tile(0, 1), store: 'x' }, /for store "x"/],
+      [{ ...tile(0, 1), pieces: 3 }, /for 7x7\/3 \(clean\)/],
+      [{ ...tile(0, 1), rules: 'published' }, /\(published\)/],
+      [tile(0, 3), /shards\[1\] 3 is not a shard of this store \(it has 3\)/],
+      [tile(2, 1), /must not come after/],
+      [{ ...tile(0, 1), shards: [0] }, /a pair/],
+      [{ ...tile(0, 1), shards: [0.5, 1] }, /whole number/],
+      [{ ...tile(0, 1), generation: -1 }, /generation must be a whole number/],
+      [{ ...tile(0, 1), sparse: 'yes' }, /sparse must be true or false/],
+      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: '../x' }, /shard must be a whole number/],
+    ];
+    for (const [data, reason] of cases) {
+      expect(() => parseJob(data, manifest), JSON.stringify(data)).toThrow(JobRefused);
+      expect(() => parseJob(data, manifest), JSON.stringify(data)).toThrow(reason);
+    }
+  });
+});
+
+describe('running jobs', () => {
+  const runner = new JobRunner({ dir: store, backend, threads: 1 });
+  afterAll(() => runner.close());
+  const folder = () => join(store, passFolder(manifest.passLog.length + 1, manifest.generation));
+
+  it('a tile writes the shards it changed to the pass folder, a merge the next generation', async () => {
+    mkdirSync(folder(), { recursive: true });
+    const { result } = await runner.run(tile(0, 1));
+    expect(result.kind).toBe('tile');
+    if (result.kind !== 'tile') return;
+    expect(result.changed.length).toBeGreaterThan(0);
+    for (const s of result.changed) expect(existsSync(join(folder(), tileOutput([0, 1], s)))).toBe(true);
+    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: result.changed[0] };
+    const { result: merged } = await runner.run(merge);
+    if (merged.kind !== 'merge') throw new Error('not a merge');
+    expect(merged.inputs).toBe(1);
+    expect(merged.newlyProven).toBeGreaterThan(0);
+    expect(merged.file).toMatch(new RegExp(`^shard-0000${result.changed[0]}\\.g${manifest.generation + 1}\\.[0-9a-f]{8}\\.bin$`));
+    expect(existsSync(join(store, merged.file))).toBe(true);
+  });
+
+  it('a job of an older generation is skipped as stale, writing nothing', async () => {
+    const before = readdirSync(store).sort();
+    const { result } = await runner.run({ ...tile(1, 2), generation: manifest.generation - 1 });
+    expect(result.stale).toBe(true);
+    expect(readdirSync(store).sort()).toEqual(before);
+  });
+
+  it('a merge that meets a state proven with two values stops, writing nothing', async () => {
+    const shard = manifest.shards[2]!;
+    const base = readFileSync(join(store, shard.file));
+    const at = base.findIndex((b) => (b & 3) === 1 || (b & 3) === 2); // a lost or won state
+    const forged = Buffer.from(base);
+    forged[at] = (forged[at]! & ~3) | (3 - (forged[at]! & 3)); // won <-> lost
+    writeFileSync(join(folder(), tileOutput([2, 2], 2)), forged);
+    const before = readdirSync(store).sort();
+    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 2 };
+    await expect(runner.run(merge)).rejects.toThrow(/a state proven with another value than in the store \(byte \d+/);
+    expect(readdirSync(store).sort()).toEqual(before);
+  });
+});
