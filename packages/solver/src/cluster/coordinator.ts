@@ -13,14 +13,14 @@
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { CCheckersError, type RuleMode, StateSpace, type Variant } from '@ccheckers/core';
+import { CCheckersError, type RuleMode, type Variant } from '@ccheckers/core';
 import { type Job, Queue } from 'bullmq';
 import type { PassRecord } from '../database.js';
 import { lockOutput } from '../output-file.js';
-import { type ProgressEvent, type SolveResult, checkMoveless, nextPassIsSparse, startValueName } from '../solve.js';
-import { type MemoryPlan, planMemory } from '../store/layout.js';
+import { type ProgressEvent, type SolveResult, checkMoveless, nextPassIsSparse } from '../solve.js';
+import type { MemoryPlan } from '../store/layout.js';
 import { MANIFEST, SHARD_FILE, ShardStore } from '../store/shard-store.js';
-import { TableTally } from '../store/sharded-solve.js';
+import { TableTally, createStore, planStore, storeResult } from '../store/sharded-solve.js';
 import { type ClusterJob, type InitResult, type JobResult, type MergeResult, PASS_FOLDER, type TileResult, jobId, passFolder } from './jobs.js';
 import { connectRedis, parseRedisUrl, queueName } from './redis.js';
 
@@ -68,33 +68,11 @@ const SLOW_POLL_MS = 500;
 const IDLE_NOTICE_MS = 10_000;
 
 export async function solveOnCluster(options: ClusterSolveOptions): Promise<ClusterSolveResult> {
-  const { variant: v, rules } = options;
   const redisUrl = parseRedisUrl(options.redis);
-  const space = new StateSpace(v);
-  let store: ShardStore | undefined;
-  if (options.resume) {
-    try {
-      store = ShardStore.open(options.store);
-    } catch (e) {
-      if (!(e instanceof CCheckersError && /no manifest\.json/.test(e.message))) throw e;
-    }
-  }
-  if (store) {
-    store.checkVariant(v, rules);
-    if (options.shards !== undefined && options.shards !== store.layout.shards.length) {
-      throw new CCheckersError('E_USAGE', `${options.store} has ${store.layout.shards.length} shards; --shards ${options.shards} applies to new stores only`);
-    }
-  }
-  const plan = planMemory(space, {
-    ...(store ? { layout: store.layout } : options.shards !== undefined ? { shards: options.shards } : {}),
-    ...(options.memoryLimit !== undefined ? { budget: options.memoryLimit } : {}),
-    kernelCopies: 1,
-  });
+  const { existing, plan } = planStore(options, 1);
+  let store = existing;
   if (!store) {
-    if (plan.layout.shards.some((s) => s.bytes > 2 ** 32)) {
-      throw new CCheckersError('E_USAGE', `shards of ${v.name} would be over 4 GiB (no typed array holds one): use more --shards`);
-    }
-    store = ShardStore.create(options.store, v, rules, plan.layout);
+    store = createStore(options, plan);
     store.adopt([], 0, () => {}); // the manifest on disk before any job names its store
   }
   if (store.manifest.id === undefined) store.adopt([], store.manifest.generation, () => {}); // a store made by an older ccheckers gets an id
@@ -298,27 +276,8 @@ async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Qu
       next.results = tally.results();
     });
   }
-  const m = store.manifest;
-  const r = m.results!;
   return {
-    board: v.size,
-    pieces: v.pieces,
-    rules,
-    backend: backends.size === 0 ? 'cluster' : `cluster (${[...backends].sort().join(', ')})`,
-    threads,
-    positions: r.positions,
-    p1Wins: r.p1Wins,
-    p2Wins: r.p2Wins,
-    draws: r.draws,
-    illegal: r.illegal,
-    start: startValueName(r.startValue),
-    passes: m.passLog.length,
-    seconds: m.seconds,
-    storedStates: space.states,
-    tableBytes: space.tableBytes,
-    tableCrc32: r.tableCrc32,
-    passLog: m.passLog,
-    ...(resumedFromPass !== undefined ? { resumedFromPass } : {}),
+    ...storeResult(store, backends.size === 0 ? 'cluster' : `cluster (${[...backends].sort().join(', ')})`, threads, resumedFromPass),
     store: options.store,
     shards: store.layout.shards.length,
     queue: q.name,

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { resolve, sep } from 'node:path';
 import type { Backend } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { checkMemory, formatBytes } from '../memory.js';

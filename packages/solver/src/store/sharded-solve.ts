@@ -39,7 +39,7 @@ import {
   startValueName,
 } from '../solve.js';
 import { type GameCounts, TableCounter, startStateIndex, storedCounts } from '../state-index.js';
-import { type ChunkRunner, type PhaseTables, createWorkerPool, runPhase } from '../worker-pool.js';
+import { type ChunkRunner, createWorkerPool, runPhase } from '../worker-pool.js';
 import { type MemoryPlan, type Shard, blocksOf, planMemory } from './layout.js';
 import { MANIFEST, type Manifest, ShardStore } from './shard-store.js';
 
@@ -156,7 +156,7 @@ export class TableTally {
   private crc = 0;
   private startValue = 0;
 
-  constructor(private readonly space: StateSpace) {
+  constructor(space: StateSpace) {
     this.counter = new TableCounter(space);
     this.startIndex = startStateIndex(space);
   }
@@ -175,38 +175,60 @@ export class TableTally {
   }
 }
 
-export async function solveSharded(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
-  const { variant: v, rules, backend } = options;
-  const space = new StateSpace(v);
-  const threads = Math.max(1, Math.min(Math.floor(options.threads), space.groups));
-  const kernelCopies = backend.kernelThreads || threads === 1 ? 1 : threads;
-  let store: ShardStore | undefined;
-  if (options.resume) {
+/** What a solve of a store is asked: the store, whether to resume it, and for a new one the layout. */
+export interface StoreRequest {
+  variant: Variant;
+  rules: RuleMode;
+  store: string;
+  resume?: boolean;
+  shards?: number;
+  memoryLimit?: number;
+}
+
+/**
+ * The store to resume (its variant and shard count checked against the request), if any, and the
+ * memory plan: the existing store's layout, or one from --shards and --memory for a new store.
+ */
+export function planStore(request: StoreRequest, kernelCopies: number): { existing: ShardStore | undefined; plan: MemoryPlan } {
+  let existing: ShardStore | undefined;
+  if (request.resume) {
     try {
-      store = ShardStore.open(options.store);
+      existing = ShardStore.open(request.store);
     } catch (e) {
       if (!(e instanceof CCheckersError && /no manifest\.json/.test(e.message))) throw e;
     }
   }
-  if (store) {
-    store.checkVariant(v, rules);
-    if (options.shards !== undefined && options.shards !== store.layout.shards.length) {
-      throw new CCheckersError('E_USAGE', `${options.store} has ${store.layout.shards.length} shards; --shards ${options.shards} applies to new stores only`);
+  if (existing) {
+    existing.checkVariant(request.variant, request.rules);
+    if (request.shards !== undefined && request.shards !== existing.layout.shards.length) {
+      throw new CCheckersError('E_USAGE', `${request.store} has ${existing.layout.shards.length} shards; --shards ${request.shards} applies to new stores only`);
     }
   }
-  const plan = planMemory(space, {
-    ...(store ? { layout: store.layout } : options.shards !== undefined ? { shards: options.shards } : {}),
-    ...(options.memoryLimit !== undefined ? { budget: options.memoryLimit } : {}),
+  const plan = planMemory(new StateSpace(request.variant), {
+    ...(existing ? { layout: existing.layout } : request.shards !== undefined ? { shards: request.shards } : {}),
+    ...(request.memoryLimit !== undefined ? { budget: request.memoryLimit } : {}),
     kernelCopies,
   });
+  return { existing, plan };
+}
+
+/** A new store with the plan's layout (refused where a shard would not fit one typed array). */
+export function createStore(request: StoreRequest, plan: MemoryPlan): ShardStore {
+  if (plan.layout.shards.some((s) => s.bytes > 2 ** 32)) {
+    throw new CCheckersError('E_USAGE', `shards of ${request.variant.name} would be over 4 GiB (no typed array holds one): use more --shards`);
+  }
+  return ShardStore.create(request.store, request.variant, request.rules, plan.layout);
+}
+
+export async function solveSharded(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
+  const { variant: v, backend } = options;
+  const space = new StateSpace(v);
+  const threads = Math.max(1, Math.min(Math.floor(options.threads), space.groups));
+  const kernelCopies = backend.kernelThreads || threads === 1 ? 1 : threads;
+  const { existing, plan } = planStore(options, kernelCopies);
   checkMemory(plan.blockBytes + plan.streamBytes + plan.overheadBytes, options.memoryLimit);
   options.onPlan?.(plan);
-  if (!store) {
-    if (plan.layout.shards.some((s) => s.bytes > 2 ** 32)) {
-      throw new CCheckersError('E_USAGE', `shards of ${v.name} would be over 4 GiB (no typed array holds one): use more --shards`);
-    }
-    store = ShardStore.create(options.store, v, rules, plan.layout);
-  }
+  const store = existing ?? createStore(options, plan);
   const unlock = lockOutput(join(options.store, MANIFEST));
   try {
     store.removeLeftovers();
@@ -363,13 +385,25 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
       next.results = tally.results();
     });
   }
+  return {
+    ...storeResult(store, backend.name, threads, resumedFromPass),
+    store: options.store,
+    shards: shards.length,
+    blockShards: plan.blockShards,
+    bytesRead,
+    bytesWritten,
+  };
+}
+
+/** The result of a complete store, as every solve reports it. */
+export function storeResult(store: ShardStore, backend: string, threads: number, resumedFromPass: number | undefined): SolveResult {
   const m = store.manifest;
   const r = m.results!;
   return {
-    board: v.size,
-    pieces: v.pieces,
-    rules,
-    backend: backend.name,
+    board: m.board,
+    pieces: m.pieces,
+    rules: m.rules,
+    backend,
     threads,
     positions: r.positions,
     p1Wins: r.p1Wins,
@@ -379,16 +413,11 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
     start: startValueName(r.startValue),
     passes: m.passLog.length,
     seconds: m.seconds,
-    storedStates: space.states,
-    tableBytes: space.tableBytes,
+    storedStates: m.storedStates,
+    tableBytes: m.tableBytes,
     tableCrc32: r.tableCrc32,
     passLog: m.passLog,
     ...(resumedFromPass !== undefined ? { resumedFromPass } : {}),
-    store: options.store,
-    shards: shards.length,
-    blockShards: plan.blockShards,
-    bytesRead,
-    bytesWritten,
   };
 }
 
