@@ -39,10 +39,12 @@ export interface TestHooks {
   onStoreSave?: (passes: number) => void;
   /** verify: this backend answers one operation wrongly, so that verify must fail. */
   corruptBackend?: string;
-  /** A cluster coordinator: called after each write of the store's manifest. */
+  /** A cluster coordinator: called before and after each write of the store's manifest. */
+  beforeClusterCommit?: (passes: number) => void;
   onClusterCommit?: (passes: number) => void;
-  /** A cluster worker: called when a job starts, before any work. */
+  /** A cluster worker: called when a job starts, before any work, and when its files are written. */
   onJobStart?: (job: unknown) => void;
+  onJobWorked?: (job: unknown) => void;
 }
 
 export async function main(argv: string[], hooks: TestHooks = {}): Promise<number> {

@@ -1,9 +1,11 @@
 /**
  * Cluster solves through the real binaries: a Redis of scripts/redis.sh on 127.0.0.1 (with a
  * password), `ccheckers worker` processes and the coordinator (`solve --store DIR --redis URL`).
- * Whatever the number of workers and whatever fails (a worker killed mid-job, Redis restarted
- * mid-solve, the coordinator killed and resumed), the table is the in-memory solve's. Forged
- * jobs are refused without a file written.
+ * With 1, 2 or 3 workers, and after each of these faults, the table is the in-memory solve's:
+ * workers killed before and after writing a job's files, Redis restarted mid-solve with and
+ * without its data, the coordinator killed after a commit and between a pass's merges and its
+ * commit, then resumed. A second coordinator is refused; forged jobs are refused without a file
+ * written.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -79,57 +81,85 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     }
   }
 
-  it('a worker killed with SIGKILL mid-job: another worker runs its job, same table', async () => {
+  it('workers killed with SIGKILL mid-job, before and after writing: others run their jobs, same table', async () => {
     const store = newStore();
     const solve = start(solveArgs(7, 2, store));
-    const doomed = startWorker(redis, store, { killOnJob: 6 });
-    expect((await doomed.exited).signal).toBe('SIGKILL');
-    const lost = /killed on job (\S+)/.exec(doomed.stderr())![1]!;
-    // Only now a second worker: the job the first one held can only be run again by it, once
-    // BullMQ's lock has run out and the stalled-job check has put the job back.
+    // One worker at a time, so that each lost job can only be run again by a later one, once
+    // BullMQ's lock has run out and the stalled-job check has put it back.
+    const before = startWorker(redis, store, { killOnJob: 6 });
+    expect((await before.exited).signal).toBe('SIGKILL');
+    const after = startWorker(redis, store, { killAfterJobWork: 4 }); // its files written, BullMQ not told
+    expect((await after.exited).signal).toBe('SIGKILL');
     const rescuer = startWorker(redis, store);
     const { code } = await solve.exited;
     expect(code, solve.stderr()).toBe(0);
     expect(JSON.parse(solve.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
     await stopWorker(rescuer);
-    expect(rescuer.stderr()).toContain(`job ${lost}: `);
+    for (const doomed of [before, after]) {
+      const lost = /killed on job (\S+)/.exec(doomed.stderr())![1]!;
+      expect(`${after.stderr()}${rescuer.stderr()}`).toContain(`job ${lost}: `);
+    }
   }, 120_000);
 
-  it('Redis stopped and started again mid-solve: workers and coordinator reconnect, same table', async () => {
-    const store = newStore();
-    const crew = [startWorker(redis, store), startWorker(redis, store)];
-    const solve = start(solveArgs(7, 2, store));
-    await waitFor('pass 2 in the manifest', () => {
-      try {
-        return manifestOf(store).passLog.length >= 2;
-      } catch {
-        return false;
-      }
-    });
-    await redis.stop();
-    const passesWhileDown = manifestOf(store).passLog.length;
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(manifestOf(store).passLog.length).toBe(passesWhileDown); // nothing goes on without Redis
-    await redis.start();
-    const { code } = await solve.exited;
-    expect(code, solve.stderr()).toBe(0);
-    expect(JSON.parse(solve.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
-    expect(solve.stderr()).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+: .*retrying/);
-    await Promise.all(crew.map(stopWorker));
-  }, 120_000);
+  for (const keep of [true, false]) {
+    it(`Redis stopped and started again mid-solve${keep ? '' : ' without its data'}: workers and coordinator go on, same table`, async () => {
+      const store = newStore();
+      const crew = [startWorker(redis, store), startWorker(redis, store)];
+      const solve = start(solveArgs(7, 2, store, '--shards', '4'));
+      await waitFor('pass 2 in the manifest', () => {
+        try {
+          return manifestOf(store).passLog.length >= 2;
+        } catch {
+          return false;
+        }
+      });
+      await redis.stop();
+      const atStop = manifestOf(store);
+      expect(atStop.stage).toBe('passes'); // the outage is mid-solve
+      if (!keep) for (const f of readdirSync(redis.dir)) rmSync(join(redis.dir, f), { recursive: true, force: true });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(manifestOf(store).passLog.length).toBe(atStop.passLog.length); // nothing goes on without Redis
+      await redis.start();
+      const { code } = await solve.exited;
+      expect(code, solve.stderr()).toBe(0);
+      expect(JSON.parse(solve.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
+      expect(solve.stderr()).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+: .*retrying/);
+      await Promise.all(crew.map(stopWorker));
+    }, 120_000);
+  }
 
-  it('the coordinator killed with SIGKILL: solve --resume goes on to the same table', async () => {
+  for (const [hook, when] of [
+    ['killAfterCommit', 'after a manifest write'],
+    ['killBeforeCommit', 'with a pass merged but not committed'],
+  ] as const) {
+    it(`the coordinator killed with SIGKILL ${when}: solve --resume goes on to the same table`, async () => {
+      const store = newStore();
+      const crew = [startWorker(redis, store), startWorker(redis, store)];
+      const killed = start(solveArgs(7, 2, store), { [hook]: 5 });
+      expect((await killed.exited).signal).toBe('SIGKILL');
+      expect(manifestOf(store).stage).toBe('passes');
+      const resumed = start(solveArgs(7, 2, store, '--resume'));
+      const { code } = await resumed.exited;
+      expect(code, resumed.stderr()).toBe(0);
+      expect(resumed.stderr()).toMatch(/resumed from .* after pass \d+/);
+      expect(JSON.parse(resumed.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
+      await Promise.all(crew.map(stopWorker));
+      expect(readdirSync(store).filter((f) => f !== 'manifest.json' && !/^shard-\d{5}\.g\d+\.[0-9a-f]{8}\.bin$/.test(f))).toEqual([]);
+    }, 120_000);
+  }
+
+  it('a second coordinator of the same store is refused while the first one runs', async () => {
     const store = newStore();
-    const crew = [startWorker(redis, store), startWorker(redis, store)];
-    const killed = start(solveArgs(7, 2, store), { killAfterCommit: 5 });
-    expect((await killed.exited).signal).toBe('SIGKILL');
-    expect(manifestOf(store).passLog.length).toBeGreaterThan(0);
-    const resumed = start(solveArgs(7, 2, store, '--resume'));
-    const { code } = await resumed.exited;
-    expect(code, resumed.stderr()).toBe(0);
-    expect(resumed.stderr()).toMatch(/resumed from .* after pass \d+/);
-    expect(JSON.parse(resumed.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
-    await Promise.all(crew.map(stopWorker));
+    const first = start(solveArgs(7, 2, store)); // no worker yet: it waits on its init jobs
+    await waitFor('the store', () => readdirSync(dir).includes(store.split('/').at(-1)!) && readdirSync(store).includes('manifest.json'));
+    const second = start(solveArgs(7, 2, store, '--resume'));
+    const { code } = await second.exited;
+    expect(code).toBe(2);
+    expect(second.stderr()).toMatch(/another coordinator \(.*\) is solving this store/);
+    const worker = startWorker(redis, store);
+    expect((await first.exited).code, first.stderr()).toBe(0);
+    expect(JSON.parse(first.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
+    await stopWorker(worker);
   }, 120_000);
 
   it('forged jobs are refused for good, logged, and write nothing', async () => {

@@ -1,14 +1,14 @@
 /**
- * The jobs of a cluster solve without Redis: payload checks, what a tile and a merge write, a job
- * of an older generation skipped as stale, and a merge that meets two values for one state
- * refusing to write anything.
+ * The jobs of a cluster solve without Redis: payload checks, what a tile and a merge write, jobs
+ * deferred (another generation, an input not there yet), and a merge that meets two values for one
+ * state refusing to write anything.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, passFolder, solveSharded, tileOutput } from '../src/index.js';
+import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, passFolder, solveSharded, tileOutput } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-jobs-'));
 const store = join(dir, 'store');
@@ -59,7 +59,10 @@ describe('job payloads', () => {
       [{ ...tile(0, 1), shards: [0.5, 1] }, /whole number/],
       [{ ...tile(0, 1), generation: -1 }, /generation must be a whole number/],
       [{ ...tile(0, 1), sparse: 'yes' }, /sparse must be true or false/],
-      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: '../x' }, /shard must be a whole number/],
+      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: '../x', inputs: [[0, 0]] }, /shard must be a whole number/],
+      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: 1, inputs: [] }, /inputs must be a list of 1 to 3 tiles/],
+      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: 1, inputs: [[0, 2]] }, /\[0, 2\] is not a tile of shard 1/],
+      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: 1, inputs: ['../../x'] }, /inputs\[0\] must be a pair/],
     ];
     for (const [data, reason] of cases) {
       expect(() => parseJob(data, manifest), JSON.stringify(data)).toThrow(JobRefused);
@@ -80,19 +83,22 @@ describe('running jobs', () => {
     if (result.kind !== 'tile') return;
     expect(result.changed.length).toBeGreaterThan(0);
     for (const s of result.changed) expect(existsSync(join(folder(), tileOutput([0, 1], s)))).toBe(true);
-    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: result.changed[0] };
+    const s = result.changed[0]!;
+    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: s, inputs: [[0, 1]] };
     const { result: merged } = await runner.run(merge);
     if (merged.kind !== 'merge') throw new Error('not a merge');
     expect(merged.inputs).toBe(1);
     expect(merged.newlyProven).toBeGreaterThan(0);
-    expect(merged.file).toMatch(new RegExp(`^shard-0000${result.changed[0]}\\.g${manifest.generation + 1}\\.[0-9a-f]{8}\\.bin$`));
+    expect(merged.file).toMatch(new RegExp(`^shard-0000${s}\\.g${manifest.generation + 1}\\.[0-9a-f]{8}\\.bin$`));
     expect(existsSync(join(store, merged.file))).toBe(true);
   });
 
-  it('a job of an older generation is skipped as stale, writing nothing', async () => {
+  it('a job of another generation, or whose input is not there, is deferred (retried), writing nothing', async () => {
     const before = readdirSync(store).sort();
-    const { result } = await runner.run({ ...tile(1, 2), generation: manifest.generation - 1 });
-    expect(result.stale).toBe(true);
+    await expect(runner.run({ ...tile(1, 2), generation: manifest.generation - 1 })).rejects.toThrow(JobDeferred);
+    await expect(runner.run({ ...tile(1, 2), pass: 7 })).rejects.toThrow(/the job is for pass 7 on generation \d+; .* is at passes, pass 2, generation \d+/);
+    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 2, inputs: [[1, 2]] };
+    await expect(runner.run(merge)).rejects.toThrow(/tile-1-2\.2\.bin, the output of tile 1-2, is not there \(yet\)/);
     expect(readdirSync(store).sort()).toEqual(before);
   });
 
@@ -104,7 +110,7 @@ describe('running jobs', () => {
     forged[at] = (forged[at]! & ~3) | (3 - (forged[at]! & 3)); // won <-> lost
     writeFileSync(join(folder(), tileOutput([2, 2], 2)), forged);
     const before = readdirSync(store).sort();
-    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 2 };
+    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 2, inputs: [[2, 2]] };
     await expect(runner.run(merge)).rejects.toThrow(/a state proven with another value than in the store \(byte \d+/);
     expect(readdirSync(store).sort()).toEqual(before);
   });

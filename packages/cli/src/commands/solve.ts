@@ -154,6 +154,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         onProgress,
         onNotice: (text) => progress.done(text),
         ...(hooks.onClusterCommit ? { onCommit: hooks.onClusterCommit } : {}),
+        ...(hooks.beforeClusterCommit ? { beforeCommit: hooks.beforeClusterCommit } : {}),
       });
       if (out) {
         progress.done(`writing ${out} from the store`);

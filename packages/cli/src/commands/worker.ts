@@ -50,6 +50,7 @@ export async function workerCommand(o: WorkerCommandOptions, hooks: TestHooks = 
       log,
       signal: controller.signal,
       ...(hooks.onJobStart ? { onJobStart: hooks.onJobStart } : {}),
+      ...(hooks.onJobWorked ? { onJobWorked: hooks.onJobWorked } : {}),
     });
     log(`stopped after ${jobs} job(s)${refused > 0 ? `, ${refused} refused` : ''}`);
   } finally {

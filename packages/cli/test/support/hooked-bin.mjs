@@ -5,7 +5,11 @@
 //   {"corruptBackend": NAME}    verify: that backend answers one operation wrongly
 //   {"killAfterSave": N}        solve --store: SIGKILL right after the N-th save of the store
 //   {"killAfterCommit": N}      solve --redis: SIGKILL right after the N-th manifest write
+//   {"killBeforeCommit": N}     solve --redis: SIGKILL right before the N-th manifest write (the
+//                               pass's merges written, the manifest not yet naming them)
 //   {"killOnJob": N}            worker: SIGKILL at the start of its N-th job (says which on stderr)
+//   {"killAfterJobWork": N}     worker: SIGKILL when its N-th job's files are written, before
+//                               BullMQ hears of it (says which on stderr)
 import { writeFileSync } from 'node:fs';
 import { jobId } from '@ccheckers/solver';
 import { main } from '../../dist/main.js';
@@ -16,16 +20,21 @@ const out = args[args.indexOf('--out') + 1];
 let saves = 0;
 let commits = 0;
 let jobs = 0;
+const killOnJob = (n, job) => {
+  if (n !== undefined && ++jobs >= n) {
+    writeFileSync(2, `killed on job ${jobId(job)}\n`);
+    process.kill(process.pid, 'SIGKILL');
+  }
+};
 const hooks = {
+  beforeClusterCommit() {
+    if (wanted.killBeforeCommit !== undefined && ++commits >= wanted.killBeforeCommit) process.kill(process.pid, 'SIGKILL');
+  },
   onClusterCommit() {
     if (wanted.killAfterCommit !== undefined && ++commits >= wanted.killAfterCommit) process.kill(process.pid, 'SIGKILL');
   },
-  onJobStart(job) {
-    if (wanted.killOnJob !== undefined && ++jobs >= wanted.killOnJob) {
-      writeFileSync(2, `killed on job ${jobId(job)}\n`);
-      process.kill(process.pid, 'SIGKILL');
-    }
-  },
+  onJobStart: (job) => killOnJob(wanted.killOnJob, job),
+  onJobWorked: (job) => killOnJob(wanted.killAfterJobWork, job),
   onStoreSave() {
     if (wanted.killAfterSave !== undefined && ++saves >= wanted.killAfterSave) process.kill(process.pid, 'SIGKILL');
   },

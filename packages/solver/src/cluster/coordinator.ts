@@ -11,17 +11,33 @@
  * worker takes them. A pass that proves nothing ends the solve at the game's fixpoint, so the
  * table is the in-memory solve's whatever the shards, workers, job order or crashes.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CCheckersError, type RuleMode, type Variant } from '@ccheckers/core';
 import { type Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { PassRecord } from '../database.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, type SolveResult, checkMoveless, nextPassIsSparse } from '../solve.js';
 import type { MemoryPlan } from '../store/layout.js';
 import { MANIFEST, SHARD_FILE, ShardStore } from '../store/shard-store.js';
-import { TableTally, createStore, planStore, storeResult } from '../store/sharded-solve.js';
-import { type ClusterJob, type InitResult, type JobResult, type MergeResult, PASS_FOLDER, type TileResult, jobId, passFolder } from './jobs.js';
+import { TableTally, createStore, planStore, provenInStore, storeResult } from '../store/sharded-solve.js';
+import {
+  type ClusterJob,
+  type InitJob,
+  type InitResult,
+  type JobResult,
+  type MergeJob,
+  type MergeResult,
+  PASS_FOLDER,
+  type TileJob,
+  type TileResult,
+  jobId,
+  passFolder,
+  workerShardFile,
+} from './jobs.js';
 import { connectRedis, parseRedisUrl, queueName } from './redis.js';
 
 export interface ClusterSolveOptions {
@@ -40,7 +56,8 @@ export interface ClusterSolveOptions {
   /** Things the user should know while waiting (no worker connected, Redis away). */
   onNotice?: (text: string) => void;
   signal?: AbortSignal;
-  /** Test hook: called after each manifest write (e.g. SIGKILL the coordinator there). */
+  /** Test hooks: called before and after each manifest write (e.g. SIGKILL the coordinator). */
+  beforeCommit?: (passes: number) => void;
   onCommit?: (passes: number) => void;
 }
 
@@ -70,29 +87,119 @@ const IDLE_NOTICE_MS = 10_000;
 export async function solveOnCluster(options: ClusterSolveOptions): Promise<ClusterSolveResult> {
   const redisUrl = parseRedisUrl(options.redis);
   const { existing, plan } = planStore(options, 1);
-  let store = existing;
-  if (!store) {
-    store = createStore(options, plan);
-    store.adopt([], 0, () => {}); // the manifest on disk before any job names its store
-  }
-  if (store.manifest.id === undefined) store.adopt([], store.manifest.generation, () => {}); // a store made by an older ccheckers gets an id
-  const queue = queueName(store.manifest.id!);
+  const store = existing ?? createStore(options, plan); // a new one is on disk once the lease is ours
+  if (store.manifest.id === undefined) store.manifest.id = randomBytes(8).toString('hex'); // a store of an older ccheckers
+  const queue = queueName(store.manifest.id);
   options.onPlan?.(plan, queue);
-  const unlock = lockOutput(join(options.store, MANIFEST));
   const notice = options.onNotice ?? (() => {});
   const connection = connectRedis(redisUrl.url, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`));
+  const lease = new CoordinatorLease(connection.redis, store.manifest.id);
+  let unlock: (() => void) | undefined;
   const q = new Queue(queue, { connection: connection.redis });
   q.on('error', () => {}); // connection errors: reported once above, and retried
   try {
-    return await coordinate(options, store, q, connection.commands, redisUrl.shown);
+    await lease.acquire(notice);
+    unlock = lockOutput(join(options.store, MANIFEST));
+    if (!existing || existing.manifest.generation === 0) store.adopt([], store.manifest.generation, () => {}); // the manifest (and id) on disk before any job names them
+    return await coordinate(options, store, q, lease, connection.commands, redisUrl.shown);
   } finally {
+    await lease.release();
     await q.close().catch(() => {});
     connection.redis.disconnect();
-    unlock();
+    unlock?.();
   }
 }
 
-async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Queue, commands: () => number, shownUrl: string): Promise<ClusterSolveResult> {
+/** Whether a lease token (host:pid:random) names a process of this machine that no longer runs. */
+function deadHereAndNow(token: string): boolean {
+  const [host, pid] = token.split(':');
+  if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** How long a coordinator's lease on a store lasts without renewal (it renews every third of it). */
+export const LEASE_MS = 10_000;
+
+/**
+ * One coordinator per store, across machines: a Redis key with this coordinator's token and an
+ * expiry, renewed while it runs. A second coordinator waits one expiry for it (a coordinator that
+ * died leaves its lease behind; one of this machine that is gone is seen at once) and is refused
+ * if it is still renewed. The lease is checked
+ * again before every manifest write; lost (another coordinator took over), the solve stops.
+ */
+class CoordinatorLease {
+  private readonly key: string;
+  private readonly token = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private timer: NodeJS.Timeout | undefined;
+  private lost = false;
+
+  constructor(
+    private readonly redis: Redis,
+    storeId: string,
+  ) {
+    this.key = `ccheckers:coordinator:${storeId}`;
+  }
+
+  async acquire(notice: (text: string) => void): Promise<void> {
+    const until = performance.now() + LEASE_MS + 2000;
+    let told = false;
+    while ((await this.redis.set(this.key, this.token, 'PX', LEASE_MS, 'NX')) !== 'OK') {
+      const holder = await this.redis.get(this.key);
+      if (holder !== null && deadHereAndNow(holder)) {
+        // Its coordinator was a process of this machine that is gone (kill -9): no need to wait.
+        await this.redis.eval(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`, 1, this.key, holder);
+        continue;
+      }
+      if (performance.now() > until) {
+        throw new CCheckersError('E_USAGE', `another coordinator (${holder ?? '?'}) is solving this store: its lease ${this.key} in Redis is still renewed`);
+      }
+      if (!told) notice(`the store has a coordinator (${holder ?? '?'}); waiting up to ${LEASE_MS / 1000} s for its lease to run out`);
+      told = true;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    this.timer = setInterval(() => void this.renew(), LEASE_MS / 3);
+  }
+
+  /** Extends the lease if it is still this coordinator's (takes it again if it ran out while Redis
+   *  was away); another holder means it is lost. */
+  private async renew(): Promise<void> {
+    const script = `local v = redis.call('get', KEYS[1])
+if v == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+if v == false then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+return 0`;
+    try {
+      if ((await this.redis.eval(script, 1, this.key, this.token, String(LEASE_MS))) === 0) this.lost = true;
+    } catch {
+      // Redis away: renewed when it is back
+    }
+  }
+
+  /** Before a manifest write: still this coordinator's (one round trip). */
+  async check(): Promise<void> {
+    if (!this.lost) await this.renew();
+    if (this.lost) throw new CCheckersError('E_CLUSTER', `another coordinator took over this store (lease ${this.key} in Redis): this one stops without writing`);
+  }
+
+  async release(): Promise<void> {
+    clearInterval(this.timer);
+    if (this.lost || this.timer === undefined) return;
+    await this.redis.eval(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`, 1, this.key, this.token).catch(() => 0);
+  }
+}
+
+async function coordinate(
+  options: ClusterSolveOptions,
+  store: ShardStore,
+  q: Queue,
+  lease: CoordinatorLease,
+  commands: () => number,
+  shownUrl: string,
+): Promise<ClusterSolveResult> {
   const { variant: v, rules } = options;
   const space = store.space;
   const report = options.onProgress ?? (() => {});
@@ -108,9 +215,17 @@ async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Qu
   let bytesRead = 0;
   let bytesWritten = 0;
   const base = () => ({ store: store.manifest.id!, board: v.size, pieces: v.pieces, rules });
-  const commit = (files: Array<{ index: number; file: string; crc32: number }>, generation: number, update: (m: ShardStore['manifest']) => void) => {
+  /** One manifest write: the lease still ours, the manifest on disk still the one we read. */
+  const commit = async (files: Array<{ index: number; file: string; crc32: number }>, generation: number, update: (m: ShardStore['manifest']) => void) => {
+    options.beforeCommit?.(store.manifest.passLog.length);
+    await lease.check();
+    const onDisk = ShardStore.open(options.store).manifest;
+    if (onDisk.generation !== store.manifest.generation || onDisk.passLog.length !== store.manifest.passLog.length || onDisk.stage !== store.manifest.stage) {
+      throw new CCheckersError('E_CLUSTER', `${join(options.store, MANIFEST)} changed under this coordinator (generation ${onDisk.generation}, not ${store.manifest.generation}): is another coordinator solving it?`);
+    }
     store.adopt(files, generation, (m) => {
       update(m);
+      delete m.passInProgress; // a sequential solve's position in a pass means nothing now
       m.seconds = elapsed();
     });
     options.onCommit?.(store.manifest.passLog.length);
@@ -125,7 +240,7 @@ async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Qu
     const known = await Promise.all([...pending.keys()].map((id) => q.getJobState(id)));
     for (const [at, [id, job]] of [...pending].entries()) {
       if (known[at] === 'unknown') toAdd.push(job);
-      else if (known[at] === 'failed') await (await q.getJob(id))?.retry('failed');
+      else if (known[at] === 'failed') await (await q.getJob(id))?.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     }
     if (toAdd.length > 0) {
       await q.addBulk(
@@ -151,17 +266,15 @@ async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Qu
           if (state === 'failed' || !job) {
             throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${job?.failedReason ?? 'it disappeared from Redis'} (the store is kept: fix the cause, then solve --resume)`);
           }
-          const result = job.returnvalue as R;
+          const result = checkResult(job.returnvalue, pending.get(id)!, store) as R;
           results.set(id, result);
           pending.delete(id);
           finished++;
           jobs++;
           bytesRead += result.bytesRead;
           bytesWritten += result.bytesWritten;
-          if (!result.stale) {
-            backends.add(result.backend);
-            threads = Math.max(threads, result.threads);
-          }
+          backends.add(result.backend);
+          threads = Math.max(threads, result.threads);
           onDone(results.size);
         } else if (state === 'unknown') {
           // Redis lost it (restarted without its data): add it again; a job is repeatable.
@@ -193,25 +306,36 @@ async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Qu
     for (const job of list) await q.remove(jobId(job)).catch(() => 0);
   };
 
+  if (store.manifest.proven === undefined && store.manifest.stage === 'passes') {
+    // A store a sequential solve began: count what it decided (one read of the shards).
+    store.manifest.proven = provenInStore(store, new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes))));
+  }
   if (resumedFromPass !== undefined) report({ phase: 'resumed', pass: resumedFromPass, fraction: 0, proven: store.manifest.proven ?? 0, storedStates: space.states });
   removeOldWork(store);
 
   if (store.manifest.stage === 'init') {
-    const shards = store.layout.shards;
-    const list: ClusterJob[] = shards.map((s) => ({ kind: 'init', ...base(), pass: 0, generation: 0, shard: s.index }));
+    const generation = store.manifest.generation;
+    // Shards a sequential solve initialised before it stopped keep their files.
+    const todo = store.manifest.shards.flatMap((entry, index) => (entry.file === '' ? [index] : []));
+    const list: ClusterJob[] = todo.map((shard) => ({ kind: 'init', ...base(), pass: 0, generation, shard }));
     let proven = 0;
     const results = await runJobs<InitResult & JobResult>(list, (done) => report({ phase: 'init', pass: 0, fraction: done / list.length, proven, storedStates: space.states }));
     const files = list.map((job) => {
       const r = results.get(jobId(job))!;
       proven += r.proven;
-      return { index: (job as ClusterJob & { kind: 'init' }).shard, file: r.file, crc32: r.crc32 };
+      return { index: (job as InitJob).shard, file: r.file, crc32: r.crc32 };
     });
-    commit(files, 1, (m) => {
+    if (todo.length < store.layout.shards.length) proven = 0; // counted below from all the shards
+    await commit(files, generation + 1, (m) => {
       m.stage = 'passes';
-      m.proven = proven;
+      if (todo.length === store.layout.shards.length) m.proven = proven;
+      else delete m.proven;
     });
+    if (store.manifest.proven === undefined) {
+      store.manifest.proven = provenInStore(store, new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes))));
+    }
     await forget(list);
-    report({ phase: 'init-done', pass: 0, fraction: 1, proven, storedStates: space.states });
+    report({ phase: 'init-done', pass: 0, fraction: 1, proven: store.manifest.proven, storedStates: space.states });
   }
 
   while (store.manifest.stage === 'passes') {
@@ -228,19 +352,19 @@ async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Qu
     const jobsBefore = jobs;
     mkdirSync(join(options.store, passFolder(pass, generation)), { recursive: true });
     const n = store.layout.shards.length;
-    const tiles: ClusterJob[] = [];
+    const tiles: TileJob[] = [];
     for (let i = 0; i < n; i++) for (let j = i; j < n; j++) tiles.push({ kind: 'tile', ...base(), pass, generation, shards: [i, j], sparse, down });
     // Progress: the tiles, then at most one merge per shard.
     const share = (done: number) => done / (tiles.length + n);
     const tileResults = await runJobs<TileResult & JobResult>(tiles, (done) => report({ phase: 'pass', pass, fraction: share(done), proven, storedStates: space.states }));
-    if ([...tileResults.values()].some((r) => r.stale)) throw staleError(options.store, pass);
     checkMoveless([...tileResults.values()].reduce((sum, r) => sum + r.moveless, 0), v);
-    const changed = [...new Set([...tileResults.values()].flatMap((r) => r.changed))].sort((a, b) => a - b);
-    const merges: ClusterJob[] = changed.map((shard) => ({ kind: 'merge', ...base(), pass, generation, shard }));
+    // Each changed shard's merge takes exactly the outputs of the tiles that changed it.
+    const inputs = new Map<number, Array<[number, number]>>();
+    for (const tile of tiles) for (const shard of tileResults.get(jobId(tile))!.changed) inputs.set(shard, [...(inputs.get(shard) ?? []), tile.shards]);
+    const merges: MergeJob[] = [...inputs.keys()].sort((a, b) => a - b).map((shard) => ({ kind: 'merge', ...base(), pass, generation, shard, inputs: inputs.get(shard)! }));
     const mergeResults = await runJobs<MergeResult & JobResult>(merges, (done) =>
       report({ phase: 'pass', pass, fraction: share(tiles.length + done), proven, storedStates: space.states }),
     );
-    if ([...mergeResults.values()].some((r) => r.stale)) throw staleError(options.store, pass);
     const newly = [...mergeResults.values()].reduce((sum, r) => sum + r.newlyProven, 0);
     const record: PassRecord & ClusterPassFigures = {
       pass,
@@ -255,12 +379,13 @@ async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Qu
     };
     const files = merges.map((job) => {
       const r = mergeResults.get(jobId(job))!;
-      return { index: (job as ClusterJob & { kind: 'merge' }).shard, file: r.file, crc32: r.crc32 };
+      return { index: job.shard, file: r.file, crc32: r.crc32 };
     });
-    commit(files, generation + 1, (next) => {
+    // The fixpoint: no tile changed any shard (a merge always adds what its tiles proved).
+    await commit(files, generation + 1, (next) => {
       next.passLog.push(record);
       next.proven = proven + newly;
-      if (newly === 0) next.stage = 'finishing';
+      if (merges.length === 0) next.stage = 'finishing';
     });
     removeOldWork(store);
     await forget([...tiles, ...merges]);
@@ -271,7 +396,7 @@ async function coordinate(options: ClusterSolveOptions, store: ShardStore, q: Qu
   if (store.manifest.stage === 'finishing') {
     const tally = new TableTally(space);
     store.forEachShard((shard, bytes) => tally.add(bytes, shard.firstByte));
-    commit([], store.manifest.generation, (next) => {
+    await commit([], store.manifest.generation, (next) => {
       next.stage = 'complete';
       next.results = tally.results();
     });
@@ -294,9 +419,6 @@ export interface ClusterPassFigures {
   redisCommands: number;
 }
 
-function staleError(store: string, pass: number): CCheckersError {
-  return new CCheckersError('E_CLUSTER', `a worker found the manifest of ${store} ahead of pass ${pass}: is another coordinator solving this store?`);
-}
 
 /**
  * Removes what earlier passes left: pass folders other than the current pass's, and shard files
@@ -318,4 +440,27 @@ function removeOldWork(store: ShardStore): void {
       rmSync(join(store.dir, name), { force: true });
     }
   }
+}
+
+/**
+ * A job's result as the coordinator will use it: of the job's kind, with the files it names
+ * being this shard's at the next generation (a result is data from Redis, like a payload).
+ */
+function checkResult(value: unknown, job: ClusterJob, store: ShardStore): JobResult {
+  const r = value as Partial<JobResult> & Record<string, unknown>;
+  const bad = (what: string) => new CCheckersError('E_CLUSTER', `job ${jobId(job)} returned ${what}`);
+  if (r === null || typeof r !== 'object' || r.kind !== job.kind) throw bad('no result of its kind');
+  const count = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+  if (!count(r.bytesRead) || !count(r.bytesWritten) || typeof r.backend !== 'string' || !count(r.threads)) throw bad('a malformed report');
+  if (job.kind === 'tile') {
+    const changed = r.changed as unknown;
+    if (!Array.isArray(changed) || changed.some((s) => !job.shards.includes(s)) || !count(r.moveless)) throw bad('changed shards outside its tile');
+  } else {
+    const file = workerShardFile(job.shard, job.generation + 1, '00000000').replace('00000000.bin', '');
+    if (typeof r.file !== 'string' || !r.file.startsWith(file) || !SHARD_FILE.test(r.file) || !count(r.crc32)) throw bad(`the file "${String(r.file)}", not one of shard ${job.shard} at generation ${job.generation + 1}`);
+    if (statSync(join(store.dir, r.file), { throwIfNoEntry: false })?.size !== store.layout.shards[job.shard]!.bytes) throw bad(`the file ${r.file}, which is missing or not a whole shard`);
+    if (job.kind === 'merge' && (!count(r.newlyProven) || r.newlyProven === 0)) throw bad('a merge that adds nothing');
+    if (job.kind === 'init' && !count(r.proven)) throw bad('a malformed count');
+  }
+  return r as JobResult;
 }

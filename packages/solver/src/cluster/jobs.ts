@@ -48,6 +48,9 @@ export interface TileJob extends JobBase {
 export interface MergeJob extends JobBase {
   kind: 'merge';
   shard: number;
+  /** The tiles that reported changing the shard: their outputs are the merge's inputs, and a
+   *  missing one is an error, never a merge of less. */
+  inputs: Array<[number, number]>;
 }
 
 export interface InitResult {
@@ -84,9 +87,6 @@ export interface JobReport {
   seconds: number;
   bytesRead: number;
   bytesWritten: number;
-  /** The job's generation is no longer the store's: nothing was done (a job left from before a
-   *  coordinator's restart). */
-  stale?: boolean;
 }
 
 export type JobResult = (InitResult | TileResult | MergeResult) & JobReport;
@@ -98,10 +98,19 @@ export class JobRefused extends CCheckersError {
   }
 }
 
+/** A job this worker cannot run now (the store is at another generation than the job, an input
+ *  is not visible yet, too little memory here): failed with this reason and retried by BullMQ,
+ *  perhaps on another worker. */
+export class JobDeferred extends CCheckersError {
+  constructor(message: string) {
+    super('E_JOB_DEFERRED', message);
+  }
+}
+
 const FIELDS: Record<ClusterJob['kind'], string[]> = {
   init: ['kind', 'store', 'board', 'pieces', 'rules', 'pass', 'generation', 'shard'],
   tile: ['kind', 'store', 'board', 'pieces', 'rules', 'pass', 'generation', 'shards', 'sparse', 'down'],
-  merge: ['kind', 'store', 'board', 'pieces', 'rules', 'pass', 'generation', 'shard'],
+  merge: ['kind', 'store', 'board', 'pieces', 'rules', 'pass', 'generation', 'shard', 'inputs'],
 };
 
 /**
@@ -143,7 +152,19 @@ export function parseJob(data: unknown, manifest: Manifest): ClusterJob {
     if (i > j) throw new JobRefused(`tile [${i}, ${j}]: the first shard must not come after the second`);
     return { kind, ...base, shards: [i, j], sparse: flag('sparse', d.sparse), down: flag('down', d.down) };
   }
-  return { kind, ...base, shard: shard('shard', d.shard) };
+  const s = shard('shard', d.shard);
+  if (kind === 'init') return { kind, ...base, shard: s };
+  if (!Array.isArray(d.inputs) || d.inputs.length === 0 || d.inputs.length > manifest.shards.length) {
+    throw new JobRefused(`inputs must be a list of 1 to ${manifest.shards.length} tiles`);
+  }
+  const inputs = d.inputs.map((pair: unknown, at): [number, number] => {
+    if (!Array.isArray(pair) || pair.length !== 2) throw new JobRefused(`inputs[${at}] must be a pair [i, j]`);
+    const i = shard(`inputs[${at}][0]`, pair[0]);
+    const j = shard(`inputs[${at}][1]`, pair[1]);
+    if (i > j || (i !== s && j !== s)) throw new JobRefused(`inputs[${at}] [${i}, ${j}] is not a tile of shard ${s}`);
+    return [i, j];
+  });
+  return { kind, ...base, shard: s, inputs };
 }
 
 /** The job's id on the queue: one per store, pass, generation and work, so that adding it again
@@ -165,7 +186,6 @@ export function tileOutput(tile: [number, number], shard: number): string {
   return `tile-${tile[0]}-${tile[1]}.${shard}.bin`;
 }
 
-export const TILE_OUTPUT = /^tile-(\d+)-(\d+)\.(\d+)\.bin$/;
 
 /** A shard file written by a worker: generation and a token of the attempt that wrote it. */
 export function workerShardFile(shard: number, generation: number, attempt: string): string {

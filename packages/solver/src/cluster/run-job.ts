@@ -1,24 +1,34 @@
 /**
  * What a worker does with one job (jobs.ts), on the store folder it was started with: no Redis
- * here, so the tests can run a whole cluster pass in one process.
+ * here, so the tests can run jobs in one process.
+ *
+ * A job never blocks the event loop for long: BullMQ renews the job's lock from a timer on it,
+ * and a lock that runs out hands the job to another worker while this one still works on it.
+ * Files are read and written asynchronously, the kernel works in calls of a bounded number of
+ * states (at most MAX_STATES_PER_CALL states of work each), and the merge loop yields between
+ * slices.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { open as openFile, stat as statFile } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import type { Backend } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
+import { IO_CHUNK_BYTES } from '../database.js';
 import { checkMemory, formatBytes } from '../memory.js';
 import { overheadBytes } from '../store/layout.js';
-import { ShardStore, writeFileAtomically } from '../store/shard-store.js';
+import { ShardStore, writeFileAtomicallyAsync } from '../store/shard-store.js';
 import { type TablePart, partRunner, runInit, runTile } from '../store/sharded-solve.js';
 import type { ChunkRunner } from '../worker-pool.js';
 import {
   type ClusterJob,
   type InitResult,
+  JobDeferred,
   JobRefused,
   type JobResult,
+  type MergeJob,
   type MergeResult,
-  TILE_OUTPUT,
+  type TileJob,
   type TileResult,
   parseJob,
   passFolder,
@@ -31,9 +41,14 @@ export interface JobContext {
   dir: string;
   backend: Backend;
   threads: number;
-  /** The worker's --memory: a job that would need more is refused. */
+  /** The worker's --memory: a job that would need more is deferred to another worker. */
   memoryLimit?: number;
 }
+
+/** States of work per kernel call (a tile sweeps the whole state space): about 0.2 s on one core. */
+const MAX_STATES_PER_CALL = 2 ** 24;
+/** Bytes the merge loop works through between two yields to the event loop. */
+const MERGE_SLICE_BYTES = 2 ** 24;
 
 /** Runs jobs for one worker: keeps the kernel runner (TS worker threads) between jobs. */
 export class JobRunner {
@@ -42,20 +57,27 @@ export class JobRunner {
 
   constructor(private readonly context: JobContext) {}
 
-  /** Checks the payload against the store and runs it; JobRefused for a payload no worker may run. */
+  /**
+   * Checks the payload against the store and runs it. JobRefused: a payload no worker may run;
+   * JobDeferred: one this worker cannot run now (the store is at another generation, an input is
+   * not visible yet, too little memory here).
+   */
   async run(data: unknown): Promise<{ job: ClusterJob; result: JobResult }> {
     const started = performance.now();
     const store = ShardStore.open(this.context.dir);
     const job = parseJob(data, store.manifest);
     const m = store.manifest;
-    const report = { backend: this.context.backend.name, threads: this.context.threads, seconds: 0, bytesRead: 0, bytesWritten: 0 };
-    const stale = job.kind === 'init' ? m.stage !== 'init' : m.stage !== 'passes' || m.generation !== job.generation || m.passLog.length + 1 !== job.pass;
-    if (stale) {
-      const result = job.kind === 'tile' ? { kind: job.kind, changed: [], proved: 0, moveless: 0 } : job.kind === 'merge' ? { kind: job.kind, file: '', crc32: 0, newlyProven: 0, inputs: 0 } : { kind: job.kind, file: '', crc32: 0, proven: 0 };
-      return { job, result: { ...result, ...report, stale: true } };
+    const expected = m.stage === 'init' ? { stage: 'init', pass: 0 } : { stage: 'passes', pass: m.passLog.length + 1 };
+    if ((job.kind === 'init') !== (m.stage === 'init') || m.stage === 'finishing' || m.stage === 'complete' || job.generation !== m.generation || job.pass !== expected.pass) {
+      throw new JobDeferred(`the job is for pass ${job.pass} on generation ${job.generation}; ${this.context.dir} is at ${m.stage}, pass ${expected.pass}, generation ${m.generation}`);
     }
-    const runner = this.runnerFor(store);
-    const result = job.kind === 'init' ? await initJob(store, job.shard, runner, report) : job.kind === 'tile' ? await this.tileJob(store, job, runner, report) : mergeJob(store, job, report);
+    const report = { backend: this.context.backend.name, threads: this.context.threads, seconds: 0, bytesRead: 0, bytesWritten: 0 };
+    const result =
+      job.kind === 'init'
+        ? await this.initJob(store, job.shard, job.generation, report)
+        : job.kind === 'tile'
+          ? await this.tileJob(store, job, report)
+          : await mergeJob(store, job, report);
     report.seconds = (performance.now() - started) / 1000;
     return { job, result: { ...result, ...report } };
   }
@@ -76,32 +98,65 @@ export class JobRunner {
     return this.runner;
   }
 
-  private async tileJob(store: ShardStore, job: ClusterJob & { kind: 'tile' }, runner: ChunkRunner, report: Report): Promise<TileResult> {
+  private async initJob(store: ShardStore, index: number, generation: number, report: Report): Promise<InitResult> {
+    this.checkJobMemory(store, 1);
+    const shard = store.layout.shards[index]!;
+    const bytes = sharedBytes(shard.bytes);
+    let proven = 0;
+    const calls = Math.max(16, Math.ceil((shard.groups * store.space.p2Placements) / MAX_STATES_PER_CALL));
+    await runInit(
+      this.runnerFor(store),
+      { bytes, firstGroup: shard.firstGroup, groups: shard.groups },
+      (s) => {
+        proven += s.illegal + s.terminal + s.wins + s.losses;
+      },
+      calls,
+    );
+    const attempt = attemptToken();
+    const file = workerShardFile(index, generation + 1, attempt);
+    await writeFileAtomicallyAsync(inside(store.dir, file), bytes, true, `${process.pid}-${attempt}`);
+    report.bytesWritten += bytes.length;
+    return { kind: 'init', file, crc32: crc32Of(bytes), proven };
+  }
+
+  private async tileJob(store: ShardStore, job: TileJob, report: Report): Promise<TileResult> {
     const [i, j] = job.shards;
     const indexes = i === j ? [i] : [i, j];
     this.checkJobMemory(store, indexes.length);
     const folder = inside(store.dir, passFolder(job.pass, job.generation));
-    if (!existsSync(folder)) throw new JobRefused(`the pass folder ${folder} is missing (the coordinator makes it before the pass's jobs)`);
-    const parts: TablePart[] = indexes.map((s) => {
+    if (!existsSync(folder)) throw new JobDeferred(`the pass folder ${folder} is not there (yet)`);
+    const parts: TablePart[] = [];
+    for (const s of indexes) {
       const shard = store.layout.shards[s]!;
-      const bytes = store.loadShard(s, sharedBytes(shard.bytes));
+      parts.push({ bytes: await store.loadShardAsync(s, sharedBytes(shard.bytes)), firstGroup: shard.firstGroup, groups: shard.groups });
       report.bytesRead += shard.bytes;
-      return { bytes, firstGroup: shard.firstGroup, groups: shard.groups };
-    });
+    }
     let proved = 0;
     let moveless = 0;
-    await runTile(runner, store.space, parts[0]!, parts[1], { sparse: job.sparse, down: job.down }, (s) => {
-      proved += s.wins + s.losses;
-      moveless += s.moveless;
-    });
+    // A full tile sweeps every P2 placement and all the P1 placements with it; a sparse one the
+    // states of its parts.
+    const work = job.sparse ? parts.reduce((sum, p) => sum + p.groups, 0) * store.space.p2Placements : store.space.states;
+    const calls = Math.max(16, Math.ceil(work / MAX_STATES_PER_CALL));
+    await runTile(
+      this.runnerFor(store),
+      store.space,
+      parts[0]!,
+      parts[1],
+      { sparse: job.sparse, down: job.down },
+      (s) => {
+        proved += s.wins + s.losses;
+        moveless += s.moveless;
+      },
+      calls,
+    );
     const changed: number[] = [];
-    indexes.forEach((s, at) => {
+    for (const [at, s] of indexes.entries()) {
       const bytes = parts[at]!.bytes;
-      if (crc32Of(bytes) === store.manifest.shards[s]!.crc32) return;
-      writeFileAtomically(inside(folder, tileOutput(job.shards, s)), bytes, false, `${process.pid}-${attemptToken()}`);
+      if (crc32Of(bytes) === store.manifest.shards[s]!.crc32) continue; // values only grow: same CRC, no proof here
+      await writeFileAtomicallyAsync(inside(folder, tileOutput(job.shards, s)), bytes, true, `${process.pid}-${attemptToken()}`);
       report.bytesWritten += bytes.length;
       changed.push(s);
-    });
+    }
     return { kind: 'tile', changed, proved, moveless };
   }
 
@@ -110,9 +165,9 @@ export class JobRunner {
     const kernelCopies = this.context.backend.kernelThreads || this.context.threads === 1 ? 1 : this.context.threads;
     const need = shards * largest + overheadBytes(store.space, kernelCopies);
     if (this.context.memoryLimit !== undefined && need > this.context.memoryLimit) {
-      throw new JobRefused(
+      throw new JobDeferred(
         `this worker's --memory ${formatBytes(this.context.memoryLimit)} is too small for the jobs of ${store.dir}: ${shards} shard(s) of up to ${formatBytes(largest)} ` +
-          `plus ${formatBytes(overheadBytes(store.space, kernelCopies))} of group maps and scratch, ${formatBytes(need)} (give the worker more --memory, or solve with more --shards)`,
+          `plus ${formatBytes(overheadBytes(store.space, kernelCopies))} of group maps and scratch, ${formatBytes(need)} (give the workers more --memory, or solve with more --shards)`,
       );
     }
     checkMemory(need);
@@ -120,20 +175,6 @@ export class JobRunner {
 }
 
 type Report = { bytesRead: number; bytesWritten: number };
-
-async function initJob(store: ShardStore, index: number, runner: ChunkRunner, report: Report): Promise<InitResult> {
-  const shard = store.layout.shards[index]!;
-  const bytes = sharedBytes(shard.bytes);
-  let proven = 0;
-  await runInit(runner, { bytes, firstGroup: shard.firstGroup, groups: shard.groups }, (s) => {
-    proven += s.illegal + s.terminal + s.wins + s.losses;
-  });
-  const attempt = attemptToken();
-  const file = workerShardFile(index, 1, attempt);
-  writeFileAtomically(inside(store.dir, file), bytes, false, `${process.pid}-${attempt}`);
-  report.bytesWritten += bytes.length;
-  return { kind: 'init', file, crc32: crc32Of(bytes), proven };
-}
 
 /** Two-bit fields per byte that are not UNKNOWN (0..4). */
 const PROVEN_IN_BYTE = Uint8Array.from({ length: 256 }, (_, b) => [0, 2, 4, 6].filter((shift) => (b >>> shift) & 3).length);
@@ -153,38 +194,62 @@ const CONFLICT = (() => {
   return t;
 })();
 
-function mergeJob(store: ShardStore, job: ClusterJob & { kind: 'merge' }, report: Report): MergeResult {
+/**
+ * The shard OR each of the tile outputs the payload names. A missing output is deferred (a
+ * shared filesystem may show it late), never merged without: the coordinator ends the solve on
+ * a pass that decides nothing, so a merge of less could end it early.
+ */
+async function mergeJob(store: ShardStore, job: MergeJob, report: Report): Promise<MergeResult> {
   const shard = store.layout.shards[job.shard]!;
-  const merged = store.loadShard(job.shard, new Uint8Array(shard.bytes));
+  const merged = await store.loadShardAsync(job.shard, new Uint8Array(shard.bytes));
   report.bytesRead += shard.bytes;
-  let before = 0;
-  for (let at = 0; at < merged.length; at++) before += PROVEN_IN_BYTE[merged[at]!]!;
   const folder = inside(store.dir, passFolder(job.pass, job.generation));
-  const inputs = existsSync(folder)
-    ? readdirSync(folder).filter((name) => {
-        const m = TILE_OUTPUT.exec(name);
-        return m !== null && Number(m[3]) === job.shard;
-      })
-    : [];
-  for (const name of inputs.sort()) {
-    const path = inside(folder, name);
-    if (statSync(path).size !== shard.bytes) throw new Error(`${path}: ${statSync(path).size} bytes, shard ${job.shard} has ${shard.bytes}`);
-    const tile = readFileSync(path);
-    report.bytesRead += tile.length;
-    for (let at = 0; at < merged.length; at++) {
-      const a = merged[at]!;
-      const b = tile[at]!;
-      if (CONFLICT[a * 256 + b] === 1) throw new Error(`${path}: a state proven with another value than in the store (byte ${at}: ${a} and ${b}); the store or a worker is faulty`);
-      merged[at] = a | b;
+  let newlyProven = 0;
+  const input = new Uint8Array(Math.min(shard.bytes, IO_CHUNK_BYTES));
+  for (const [at, tile] of job.inputs.entries()) {
+    const path = inside(folder, tileOutput(tile, job.shard));
+    let size: number;
+    try {
+      size = (await statFile(path)).size;
+    } catch {
+      throw new JobDeferred(`${path}, the output of tile ${tile[0]}-${tile[1]}, is not there (yet)`);
+    }
+    if (size !== shard.bytes) throw new Error(`${path}: ${size} bytes, shard ${job.shard} has ${shard.bytes}`);
+    const file = await openFile(path, 'r');
+    try {
+      let gained = 0;
+      for (let offset = 0; offset < shard.bytes; offset += input.length) {
+        const length = Math.min(input.length, shard.bytes - offset);
+        const { bytesRead } = await file.read(input, 0, length, offset);
+        if (bytesRead !== length) throw new Error(`${path}: short read at byte ${offset}`);
+        for (let slice = 0; slice < length; slice += MERGE_SLICE_BYTES) {
+          const end = Math.min(length, slice + MERGE_SLICE_BYTES);
+          for (let k = slice; k < end; k++) {
+            const a = merged[offset + k]!;
+            const b = input[k]!;
+            if (CONFLICT[a * 256 + b] === 1) throw new Error(`${path}: a state proven with another value than in the store (byte ${offset + k}: ${a} and ${b}); the store or a worker is faulty`);
+            const c = a | b;
+            gained += PROVEN_IN_BYTE[c]! - PROVEN_IN_BYTE[a]!;
+            merged[offset + k] = c;
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      report.bytesRead += shard.bytes;
+      // A tile writes a shard only when it proved something there, so the first input always adds
+      // to the base; one that adds nothing is not what the tile wrote (a stale copy on a shared
+      // filesystem?): try again later.
+      if (at === 0 && gained === 0) throw new JobDeferred(`${path} adds nothing to shard ${job.shard}`);
+      newlyProven += gained;
+    } finally {
+      await file.close();
     }
   }
-  let after = 0;
-  for (let at = 0; at < merged.length; at++) after += PROVEN_IN_BYTE[merged[at]!]!;
   const attempt = attemptToken();
   const file = workerShardFile(job.shard, job.generation + 1, attempt);
-  writeFileAtomically(inside(store.dir, file), merged, false, `${process.pid}-${attempt}`);
+  await writeFileAtomicallyAsync(inside(store.dir, file), merged, true, `${process.pid}-${attempt}`);
   report.bytesWritten += merged.length;
-  return { kind: 'merge', file, crc32: crc32Of(merged), newlyProven: after - before, inputs: inputs.length };
+  return { kind: 'merge', file, crc32: crc32Of(merged), newlyProven, inputs: job.inputs.length };
 }
 
 /** `name` inside `folder`, refusing anything that would resolve outside it. */
@@ -202,4 +267,3 @@ function sharedBytes(bytes: number): Uint8Array {
 function attemptToken(): string {
   return randomBytes(4).toString('hex');
 }
-

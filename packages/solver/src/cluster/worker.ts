@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Backend } from '@ccheckers/core';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { MANIFEST, ShardStore } from '../store/shard-store.js';
-import { type ClusterJob, JobRefused, type JobResult } from './jobs.js';
+import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';
 import { connectRedis, parseRedisUrl, queueName } from './redis.js';
 import { JobRunner } from './run-job.js';
 
@@ -27,8 +27,10 @@ export interface ClusterWorkerOptions {
   log: (line: string) => void;
   /** Ends the worker after its current job. */
   signal: AbortSignal;
-  /** Test hook: called when a job starts, before any work (e.g. SIGKILL the worker there). */
+  /** Test hooks: called when a job starts, before any work, and when its work is done and its
+   *  files written but BullMQ not yet told (e.g. SIGKILL the worker there). */
   onJobStart?: (job: ClusterJob | undefined) => void;
+  onJobWorked?: (job: ClusterJob) => void;
 }
 
 export const DEFAULT_STALL_SECONDS = 30;
@@ -54,6 +56,7 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
       options.onJobStart?.(job.data as ClusterJob | undefined);
       try {
         const { job: work, result } = await runner.run(job.data);
+        options.onJobWorked?.(work);
         jobs++;
         options.log(describe(job.id ?? '?', work, result));
         return result;
@@ -63,7 +66,8 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
           options.log(`refused job ${job.id ?? '?'}: ${e.message}`);
           throw new UnrecoverableError(`refused by a worker: ${e.message}`);
         }
-        options.log(`job ${job.id ?? '?'} failed: ${(e as Error).message ?? String(e)}`);
+        const why = e instanceof JobDeferred ? `deferred (${e.message})` : `failed: ${(e as Error).message ?? String(e)}`;
+        options.log(`job ${job.id ?? '?'} ${why}; BullMQ retries it (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1})`);
         throw e;
       }
     },
@@ -76,7 +80,11 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
       autorun: true,
     },
   );
-  worker.on('error', () => {}); // connection errors: reported once by connectRedis, and retried
+  // Connection errors are reported once by connectRedis and retried; anything else (a lock that
+  // could not be renewed) is said.
+  worker.on('error', (e: Error) => {
+    if (!/ECONNREFUSED|ECONNRESET|Connection is closed|EPIPE|ETIMEDOUT/.test(e.message)) options.log(`BullMQ: ${e.message}`);
+  });
   options.log(`worker ${process.pid} on queue ${queue} at ${shown}, store ${options.store}, ${options.backend.name} on ${options.threads} thread(s)`);
   await new Promise<void>((resolve) => {
     if (options.signal.aborted) resolve();
@@ -105,7 +113,6 @@ async function waitForStore(options: ClusterWorkerOptions): Promise<string | und
 }
 
 function describe(id: string, job: ClusterJob, r: JobResult): string {
-  if (r.stale) return `job ${id}: stale (the store has moved on), skipped`;
   const what = job.kind === 'tile' ? `pass ${job.pass} tile ${job.shards[0]}-${job.shards[1]}` : job.kind === 'merge' ? `pass ${job.pass} merge ${job.shard}` : `init ${job.shard}`;
   const detail =
     r.kind === 'tile' ? `+${r.proved} proved, ${r.changed.length} shard(s) changed` : r.kind === 'merge' ? `+${r.newlyProven} new, ${r.inputs} input(s)` : `${r.proven} decided`;

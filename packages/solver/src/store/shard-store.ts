@@ -11,6 +11,7 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { type FileHandle, open as openFile, rename as renameFile, unlink as unlinkFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CCheckersError, NO_DISTANCE, RANKING_ID, type RuleMode, StateSpace, type Variant, readValue, stateByte, valueInByte, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
@@ -165,19 +166,16 @@ export class ShardStore {
   /** Reads shard `index` into `into` (at least its bytes long) and checks its CRC; a shard never
    *  written (stage init) reads as zeros. */
   loadShard(index: number, into: Uint8Array): Uint8Array {
-    const entry = this.manifest.shards[index]!;
-    const bytes = into.subarray(0, entry.bytes);
-    if (entry.file === '') return bytes.fill(0);
-    const path = this.shardPath(index);
+    const { bytes, path } = this.shardTarget(index, into);
+    if (path === undefined) return bytes.fill(0);
     let fd: number;
     try {
       fd = openSync(path, 'r');
     } catch (e) {
-      throw new DatabaseError(path, `shard ${index} is missing or unreadable (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+      throw this.unreadable(index, e);
     }
     try {
-      const size = statSync(path).size;
-      if (size !== entry.bytes) throw new DatabaseError(path, `shard ${index} has ${size} bytes, the manifest records ${entry.bytes}`);
+      this.checkShardSize(index, statSync(path).size);
       for (let at = 0; at < bytes.length; ) {
         const got = readSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at), at);
         if (got === 0) throw new DatabaseError(path, `shard ${index} is shorter than the manifest records`);
@@ -186,8 +184,50 @@ export class ShardStore {
     } finally {
       closeSync(fd);
     }
+    return this.checkShardCrc(index, bytes);
+  }
+
+  /** loadShard without blocking the event loop (a cluster worker renews its job's lock meanwhile). */
+  async loadShardAsync(index: number, into: Uint8Array): Promise<Uint8Array> {
+    const { bytes, path } = this.shardTarget(index, into);
+    if (path === undefined) return bytes.fill(0);
+    let file: FileHandle;
+    try {
+      file = await openFile(path, 'r');
+    } catch (e) {
+      throw this.unreadable(index, e);
+    }
+    try {
+      this.checkShardSize(index, (await file.stat()).size);
+      for (let at = 0; at < bytes.length; ) {
+        const { bytesRead } = await file.read(bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at), at);
+        if (bytesRead === 0) throw new DatabaseError(path, `shard ${index} is shorter than the manifest records`);
+        at += bytesRead;
+      }
+    } finally {
+      await file.close();
+    }
+    return this.checkShardCrc(index, bytes);
+  }
+
+  private shardTarget(index: number, into: Uint8Array): { bytes: Uint8Array; path: string | undefined } {
+    const entry = this.manifest.shards[index]!;
+    return { bytes: into.subarray(0, entry.bytes), path: entry.file === '' ? undefined : this.shardPath(index) };
+  }
+
+  private unreadable(index: number, e: unknown): DatabaseError {
+    return new DatabaseError(this.shardPath(index), `shard ${index} is missing or unreadable (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+
+  private checkShardSize(index: number, size: number): void {
+    const recorded = this.manifest.shards[index]!.bytes;
+    if (size !== recorded) throw new DatabaseError(this.shardPath(index), `shard ${index} has ${size} bytes, the manifest records ${recorded}`);
+  }
+
+  private checkShardCrc(index: number, bytes: Uint8Array): Uint8Array {
     const crc = crc32Of(bytes);
-    if (crc !== entry.crc32) throw new DatabaseError(path, `corrupt shard ${index}: checksum ${hex(crc)} but the manifest records ${hex(entry.crc32)}`);
+    const recorded = this.manifest.shards[index]!.crc32;
+    if (crc !== recorded) throw new DatabaseError(this.shardPath(index), `corrupt shard ${index}: checksum ${hex(crc)} but the manifest records ${hex(recorded)}`);
     return bytes;
   }
 
@@ -334,13 +374,32 @@ export function writeFileAtomically(path: string, data: Uint8Array, syncDir: boo
   }
   closeSync(fd);
   renameSync(tmp, path);
-  if (syncDir) {
-    const dirFd = openSync(join(path, '..'), 'r');
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
+  if (syncDir) syncFolder(join(path, '..'));
+}
+
+/** writeFileAtomically without blocking the event loop. */
+export async function writeFileAtomicallyAsync(path: string, data: Uint8Array, syncDir: boolean, tag = String(process.pid)): Promise<void> {
+  const tmp = `${path}.tmp-${tag}`;
+  const file = await openFile(tmp, 'w');
+  try {
+    for (let at = 0; at < data.length; ) at += (await file.write(data, at, Math.min(IO_CHUNK_BYTES, data.length - at), at)).bytesWritten;
+    await file.sync();
+  } catch (e) {
+    await file.close();
+    await unlinkFile(tmp);
+    throw e;
+  }
+  await file.close();
+  await renameFile(tmp, path);
+  if (syncDir) syncFolder(join(path, '..'));
+}
+
+function syncFolder(dir: string): void {
+  const dirFd = openSync(dir, 'r');
+  try {
+    fsyncSync(dirFd);
+  } finally {
+    closeSync(dirFd);
   }
 }
 

@@ -106,8 +106,13 @@ export function partRunner(backend: Backend, v: Variant, rules: RuleMode, thread
 }
 
 /** Init of one part of the table (init reads no children): illegal, terminal, won-in-one. */
-export async function runInit(runner: ChunkRunner, part: TablePart, onChunk: (stats: KernelStats, done: number, of: number) => void): Promise<void> {
-  const chunks = chunkRanges(part.groups, CHUNKS_PER_CALL).map(([a, b]): [number, number] => [part.firstGroup + a, part.firstGroup + b]);
+export async function runInit(
+  runner: ChunkRunner,
+  part: TablePart,
+  onChunk: (stats: KernelStats, done: number, of: number) => void,
+  calls = CHUNKS_PER_CALL,
+): Promise<void> {
+  const chunks = chunkRanges(part.groups, calls).map(([a, b]): [number, number] => [part.firstGroup + a, part.firstGroup + b]);
   let done = 0;
   await runner.run('init', chunks, (s) => onChunk(s, ++done, chunks.length), undefined, { table: part.bytes, firstGroup: part.firstGroup });
 }
@@ -130,6 +135,7 @@ export async function runTile(
   other: TablePart | undefined,
   kind: PassKind,
   onChunk: (stats: KernelStats, done: number, of: number) => void,
+  calls = CHUNKS_PER_CALL,
 ): Promise<void> {
   const window: TableWindow | undefined =
     states.groups === space.groups
@@ -139,8 +145,8 @@ export async function runTile(
         : { firstGroup: states.firstGroup, groups: states.groups };
   // A sparse pass goes through the groups of each part (a call stays inside one), a full pass
   // through the P2 placements.
-  const groupsOf = (p: TablePart) => chunkRanges(p.groups, CHUNKS_PER_CALL).map(([a, b]): [number, number] => [p.firstGroup + a, p.firstGroup + b]);
-  const ranges = kind.sparse ? [...groupsOf(states), ...(other ? groupsOf(other) : [])] : chunkRanges(space.p1Placements, CHUNKS_PER_CALL);
+  const groupsOf = (p: TablePart) => chunkRanges(p.groups, calls).map(([a, b]): [number, number] => [p.firstGroup + a, p.firstGroup + b]);
+  const ranges = kind.sparse ? [...groupsOf(states), ...(other ? groupsOf(other) : [])] : chunkRanges(space.p1Placements, calls);
   const chunks = kind.down ? ranges.reverse() : ranges;
   let done = 0;
   await runner.run(kind.down ? 'sparse-down' : kind.sparse ? 'sparse' : 'pass', chunks, (s) => onChunk(s, ++done, chunks.length), undefined, {
@@ -422,7 +428,7 @@ export function storeResult(store: ShardStore, backend: string, threads: number,
 }
 
 /** Stored states decided so far, from the shards read through `buffer` (a resume). */
-function provenInStore(store: ShardStore, buffer: Uint8Array): number {
+export function provenInStore(store: ShardStore, buffer: Uint8Array): number {
   let unknown = 0;
   for (const shard of store.layout.shards) {
     unknown += storedCounts(store.loadShard(shard.index, buffer), shard.groups * store.space.p2Placements)[UNKNOWN]!;
