@@ -17,20 +17,22 @@ if ! command -v redis-server >/dev/null; then
     { as_root apt-get update -qq >/dev/null && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; } ||
     { echo "redis.sh: redis-server is not installed and could not be (apt-get install redis-server)" >&2; exit 2; }
 fi
+bind="${REDIS_BIND:-127.0.0.1}"
+host="${bind%% *}"; [[ "$host" == "0.0.0.0" || "$host" == "*" ]] && host=127.0.0.1
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 auth=(); [[ -n "$password" ]] && auth=(--requirepass "$password")
-options=(--bind "${REDIS_BIND:-127.0.0.1}" --port "$port" --dir "$dir" --appendonly yes --appendfsync everysec
+options=(--bind "$bind" --port "$port" --dir "$dir" --appendonly yes --appendfsync everysec
   --save "" --protected-mode yes "${auth[@]}")
 case "$cmd" in
   run) exec redis-server "${options[@]}" ;;
   start)
     redis-server "${options[@]}" --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
     for _ in $(seq 50); do
-      REDISCLI_AUTH="$password" redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null | grep -q PONG && exit 0
+      REDISCLI_AUTH="$password" redis-cli -h "$host" -p "$port" ping 2>/dev/null | grep -q PONG && exit 0
       sleep 0.1
     done
-    echo "redis.sh: Redis did not answer on 127.0.0.1:$port (see $dir/redis.log)" >&2; exit 1 ;;
-  stop) REDISCLI_AUTH="$password" redis-cli -h 127.0.0.1 -p "$port" shutdown >/dev/null 2>&1 || true ;;
+    echo "redis.sh: Redis did not answer on $host:$port (see $dir/redis.log)" >&2; exit 1 ;;
+  stop) REDISCLI_AUTH="$password" redis-cli -h "$host" -p "$port" shutdown >/dev/null 2>&1 || true ;;
   *) echo "usage: scripts/redis.sh run|start|stop DIR PORT [PASSWORD]" >&2; exit 2 ;;
 esac
