@@ -7,10 +7,11 @@
  * commit, then resumed. A second coordinator is refused; forged jobs are refused without a file
  * written.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { queueName } from '@ccheckers/solver';
+import { CoordinatorLease, THIS_MACHINE, deadHereAndNow, queueName } from '@ccheckers/solver';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,16 +152,47 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
   it('a second coordinator of the same store is refused while the first one runs', async () => {
     const store = newStore();
     const first = start(solveArgs(7, 2, store)); // no worker yet: it waits on its init jobs
-    await waitFor('the store', () => readdirSync(dir).includes(store.split('/').at(-1)!) && readdirSync(store).includes('manifest.json'));
+    await waitFor('the store', () => existsSync(join(store, 'manifest.json')));
     const second = start(solveArgs(7, 2, store, '--resume'));
     const { code } = await second.exited;
     expect(code).toBe(2);
-    expect(second.stderr()).toMatch(/another coordinator \(.*\) is solving this store/);
+    expect(second.stderr()).toMatch(/another solve \(process \d+\) is writing .*manifest\.json/); // this machine: the lock file
     const worker = startWorker(redis, store);
     expect((await first.exited).code, first.stderr()).toBe(0);
     expect(JSON.parse(first.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
     await stopWorker(worker);
   }, 120_000);
+
+  it('across machines, the Redis lease: held while renewed, taken over when it runs out or its process is gone', async () => {
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      const notices: string[] = [];
+      const first = new CoordinatorLease(connection, '0123456789abcdef', 'other-machine:b00710ad:4026531836:4242:aaaa');
+      await first.acquire(() => {});
+      const second = new CoordinatorLease(connection, '0123456789abcdef');
+      await expect(second.acquire((t) => notices.push(t))).rejects.toThrow(/another coordinator \(other-machine:.*\) is solving this store: its lease .* is still renewed/);
+      expect(notices[0]).toMatch(/waiting up to 10 s for its lease to run out/);
+      await first.release();
+      await second.acquire(() => {}); // free now
+      await second.check();
+      await second.release();
+      // A lease left by a process of this machine that is gone is taken over at once.
+      const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+      await connection.set('ccheckers:coordinator:0123456789abcdef', `${THIS_MACHINE}:${dead}:bbbb`, 'PX', 60_000);
+      const started = performance.now();
+      const third = new CoordinatorLease(connection, '0123456789abcdef');
+      await third.acquire(() => {});
+      expect(performance.now() - started).toBeLessThan(2000);
+      // ... and a holder that takes it from under us stops us before the next commit.
+      await connection.set('ccheckers:coordinator:0123456789abcdef', 'other-machine:x:y:1:cccc', 'PX', 60_000);
+      await expect(third.check()).rejects.toThrow(/another coordinator took over this store/);
+      await third.release();
+      expect(deadHereAndNow(`${THIS_MACHINE}:${process.pid}:x`)).toBe(false);
+    } finally {
+      await connection.del('ccheckers:coordinator:0123456789abcdef');
+      connection.disconnect();
+    }
+  }, 60_000);
 
   it('forged jobs are refused for good, logged, and write nothing', async () => {
     const store = newStore();

@@ -12,7 +12,7 @@
  * table is the in-memory solve's whatever the shards, workers, job order or crashes.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CCheckersError, type RuleMode, type Variant } from '@ccheckers/core';
@@ -23,7 +23,9 @@ import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, type SolveResult, checkMoveless, nextPassIsSparse } from '../solve.js';
 import type { MemoryPlan } from '../store/layout.js';
 import { MANIFEST, SHARD_FILE, ShardStore } from '../store/shard-store.js';
-import { TableTally, createStore, planStore, provenInStore, storeResult } from '../store/sharded-solve.js';
+import { TableTally, createStore, planStore, storeResult } from '../store/sharded-solve.js';
+import { UNKNOWN } from '@ccheckers/core';
+import { storedCounts } from '../state-index.js';
 import {
   type ClusterJob,
   type InitJob,
@@ -81,39 +83,65 @@ export class ClusterSolveInterrupted extends CCheckersError {
 /** Polling of job states: from FAST_POLL_MS, slower while nothing finishes, up to SLOW_POLL_MS. */
 const FAST_POLL_MS = 10;
 const SLOW_POLL_MS = 500;
+/** Looks (every 0.5 s) for a file a worker says it wrote before the coordinator gives up on it. */
+const VISIBLE_TRIES = 120;
 /** How long no job may finish before the coordinator looks for workers and says so. */
 const IDLE_NOTICE_MS = 10_000;
 
 export async function solveOnCluster(options: ClusterSolveOptions): Promise<ClusterSolveResult> {
   const redisUrl = parseRedisUrl(options.redis);
   const { existing, plan } = planStore(options, 1);
-  const store = existing ?? createStore(options, plan); // a new one is on disk once the lease is ours
-  if (store.manifest.id === undefined) store.manifest.id = randomBytes(8).toString('hex'); // a store of an older ccheckers
-  const queue = queueName(store.manifest.id);
-  options.onPlan?.(plan, queue);
+  let store = existing ?? createStore(options, plan);
+  const unlock = lockOutput(join(options.store, MANIFEST)); // this machine's other processes
   const notice = options.onNotice ?? (() => {});
   const connection = connectRedis(redisUrl.url, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`));
-  const lease = new CoordinatorLease(connection.redis, store.manifest.id);
-  let unlock: (() => void) | undefined;
-  const q = new Queue(queue, { connection: connection.redis });
-  q.on('error', () => {}); // connection errors: reported once above, and retried
+  let lease: CoordinatorLease | undefined;
+  let q: Queue | undefined;
   try {
+    if (!existing) {
+      // The manifest, with the new store's id, on disk before anything else; a store another
+      // coordinator made in the same folder meanwhile is not replaced.
+      if (existsSync(join(options.store, MANIFEST))) throw new CCheckersError('E_USAGE', `${options.store} got a store while this solve started: another coordinator?`);
+      store.adopt([], 0, () => {});
+    } else if (store.manifest.id === undefined) {
+      store.adopt([], store.manifest.generation, (m) => (m.id = randomBytes(8).toString('hex'))); // a store of an older ccheckers
+    }
+    const id = store.manifest.id!;
+    lease = new CoordinatorLease(connection.redis, id);
     await lease.acquire(notice);
-    unlock = lockOutput(join(options.store, MANIFEST));
-    if (!existing || existing.manifest.generation === 0) store.adopt([], store.manifest.generation, () => {}); // the manifest (and id) on disk before any job names them
+    store = ShardStore.open(options.store); // as it is now that the store is ours
+    if (store.manifest.id !== id) throw new CCheckersError('E_CLUSTER', `${join(options.store, MANIFEST)} was replaced by another store while this solve started`);
+    q = new Queue(queueName(id), { connection: connection.redis });
+    q.on('error', () => {}); // connection errors: reported once above, and retried
+    options.onPlan?.(plan, q.name);
     return await coordinate(options, store, q, lease, connection.commands, redisUrl.shown);
   } finally {
-    await lease.release();
-    await q.close().catch(() => {});
+    await lease?.release();
+    await q?.close().catch(() => {});
     connection.redis.disconnect();
-    unlock?.();
+    unlock();
   }
 }
 
-/** Whether a lease token (host:pid:random) names a process of this machine that no longer runs. */
-function deadHereAndNow(token: string): boolean {
-  const [host, pid] = token.split(':');
-  if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
+/** This process as a lease token names it: host, boot, pid namespace and pid (a container with
+ *  the same host name but its own pids is another machine here). */
+export const THIS_MACHINE = (() => {
+  const read = (f: () => string) => {
+    try {
+      return f().replace(/[^0-9a-zA-Z-]/g, '');
+    } catch {
+      return '?';
+    }
+  };
+  return `${hostname()}:${read(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').slice(0, 8))}:${read(() => readlinkSync('/proc/self/ns/pid'))}`;
+})();
+
+/** Whether a lease token (machine:pid:random) names a process of this machine that no longer runs. */
+export function deadHereAndNow(token: string): boolean {
+  const at = token.lastIndexOf(':', token.lastIndexOf(':') - 1);
+  const machine = token.slice(0, at);
+  const pid = token.slice(at + 1, token.lastIndexOf(':'));
+  if (machine !== THIS_MACHINE || THIS_MACHINE.includes('?') || !/^\d+$/.test(pid)) return false;
   try {
     process.kill(Number(pid), 0);
     return false;
@@ -132,15 +160,16 @@ export const LEASE_MS = 10_000;
  * if it is still renewed. The lease is checked
  * again before every manifest write; lost (another coordinator took over), the solve stops.
  */
-class CoordinatorLease {
+export class CoordinatorLease {
   private readonly key: string;
-  private readonly token = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private timer: NodeJS.Timeout | undefined;
   private lost = false;
 
+  /** `token` names the holder: this process of this machine unless given (tests play others). */
   constructor(
     private readonly redis: Redis,
     storeId: string,
+    private readonly token = `${THIS_MACHINE}:${process.pid}:${randomBytes(4).toString('hex')}`,
   ) {
     this.key = `ccheckers:coordinator:${storeId}`;
   }
@@ -166,22 +195,26 @@ class CoordinatorLease {
   }
 
   /** Extends the lease if it is still this coordinator's (takes it again if it ran out while Redis
-   *  was away); another holder means it is lost. */
-  private async renew(): Promise<void> {
+   *  was away); false when another coordinator holds it. */
+  private async extend(): Promise<boolean> {
     const script = `local v = redis.call('get', KEYS[1])
 if v == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 if v == false then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 return 0`;
+    return (await this.redis.eval(script, 1, this.key, this.token, String(LEASE_MS))) !== 0;
+  }
+
+  private async renew(): Promise<void> {
     try {
-      if ((await this.redis.eval(script, 1, this.key, this.token, String(LEASE_MS))) === 0) this.lost = true;
+      if (!(await this.extend())) this.lost = true;
     } catch {
-      // Redis away: renewed when it is back
+      // An error reply: the next renewal, or check() before a commit, tries again
     }
   }
 
-  /** Before a manifest write: still this coordinator's (one round trip). */
+  /** Before a manifest write: still this coordinator's, confirmed by Redis now (an error is not a yes). */
   async check(): Promise<void> {
-    if (!this.lost) await this.renew();
+    if (!this.lost && !(await this.extend())) this.lost = true;
     if (this.lost) throw new CCheckersError('E_CLUSTER', `another coordinator took over this store (lease ${this.key} in Redis): this one stops without writing`);
   }
 
@@ -220,7 +253,7 @@ async function coordinate(
     options.beforeCommit?.(store.manifest.passLog.length);
     await lease.check();
     const onDisk = ShardStore.open(options.store).manifest;
-    if (onDisk.generation !== store.manifest.generation || onDisk.passLog.length !== store.manifest.passLog.length || onDisk.stage !== store.manifest.stage) {
+    if (onDisk.id !== store.manifest.id || onDisk.generation !== store.manifest.generation || onDisk.passLog.length !== store.manifest.passLog.length || onDisk.stage !== store.manifest.stage) {
       throw new CCheckersError('E_CLUSTER', `${join(options.store, MANIFEST)} changed under this coordinator (generation ${onDisk.generation}, not ${store.manifest.generation}): is another coordinator solving it?`);
     }
     store.adopt(files, generation, (m) => {
@@ -266,7 +299,7 @@ async function coordinate(
           if (state === 'failed' || !job) {
             throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${job?.failedReason ?? 'it disappeared from Redis'} (the store is kept: fix the cause, then solve --resume)`);
           }
-          const result = checkResult(job.returnvalue, pending.get(id)!, store) as R;
+          const result = (await checkResult(job.returnvalue, pending.get(id)!, store)) as R;
           results.set(id, result);
           pending.delete(id);
           finished++;
@@ -308,7 +341,7 @@ async function coordinate(
 
   if (store.manifest.proven === undefined && store.manifest.stage === 'passes') {
     // A store a sequential solve began: count what it decided (one read of the shards).
-    store.manifest.proven = provenInStore(store, new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes))));
+    store.manifest.proven = await provenInStoreAsync(store);
   }
   if (resumedFromPass !== undefined) report({ phase: 'resumed', pass: resumedFromPass, fraction: 0, proven: store.manifest.proven ?? 0, storedStates: space.states });
   removeOldWork(store);
@@ -331,9 +364,7 @@ async function coordinate(
       if (todo.length === store.layout.shards.length) m.proven = proven;
       else delete m.proven;
     });
-    if (store.manifest.proven === undefined) {
-      store.manifest.proven = provenInStore(store, new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes))));
-    }
+    if (store.manifest.proven === undefined) store.manifest.proven = await provenInStoreAsync(store);
     await forget(list);
     report({ phase: 'init-done', pass: 0, fraction: 1, proven: store.manifest.proven, storedStates: space.states });
   }
@@ -354,6 +385,7 @@ async function coordinate(
     const n = store.layout.shards.length;
     const tiles: TileJob[] = [];
     for (let i = 0; i < n; i++) for (let j = i; j < n; j++) tiles.push({ kind: 'tile', ...base(), pass, generation, shards: [i, j], sparse, down });
+    await rerunFailedMerges(q, tiles);
     // Progress: the tiles, then at most one merge per shard.
     const share = (done: number) => done / (tiles.length + n);
     const tileResults = await runJobs<TileResult & JobResult>(tiles, (done) => report({ phase: 'pass', pass, fraction: share(done), proven, storedStates: space.states }));
@@ -395,7 +427,8 @@ async function coordinate(
   // The results, from the shards read once in order (the CRC is the in-memory table's).
   if (store.manifest.stage === 'finishing') {
     const tally = new TableTally(space);
-    store.forEachShard((shard, bytes) => tally.add(bytes, shard.firstByte));
+    const buffer = new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes)));
+    for (const shard of store.layout.shards) tally.add(await store.loadShardAsync(shard.index, buffer), shard.firstByte); // the lease is renewed meanwhile
     await commit([], store.manifest.generation, (next) => {
       next.stage = 'complete';
       next.results = tally.results();
@@ -446,7 +479,7 @@ function removeOldWork(store: ShardStore): void {
  * A job's result as the coordinator will use it: of the job's kind, with the files it names
  * being this shard's at the next generation (a result is data from Redis, like a payload).
  */
-function checkResult(value: unknown, job: ClusterJob, store: ShardStore): JobResult {
+async function checkResult(value: unknown, job: ClusterJob, store: ShardStore): Promise<JobResult> {
   const r = value as Partial<JobResult> & Record<string, unknown>;
   const bad = (what: string) => new CCheckersError('E_CLUSTER', `job ${jobId(job)} returned ${what}`);
   if (r === null || typeof r !== 'object' || r.kind !== job.kind) throw bad('no result of its kind');
@@ -458,9 +491,38 @@ function checkResult(value: unknown, job: ClusterJob, store: ShardStore): JobRes
   } else {
     const file = workerShardFile(job.shard, job.generation + 1, '00000000').replace('00000000.bin', '');
     if (typeof r.file !== 'string' || !r.file.startsWith(file) || !SHARD_FILE.test(r.file) || !count(r.crc32)) throw bad(`the file "${String(r.file)}", not one of shard ${job.shard} at generation ${job.generation + 1}`);
-    if (statSync(join(store.dir, r.file), { throwIfNoEntry: false })?.size !== store.layout.shards[job.shard]!.bytes) throw bad(`the file ${r.file}, which is missing or not a whole shard`);
+    // A shared filesystem may show another machine's new file late: look for a while.
+    const path = join(store.dir, r.file);
+    for (let tries = 0; !existsSync(path) && tries < VISIBLE_TRIES; tries++) await new Promise((resolve) => setTimeout(resolve, 500));
+    if (statSync(path, { throwIfNoEntry: false })?.size !== store.layout.shards[job.shard]!.bytes) throw bad(`the file ${r.file}, which is missing or not a whole shard`);
     if (job.kind === 'merge' && (!count(r.newlyProven) || r.newlyProven === 0)) throw bad('a merge that adds nothing');
     if (job.kind === 'init' && !count(r.proven)) throw bad('a malformed count');
   }
   return r as JobResult;
+}
+
+/** Stored states decided, from the shards read without blocking (the lease is renewed meanwhile). */
+async function provenInStoreAsync(store: ShardStore): Promise<number> {
+  const buffer = new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes)));
+  let unknown = 0;
+  for (const shard of store.layout.shards) {
+    unknown += storedCounts(await store.loadShardAsync(shard.index, buffer), shard.groups * store.space.p2Placements)[UNKNOWN]!;
+  }
+  return store.space.states - unknown;
+}
+
+/**
+ * A merge of this pass that failed (its input lost for good, say) fails again on every resume,
+ * since the tiles it needs are done in Redis: their jobs and its own go, to run again.
+ */
+async function rerunFailedMerges(q: Queue, tiles: TileJob[]): Promise<void> {
+  const first = tiles[0];
+  if (!first) return;
+  const n = Math.max(...tiles.map((t) => t.shards[1])) + 1;
+  for (let shard = 0; shard < n; shard++) {
+    const merge = jobId({ kind: 'merge', store: first.store, board: first.board, pieces: first.pieces, rules: first.rules, pass: first.pass, generation: first.generation, shard, inputs: [] });
+    if ((await q.getJobState(merge)) !== 'failed') continue;
+    await q.remove(merge);
+    for (const tile of tiles) if (tile.shards.includes(shard)) await q.remove(jobId(tile));
+  }
 }

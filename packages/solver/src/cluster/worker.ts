@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '@ccheckers/core';
-import { UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker } from 'bullmq';
 import { MANIFEST, ShardStore } from '../store/shard-store.js';
 import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';
 import { connectRedis, parseRedisUrl, queueName } from './redis.js';
@@ -34,6 +34,10 @@ export interface ClusterWorkerOptions {
 }
 
 export const DEFAULT_STALL_SECONDS = 30;
+/** A deferred job (jobs.ts, JobDeferred) goes back to the queue for DEFER_MS, up to MAX_DEFERRALS
+ *  starts (about ten minutes); after that it fails like any error, and the coordinator says why. */
+const DEFER_MS = 2000;
+const MAX_DEFERRALS = 300;
 
 export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{ jobs: number; refused: number }> {
   const { url, shown } = parseRedisUrl(options.redis);
@@ -52,7 +56,7 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   let refused = 0;
   const worker = new Worker(
     queue,
-    async (job) => {
+    async (job, token) => {
       options.onJobStart?.(job.data as ClusterJob | undefined);
       try {
         const { job: work, result } = await runner.run(job.data);
@@ -66,8 +70,13 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
           options.log(`refused job ${job.id ?? '?'}: ${e.message}`);
           throw new UnrecoverableError(`refused by a worker: ${e.message}`);
         }
-        const why = e instanceof JobDeferred ? `deferred (${e.message})` : `failed: ${(e as Error).message ?? String(e)}`;
-        options.log(`job ${job.id ?? '?'} ${why}; BullMQ retries it (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1})`);
+        if (e instanceof JobDeferred && job.attemptsStarted < MAX_DEFERRALS) {
+          // Not a failed attempt: back to the queue in a while, for any worker.
+          options.log(`job ${job.id ?? '?'} deferred: ${e.message}`);
+          await job.moveToDelayed(Date.now() + DEFER_MS, token);
+          throw new DelayedError();
+        }
+        options.log(`job ${job.id ?? '?'} failed: ${(e as Error).message ?? String(e)}; BullMQ retries it (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1})`);
         throw e;
       }
     },

@@ -270,6 +270,7 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
   const save = (parts: Array<{ index: number; bytes: Uint8Array }>, update: (m: Manifest) => void) => {
     store.save(parts, (m) => {
       update(m);
+      delete m.proven; // a cluster solve's count, not kept up to date here
       m.seconds = elapsed();
     });
     for (const p of parts) bytesWritten += p.bytes.length;
