@@ -5,6 +5,7 @@
 # Then: pnpm ccheckers solve --board 7 --pieces 3 --store DIR --shards 4 --redis redis://127.0.0.1:P
 # State (pids, logs, Redis data) goes to .cluster/ in the repository.
 set -euo pipefail
+caller="$(pwd)"
 cd "$(dirname "$0")/.."
 state=.cluster
 if [[ "${1:-}" == "stop" ]]; then
@@ -21,7 +22,7 @@ workers="${1:-}"; shift || true
 store=""; port=6390; threads=1
 while (($#)); do
   case "$1" in
-    --store) store="$2"; shift 2 ;;
+    --store) store="$2"; [[ "$store" == /* ]] || store="$caller/$store"; shift 2 ;;
     --port) port="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     *) echo "local-cluster.sh: unknown option $1" >&2; exit 2 ;;
