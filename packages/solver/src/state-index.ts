@@ -14,8 +14,11 @@ import {
   rankSet,
   readValue,
   startPosition,
+  stateByte,
   toWords,
+  valueInByte,
 } from '@ccheckers/core';
+import { crc32Of } from './crc.js';
 
 export class StateIndexer {
   private readonly a = new Uint32Array(WORDS);
@@ -164,6 +167,41 @@ export class TableCounter {
       draws: 2 * counts[UNKNOWN]!,
       illegal: 2 * counts[ILLEGAL]!,
     };
+  }
+}
+
+/**
+ * The results of a table read part by part in order (the shards of a store): its CRC-32, and
+ * unless `count` is false the game's counts and the start value.
+ */
+export class TableTally {
+  private readonly counter: TableCounter | undefined;
+  private readonly startIndex: number;
+  private crc = 0;
+  private startValue = 0;
+
+  constructor(space: StateSpace, { count = true }: { count?: boolean } = {}) {
+    this.counter = count ? new TableCounter(space) : undefined;
+    this.startIndex = startStateIndex(space);
+  }
+
+  /** The next part of the table, `firstByte` its offset in the table. */
+  add(bytes: Uint8Array, firstByte: number): void {
+    this.crc = crc32Of(bytes, this.crc);
+    if (!this.counter) return;
+    forEachChunk(bytes, (chunk, at) => this.counter!.add(chunk, firstByte + at));
+    const local = stateByte(this.startIndex) - firstByte;
+    if (local >= 0 && local < bytes.length) this.startValue = valueInByte(bytes[local]!, this.startIndex);
+  }
+
+  get tableCrc32(): number {
+    return this.crc;
+  }
+
+  /** The counts, start value and CRC-32 of what has been added (counted). */
+  results(): GameCounts & { startValue: number; tableCrc32: number } {
+    if (!this.counter) throw new Error('TableTally.results: made without counting');
+    return { ...this.counter.gameCounts(), startValue: this.startValue, tableCrc32: this.crc };
   }
 }
 

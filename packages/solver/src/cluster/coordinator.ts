@@ -23,9 +23,9 @@ import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, type SolveResult, checkMoveless, nextPassIsSparse } from '../solve.js';
 import type { MemoryPlan } from '../store/layout.js';
 import { MANIFEST, SHARD_FILE, ShardStore } from '../store/shard-store.js';
-import { TableTally, createStore, planStore, storeResult } from '../store/sharded-solve.js';
+import { createStore, planStore, storeResult } from '../store/sharded-solve.js';
 import { UNKNOWN } from '@ccheckers/core';
-import { storedCounts } from '../state-index.js';
+import { TableTally, storedCounts } from '../state-index.js';
 import {
   type ClusterJob,
   type InitJob,

@@ -4,11 +4,11 @@
  */
 import { closeSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CCheckersError, StateSpace, stateByte, valueInByte, variant } from '@ccheckers/core';
+import { CCheckersError, StateSpace, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { DatabaseError, HEADER_BYTES, hex, openForReading, readAll, readHeader, readPassLog, writeDatabase } from '../database.js';
 import { type DatabaseFile, type StoredValues, openDatabase } from '../database-file.js';
-import { type GameCounts, TableCounter, startStateIndex } from '../state-index.js';
+import { type GameCounts, TableTally } from '../state-index.js';
 import { shardLayout } from './layout.js';
 import { MANIFEST, ShardStore, StoreValues } from './shard-store.js';
 
@@ -111,10 +111,7 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
   const store = ShardStore.open(dir);
   const m = store.manifest;
   const space = store.space;
-  const counter = new TableCounter(space);
-  const startIndex = startStateIndex(space);
-  let startValue = 0;
-  let crc = 0;
+  const tally = new TableTally(space, { count: options.recount === true });
   let whole = true;
   const buffer = new Uint8Array(Math.max(...store.layout.shards.map((s) => s.bytes)));
   const shards: ShardCheck[] = [];
@@ -130,12 +127,7 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
         const bytes = store.loadShard(shard.index, buffer);
         line.actual = entry.crc32;
         line.ok = true;
-        crc = crc32Of(bytes, crc);
-        if (options.recount) {
-          for (let at = 0; at < bytes.length; at += 2 ** 24) counter.add(bytes.subarray(at, Math.min(bytes.length, at + 2 ** 24)), shard.firstByte + at);
-          const local = stateByte(startIndex) - shard.firstByte;
-          if (local >= 0 && local < shard.bytes) startValue = valueInByte(bytes[local]!, startIndex);
-        }
+        tally.add(bytes, shard.firstByte);
       } catch (e) {
         if (!(e instanceof CCheckersError)) throw e;
         const actual = /checksum ([0-9a-f]{8})/.exec(e.message);
@@ -148,9 +140,9 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
     options.onProgress?.((shard.index + 1) / store.layout.shards.length);
   }
   const report: StoreCheckReport = { path: dir, stage: m.stage, shards };
-  if (m.results && whole) report.table = { expected: m.results.tableCrc32, actual: crc, ok: crc === m.results.tableCrc32 };
+  if (m.results && whole) report.table = { expected: m.results.tableCrc32, actual: tally.tableCrc32, ok: tally.tableCrc32 === m.results.tableCrc32 };
   if (options.recount && whole) {
-    const counts = counter.gameCounts();
+    const { startValue, tableCrc32: _, ...counts } = tally.results();
     const r = m.results;
     const manifestAgrees =
       r === undefined ||

@@ -22,10 +22,7 @@ import {
   type TableWindow,
   UNKNOWN,
   type Variant,
-  stateByte,
-  valueInByte,
 } from '@ccheckers/core';
-import { crc32Of } from '../crc.js';
 import type { PassRecord } from '../database.js';
 import { checkMemory } from '../memory.js';
 import { lockOutput } from '../output-file.js';
@@ -38,7 +35,7 @@ import {
   nextPassIsSparse,
   startValueName,
 } from '../solve.js';
-import { type GameCounts, TableCounter, startStateIndex, storedCounts } from '../state-index.js';
+import { TableTally, storedCounts } from '../state-index.js';
 import { type ChunkRunner, createWorkerPool, runPhase } from '../worker-pool.js';
 import { type MemoryPlan, type Shard, blocksOf, planMemory } from './layout.js';
 import { MANIFEST, type Manifest, ShardStore } from './shard-store.js';
@@ -153,32 +150,6 @@ export async function runTile(
     table: states.bytes,
     window,
   });
-}
-
-/** The results of a finished table read part by part in order: counts, start value, CRC-32. */
-export class TableTally {
-  private readonly counter: TableCounter;
-  private readonly startIndex: number;
-  private crc = 0;
-  private startValue = 0;
-
-  constructor(space: StateSpace) {
-    this.counter = new TableCounter(space);
-    this.startIndex = startStateIndex(space);
-  }
-
-  /** The next part of the table, `firstByte` its offset in the table. */
-  add(bytes: Uint8Array, firstByte: number): void {
-    this.crc = crc32Of(bytes, this.crc);
-    const chunk = 2 ** 24; // TableCounter takes chunks under 1 GiB
-    for (let at = 0; at < bytes.length; at += chunk) this.counter.add(bytes.subarray(at, Math.min(bytes.length, at + chunk)), firstByte + at);
-    const local = stateByte(this.startIndex) - firstByte;
-    if (local >= 0 && local < bytes.length) this.startValue = valueInByte(bytes[local]!, this.startIndex);
-  }
-
-  results(): GameCounts & { startValue: number; tableCrc32: number } {
-    return { ...this.counter.gameCounts(), startValue: this.startValue, tableCrc32: this.crc };
-  }
 }
 
 /** What a solve of a store is asked: the store, whether to resume it, and for a new one the layout. */
