@@ -22,10 +22,9 @@ import type { PassRecord } from '../database.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, type SolveResult, checkMoveless, nextPassIsSparse } from '../solve.js';
 import type { MemoryPlan } from '../store/layout.js';
-import { MANIFEST, SHARD_FILE, ShardStore } from '../store/shard-store.js';
-import { createStore, planStore, storeResult } from '../store/sharded-solve.js';
-import { UNKNOWN } from '@ccheckers/core';
-import { TableTally, storedCounts } from '../state-index.js';
+import { MANIFEST, SHARD_FILE, ShardStore, newStoreId } from '../store/shard-store.js';
+import { createStore, planStore, provenInStore, storeResult } from '../store/sharded-solve.js';
+import { TableTally } from '../state-index.js';
 import {
   type ClusterJob,
   type InitJob,
@@ -80,6 +79,10 @@ export class ClusterSolveInterrupted extends CCheckersError {
   }
 }
 
+/** How every job is added: retried twice after a second (a worker's crash, I/O), and kept in
+ *  Redis when done or failed until the pass is committed (a resumed coordinator finds it). */
+const JOB_OPTIONS = { attempts: 3, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: false, removeOnFail: false } as const;
+
 /** Polling of job states: from FAST_POLL_MS, slower while nothing finishes, up to SLOW_POLL_MS. */
 const FAST_POLL_MS = 10;
 const SLOW_POLL_MS = 500;
@@ -104,7 +107,7 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
       if (existsSync(join(options.store, MANIFEST))) throw new CCheckersError('E_USAGE', `${options.store} got a store while this solve started: another coordinator?`);
       store.adopt([], 0, () => {});
     } else if (store.manifest.id === undefined) {
-      store.adopt([], store.manifest.generation, (m) => (m.id = randomBytes(8).toString('hex'))); // a store of an older ccheckers
+      store.adopt([], store.manifest.generation, (m) => (m.id = newStoreId())); // a store of an older ccheckers
     }
     const id = store.manifest.id!;
     lease = new CoordinatorLease(connection.redis, id);
@@ -150,6 +153,9 @@ export function deadHereAndNow(token: string): boolean {
   }
 }
 
+/** Deletes KEYS[1] if it still holds ARGV[1] (a lease is let go only by, or for, its holder). */
+const DELETE_IF_HOLDER = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
+
 /** How long a coordinator's lease on a store lasts without renewal (it renews every third of it). */
 export const LEASE_MS = 10_000;
 
@@ -181,7 +187,7 @@ export class CoordinatorLease {
       const holder = await this.redis.get(this.key);
       if (holder !== null && deadHereAndNow(holder)) {
         // Its coordinator was a process of this machine that is gone (kill -9): no need to wait.
-        await this.redis.eval(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`, 1, this.key, holder);
+        await this.redis.eval(DELETE_IF_HOLDER, 1, this.key, holder);
         continue;
       }
       if (performance.now() > until) {
@@ -221,7 +227,7 @@ return 0`;
   async release(): Promise<void> {
     clearInterval(this.timer);
     if (this.lost || this.timer === undefined) return;
-    await this.redis.eval(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`, 1, this.key, this.token).catch(() => 0);
+    await this.redis.eval(DELETE_IF_HOLDER, 1, this.key, this.token).catch(() => 0);
   }
 }
 
@@ -280,7 +286,7 @@ async function coordinate(
         toAdd.map((job) => ({
           name: job.kind,
           data: job,
-          opts: { jobId: jobId(job), attempts: 3, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: false, removeOnFail: false },
+          opts: { ...JOB_OPTIONS, jobId: jobId(job) },
         })),
       );
     }
@@ -312,7 +318,7 @@ async function coordinate(
         } else if (state === 'unknown') {
           // Redis lost it (restarted without its data): add it again; a job is repeatable.
           const job = pending.get(id)!;
-          await q.add(job.kind, job, { jobId: id, attempts: 3, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: false, removeOnFail: false });
+          await q.add(job.kind, job, { ...JOB_OPTIONS, jobId: id });
         }
       }
       if (finished > 0) {
@@ -341,7 +347,7 @@ async function coordinate(
 
   if (store.manifest.proven === undefined && store.manifest.stage === 'passes') {
     // A store a sequential solve began: count what it decided (one read of the shards).
-    store.manifest.proven = await provenInStoreAsync(store);
+    store.manifest.proven = await provenInStore(store, shardBuffer(store));
   }
   if (resumedFromPass !== undefined) report({ phase: 'resumed', pass: resumedFromPass, fraction: 0, proven: store.manifest.proven ?? 0, storedStates: space.states });
   removeOldWork(store);
@@ -351,20 +357,18 @@ async function coordinate(
     // Shards a sequential solve initialised before it stopped keep their files.
     const todo = store.manifest.shards.flatMap((entry, index) => (entry.file === '' ? [index] : []));
     const list: ClusterJob[] = todo.map((shard) => ({ kind: 'init', ...base(), pass: 0, generation, shard }));
-    let proven = 0;
-    const results = await runJobs<InitResult & JobResult>(list, (done) => report({ phase: 'init', pass: 0, fraction: done / list.length, proven, storedStates: space.states }));
+    const results = await runJobs<InitResult & JobResult>(list, (done) => report({ phase: 'init', pass: 0, fraction: done / list.length, proven: 0, storedStates: space.states }));
     const files = list.map((job) => {
       const r = results.get(jobId(job))!;
-      proven += r.proven;
       return { index: (job as InitJob).shard, file: r.file, crc32: r.crc32 };
     });
-    if (todo.length < store.layout.shards.length) proven = 0; // counted below from all the shards
+    // The init jobs' counts, where they made every shard; else counted from the shards.
+    const allInitHere = todo.length === store.layout.shards.length;
     await commit(files, generation + 1, (m) => {
       m.stage = 'passes';
-      if (todo.length === store.layout.shards.length) m.proven = proven;
-      else delete m.proven;
+      m.proven = allInitHere ? [...results.values()].reduce((sum, r) => sum + r.proven, 0) : undefined;
     });
-    if (store.manifest.proven === undefined) store.manifest.proven = await provenInStoreAsync(store);
+    if (store.manifest.proven === undefined) store.manifest.proven = await provenInStore(store, shardBuffer(store));
     await forget(list);
     report({ phase: 'init-done', pass: 0, fraction: 1, proven: store.manifest.proven, storedStates: space.states });
   }
@@ -427,7 +431,7 @@ async function coordinate(
   // The results, from the shards read once in order (the CRC is the in-memory table's).
   if (store.manifest.stage === 'finishing') {
     const tally = new TableTally(space);
-    const buffer = new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes)));
+    const buffer = shardBuffer(store);
     for (const shard of store.layout.shards) tally.add(await store.loadShardAsync(shard.index, buffer), shard.firstByte); // the lease is renewed meanwhile
     await commit([], store.manifest.generation, (next) => {
       next.stage = 'complete';
@@ -501,15 +505,6 @@ async function checkResult(value: unknown, job: ClusterJob, store: ShardStore): 
   return r as JobResult;
 }
 
-/** Stored states decided, from the shards read without blocking (the lease is renewed meanwhile). */
-async function provenInStoreAsync(store: ShardStore): Promise<number> {
-  const buffer = new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes)));
-  let unknown = 0;
-  for (const shard of store.layout.shards) {
-    unknown += storedCounts(await store.loadShardAsync(shard.index, buffer), shard.groups * store.space.p2Placements)[UNKNOWN]!;
-  }
-  return store.space.states - unknown;
-}
 
 /**
  * A merge of this pass that failed (its input lost for good, say) fails again on every resume,
@@ -520,9 +515,14 @@ async function rerunFailedMerges(q: Queue, tiles: TileJob[]): Promise<void> {
   if (!first) return;
   const n = Math.max(...tiles.map((t) => t.shards[1])) + 1;
   for (let shard = 0; shard < n; shard++) {
-    const merge = jobId({ kind: 'merge', store: first.store, board: first.board, pieces: first.pieces, rules: first.rules, pass: first.pass, generation: first.generation, shard, inputs: [] });
+    const merge = jobId({ kind: 'merge', store: first.store, pass: first.pass, generation: first.generation, shard });
     if ((await q.getJobState(merge)) !== 'failed') continue;
     await q.remove(merge);
     for (const tile of tiles) if (tile.shards.includes(shard)) await q.remove(jobId(tile));
   }
+}
+
+/** A buffer for the largest shard of the store. */
+function shardBuffer(store: ShardStore): Uint8Array {
+  return new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes)));
 }

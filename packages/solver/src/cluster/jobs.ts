@@ -167,9 +167,12 @@ export function parseJob(data: unknown, manifest: Manifest): ClusterJob {
   return { kind, ...base, shard: s, inputs };
 }
 
+/** What names a job: its store, pass, generation and work. */
+export type JobKey = Pick<JobBase, 'store' | 'pass' | 'generation'> & ({ kind: 'tile'; shards: [number, number] } | { kind: 'init' | 'merge'; shard: number });
+
 /** The job's id on the queue: one per store, pass, generation and work, so that adding it again
  *  (a coordinator resumed) finds the job there instead of running it twice. */
-export function jobId(job: ClusterJob): string {
+export function jobId(job: JobKey): string {
   const at = `${job.store}-p${job.pass}-g${job.generation}`;
   return job.kind === 'tile' ? `${at}-tile-${job.shards[0]}-${job.shards[1]}` : `${at}-${job.kind}-${job.shard}`;
 }

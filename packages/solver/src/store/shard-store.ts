@@ -26,6 +26,11 @@ const FORMAT_VERSION = 1;
 /** Shard file names: index, generation, and (written by a cluster's worker) the attempt. */
 export const SHARD_FILE = /^shard-\d{5,}\.g\d+(\.[0-9a-f]{8})?\.bin$/;
 
+/** A new store's id (manifest `id`: 16 hex digits). */
+export function newStoreId(): string {
+  return randomBytes(8).toString('hex');
+}
+
 /** 'finishing': the passes are over, the results not yet counted. */
 export type StoreStage = 'init' | 'passes' | 'finishing' | 'complete';
 
@@ -107,7 +112,7 @@ export class ShardStore {
     const manifest: Manifest = {
       format: FORMAT,
       version: FORMAT_VERSION,
-      id: randomBytes(8).toString('hex'),
+      id: newStoreId(),
       board: v.size,
       pieces: v.pieces,
       rules,
@@ -274,13 +279,6 @@ export class ShardStore {
     writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
     this.manifest = m;
     for (const file of replaced) rmSync(join(this.dir, file), { force: true });
-  }
-
-  /** Reads the manifest again (another process, a cluster's coordinator, may have replaced it). */
-  reload(): void {
-    const fresh = ShardStore.open(this.dir);
-    if (fresh.manifest.id !== this.manifest.id) throw new DatabaseError(join(this.dir, MANIFEST), 'was replaced by another store while in use');
-    this.manifest = fresh.manifest;
   }
 
   /** Removes files the manifest does not name (a crash between writing a shard and the manifest). */

@@ -227,7 +227,7 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
   const started = performance.now();
   const secondsBefore = store.manifest.seconds;
   const elapsed = () => secondsBefore + (performance.now() - started) / 1000;
-  let proven = store.manifest.generation === 0 ? 0 : provenInStore(store, plan.streamBytes > 0 ? streamBuffer : blockBuffer);
+  let proven = store.manifest.generation === 0 ? 0 : await provenInStore(store, plan.streamBytes > 0 ? streamBuffer : blockBuffer);
   let bytesRead = 0;
   let bytesWritten = 0;
   const resumedFromPass = store.manifest.generation > 0 ? store.manifest.passLog.length : undefined;
@@ -399,11 +399,12 @@ export function storeResult(store: ShardStore, backend: string, threads: number,
   };
 }
 
-/** Stored states decided so far, from the shards read through `buffer` (a resume). */
-export function provenInStore(store: ShardStore, buffer: Uint8Array): number {
+/** Stored states decided so far, from the shards read through `buffer` (a resume), without
+ *  blocking the event loop (a cluster coordinator renews its lease meanwhile). */
+export async function provenInStore(store: ShardStore, buffer: Uint8Array): Promise<number> {
   let unknown = 0;
   for (const shard of store.layout.shards) {
-    unknown += storedCounts(store.loadShard(shard.index, buffer), shard.groups * store.space.p2Placements)[UNKNOWN]!;
+    unknown += storedCounts(await store.loadShardAsync(shard.index, buffer), shard.groups * store.space.p2Placements)[UNKNOWN]!;
   }
   return store.space.states - unknown;
 }
