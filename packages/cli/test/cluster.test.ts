@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoordinatorLease, THIS_MACHINE, deadHereAndNow, queueName } from '@ccheckers/solver';
+import { CoordinatorLease, deadHereAndNow, queueName, thisMachine } from '@ccheckers/solver';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -178,7 +178,7 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       await second.release();
       // A lease left by a process of this machine that is gone is taken over at once.
       const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
-      await connection.set('ccheckers:coordinator:0123456789abcdef', `${THIS_MACHINE}:${dead}:bbbb`, 'PX', 60_000);
+      await connection.set('ccheckers:coordinator:0123456789abcdef', `${thisMachine()}:${dead}:bbbb`, 'PX', 60_000);
       const started = performance.now();
       const third = new CoordinatorLease(connection, '0123456789abcdef');
       await third.acquire(() => {});
@@ -187,7 +187,7 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       await connection.set('ccheckers:coordinator:0123456789abcdef', 'other-machine:x:y:1:cccc', 'PX', 60_000);
       await expect(third.check()).rejects.toThrow(/another coordinator took over this store/);
       await third.release();
-      expect(deadHereAndNow(`${THIS_MACHINE}:${process.pid}:x`)).toBe(false);
+      expect(deadHereAndNow(`${thisMachine()}:${process.pid}:x`)).toBe(false);
     } finally {
       await connection.del('ccheckers:coordinator:0123456789abcdef');
       connection.disconnect();

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync,
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CCheckersError, type RuleMode, type Variant } from '@ccheckers/core';
-import { type Job, Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { PassRecord } from '../database.js';
 import { lockOutput } from '../output-file.js';
@@ -95,12 +95,13 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
   const redisUrl = parseRedisUrl(options.redis);
   const { existing, plan } = planStore(options, 1);
   let store = existing ?? createStore(options, plan);
-  const unlock = lockOutput(join(options.store, MANIFEST)); // this machine's other processes
   const notice = options.onNotice ?? (() => {});
-  const connection = connectRedis(redisUrl.url, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`));
+  const connection = await connectRedis(redisUrl.url, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`));
+  let unlock: (() => void) | undefined;
   let lease: CoordinatorLease | undefined;
   let q: Queue | undefined;
   try {
+    unlock = lockOutput(join(options.store, MANIFEST)); // this machine's other processes
     if (!existing) {
       // The manifest, with the new store's id, on disk before anything else; a store another
       // coordinator made in the same folder meanwhile is not replaced.
@@ -114,6 +115,7 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
     await lease.acquire(notice);
     store = ShardStore.open(options.store); // as it is now that the store is ours
     if (store.manifest.id !== id) throw new CCheckersError('E_CLUSTER', `${join(options.store, MANIFEST)} was replaced by another store while this solve started`);
+    const { Queue } = await import('bullmq');
     q = new Queue(queueName(id), { connection: connection.redis });
     q.on('error', () => {}); // connection errors: reported once above, and retried
     options.onPlan?.(plan, q.name);
@@ -122,13 +124,14 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
     await lease?.release();
     await q?.close().catch(() => {});
     connection.redis.disconnect();
-    unlock();
+    unlock?.();
   }
 }
 
-/** This process as a lease token names it: host, boot, pid namespace and pid (a container with
- *  the same host name but its own pids is another machine here). */
-export const THIS_MACHINE = (() => {
+/** This process's machine as a lease token names it: host, boot and pid namespace (a container
+ *  with the same host name but its own pids is another machine here). Read on first use. */
+let machine: string | undefined;
+export function thisMachine(): string {
   const read = (f: () => string) => {
     try {
       return f().replace(/[^0-9a-zA-Z-]/g, '');
@@ -136,15 +139,16 @@ export const THIS_MACHINE = (() => {
       return '?';
     }
   };
-  return `${hostname()}:${read(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').slice(0, 8))}:${read(() => readlinkSync('/proc/self/ns/pid'))}`;
-})();
+  machine ??= `${hostname()}:${read(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').slice(0, 8))}:${read(() => readlinkSync('/proc/self/ns/pid'))}`;
+  return machine;
+}
 
 /** Whether a lease token (machine:pid:random) names a process of this machine that no longer runs. */
 export function deadHereAndNow(token: string): boolean {
   const at = token.lastIndexOf(':', token.lastIndexOf(':') - 1);
-  const machine = token.slice(0, at);
+  const holderMachine = token.slice(0, at);
   const pid = token.slice(at + 1, token.lastIndexOf(':'));
-  if (machine !== THIS_MACHINE || THIS_MACHINE.includes('?') || !/^\d+$/.test(pid)) return false;
+  if (holderMachine !== thisMachine() || holderMachine.includes('?') || !/^\d+$/.test(pid)) return false;
   try {
     process.kill(Number(pid), 0);
     return false;
@@ -175,7 +179,7 @@ export class CoordinatorLease {
   constructor(
     private readonly redis: Redis,
     storeId: string,
-    private readonly token = `${THIS_MACHINE}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    private readonly token = `${thisMachine()}:${process.pid}:${randomBytes(4).toString('hex')}`,
   ) {
     this.key = `ccheckers:coordinator:${storeId}`;
   }

@@ -179,20 +179,23 @@ type Report = { bytesRead: number; bytesWritten: number };
 /** Two-bit fields per byte that are not UNKNOWN (0..4). */
 const PROVEN_IN_BYTE = Uint8Array.from({ length: 256 }, (_, b) => [0, 2, 4, 6].filter((shift) => (b >>> shift) & 3).length);
 
-/** For bytes a, b (index a * 256 + b): 1 where some state is proven in both with different values. */
-const CONFLICT = (() => {
-  const t = new Uint8Array(65536);
+/** For bytes a, b (index a * 256 + b): 1 where some state is proven in both with different values.
+ *  Made on the first merge (not at start-up: every ccheckers command loads this module). */
+let conflicts: Uint8Array | undefined;
+function conflictTable(): Uint8Array {
+  if (conflicts) return conflicts;
+  conflicts = new Uint8Array(65536);
   for (let a = 0; a < 256; a++) {
     for (let b = 0; b < 256; b++) {
       for (let shift = 0; shift < 8; shift += 2) {
         const x = (a >>> shift) & 3;
         const y = (b >>> shift) & 3;
-        if (x !== 0 && y !== 0 && x !== y) t[a * 256 + b] = 1;
+        if (x !== 0 && y !== 0 && x !== y) conflicts[a * 256 + b] = 1;
       }
     }
   }
-  return t;
-})();
+  return conflicts;
+}
 
 /**
  * The shard OR each of the tile outputs the payload names. A missing output is deferred (a
@@ -206,6 +209,7 @@ async function mergeJob(store: ShardStore, job: MergeJob, report: Report): Promi
   const folder = inside(store.dir, passFolder(job.pass, job.generation));
   let newlyProven = 0;
   const input = new Uint8Array(Math.min(shard.bytes, IO_CHUNK_BYTES));
+  const conflict = conflictTable();
   for (const [at, tile] of job.inputs.entries()) {
     const path = inside(folder, tileOutput(tile, job.shard));
     let size: number;
@@ -227,7 +231,7 @@ async function mergeJob(store: ShardStore, job: MergeJob, report: Report): Promi
           for (let k = slice; k < end; k++) {
             const a = merged[offset + k]!;
             const b = input[k]!;
-            if (CONFLICT[a * 256 + b] === 1) throw new Error(`${path}: a state proven with another value than in the store (byte ${offset + k}: ${a} and ${b}); the store or a worker is faulty`);
+            if (conflict[a * 256 + b] === 1) throw new Error(`${path}: a state proven with another value than in the store (byte ${offset + k}: ${a} and ${b}); the store or a worker is faulty`);
             const c = a | b;
             gained += PROVEN_IN_BYTE[c]! - PROVEN_IN_BYTE[a]!;
             merged[offset + k] = c;

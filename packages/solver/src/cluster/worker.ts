@@ -9,7 +9,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from '@ccheckers/core';
-import { DelayedError, UnrecoverableError, Worker } from 'bullmq';
 import { MANIFEST, ShardStore } from '../store/shard-store.js';
 import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';
 import { connectRedis, parseRedisUrl, queueName } from './redis.js';
@@ -44,7 +43,8 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   const storeId = await waitForStore(options);
   if (storeId === undefined) return { jobs: 0, refused: 0 };
   const queue = queueName(storeId);
-  const connection = connectRedis(url, (message) => options.log(`Redis at ${shown}: ${message}; retrying`));
+  const { DelayedError, UnrecoverableError, Worker } = await import('bullmq');
+  const connection = await connectRedis(url, (message) => options.log(`Redis at ${shown}: ${message}; retrying`));
   const runner = new JobRunner({
     dir: options.store,
     backend: options.backend,
