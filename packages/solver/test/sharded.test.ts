@@ -18,10 +18,12 @@ import {
   StoreValues,
   availableBackends,
   checkStore,
+  createStore,
   exportStore,
   importDatabase,
   overheadBytes,
   planMemory,
+  planStore,
   readDatabase,
   shardLayout,
   solve,
@@ -106,6 +108,16 @@ describe('memory plans', () => {
     const minimum = overheadBytes(space, 1) + 2 * largest;
     expect(planMemory(space, { shards: 4, budget: minimum, kernelCopies: 1 }).blockShards).toBe(1);
     expect(() => planMemory(space, { shards: 4, budget: minimum - 1, kernelCopies: 1 })).toThrow(/too small .* in 4 shards .* two shards plus .* in all/);
+  });
+  it('refuse a new store whose shards would pass 4 GiB (one typed array), and take one just under', () => {
+    // 6x6/6: a 134.8 GiB table; 33 shards are 4.08 GiB each, 34 are 3.96 GiB.
+    const request = { variant: variant(6, 6), rules: 'clean' as const, store: newStore() };
+    const over = planStore({ ...request, shards: 33 }, 1).plan;
+    expect(Math.max(...over.layout.shards.map((s) => s.bytes))).toBeGreaterThan(2 ** 32);
+    expect(() => createStore(request, over)).toThrow(/shards of 6x6\/6 would be over 4 GiB .*: use more --shards/);
+    const under = planStore({ ...request, shards: 34 }, 1).plan;
+    expect(Math.max(...under.layout.shards.map((s) => s.bytes))).toBeLessThanOrEqual(2 ** 32);
+    expect(createStore(request, under).layout.shards).toHaveLength(34);
   });
   it('cut shards on byte boundaries of the table (4 groups)', () => {
     for (const n of [1, 3, 7, 16, 1000]) {
