@@ -1,0 +1,226 @@
+#!/usr/bin/env node
+// A model of out-of-core pass designs on the explicit game graph of a small variant: how many
+// passes each needs, what share of the states its first pass proves, and how many values it sends
+// between shards. It decides nothing the solver ships; it measures a design before it is built
+// (docs/sharding.md, "Bands and messages"). The end table of every design is checked against the
+// in-memory solve of the TS kernel.
+//   node bench/message-pass-model.mjs [board] [pieces] [shard counts]
+//   node bench/message-pass-model.mjs 7 2 1,4,16,64
+//
+// The designs, all with S shards of whole groups (rows of the table) held one at a time:
+//   - "bands": a shard holds the groups whose *children's units* (P2 placements) are consecutive
+//     in the proof order, so holding shard X lets the pass decide every unit of X's band, in proof
+//     order, as the in-memory pass does. A unit's own states lie in every row: a decided value is
+//     written at once where its row is held, else sent (a message applied when its shard is next
+//     held); a new loss is pushed to its parents the same way. From pass 2 on only the states a
+//     shard still found unknown (requests, one message each) are decided again.
+//   - "colex": the same pass over shards of consecutive groups in colex order (the present layout).
+import { BitboardEngine, LOSS, StateSpace, TsSolverKernel, UNKNOWN, WIN, WORDS, rankSet, unrankSet, variant } from '@ccheckers/core';
+import { StateIndexer } from '@ccheckers/solver';
+
+const [board = '7', pieces = '2', counts = '1,4,16,64'] = process.argv.slice(2);
+const v = variant(Number(board), Number(pieces));
+const space = new StateSpace(v);
+const engine = new BitboardEngine(v, 'clean');
+const kernel = new TsSolverKernel(v, 'clean', space);
+const { p2Placements: P, states, cells: n, pieces: k } = space;
+
+// --- the in-memory solve (reference) and the game graph -----------------------------------------
+const init = new Uint8Array(space.tableBytes);
+kernel.init(init, 0, space.groups);
+const reference = init.slice();
+let referencePasses = 0;
+const referenceProven = [];
+for (;;) {
+  const s = kernel.pass(reference, 0, kernel.passUnits);
+  referencePasses++;
+  referenceProven.push(s.wins + s.losses);
+  if (s.wins + s.losses === 0) break;
+}
+const valueIn = (table, i) => (table[i >>> 2] >>> ((i & 3) << 1)) & 3;
+const initValue = new Uint8Array(states);
+for (let i = 0; i < states; i++) initValue[i] = valueIn(init, i);
+
+const childStart = new Uint32Array(states + 1);
+let children = new Uint32Array(states * 8);
+const unitOf = new Uint32Array(states); // rank of the stored P2 placement
+const a = new Uint32Array(WORDS);
+const b = new Uint32Array(WORDS);
+const moved = new Uint32Array(WORDS);
+const rot = new Uint32Array(WORDS);
+const moves = new Int32Array(2 * engine.maxMoves);
+const indexer = new StateIndexer(space, engine);
+let edges = 0;
+for (let g = 0; g < space.groups; g++) {
+  unrankSet(space.groupRank[g], k, n, a);
+  for (let r = 0; r < P; r++) {
+    const s = g * P + r;
+    engine.unrankP2(a, r, b);
+    unitOf[s] = rankSet(b);
+    childStart[s] = edges;
+    if (initValue[s] !== UNKNOWN) continue; // decided by init: never visited
+    const pos = { p1: a, p2: b, toMove: 0 };
+    indexer.prepareChildren(pos);
+    const count = engine.generateMoves(a[0], a[1], a[2], a[0] | b[0], a[1] | b[1], a[2] | b[2], moves);
+    if (edges + count > children.length) {
+      const grown = new Uint32Array(children.length * 2);
+      grown.set(children);
+      children = grown;
+    }
+    for (let m = 0; m < count; m++) {
+      moved.set(a);
+      const from = moves[2 * m];
+      const to = moves[2 * m + 1];
+      moved[from >>> 5] ^= 1 << (from & 31);
+      moved[to >>> 5] ^= 1 << (to & 31);
+      children[edges++] = indexer.childIndex(moved);
+    }
+  }
+}
+childStart[states] = edges;
+// Parents: the reverse edges.
+const parentStart = new Uint32Array(states + 1);
+for (let e = 0; e < edges; e++) parentStart[children[e] + 1]++;
+for (let i = 0; i < states; i++) parentStart[i + 1] += parentStart[i];
+const parents = new Uint32Array(edges);
+{
+  const at = parentStart.slice(0, states);
+  for (let s = 0; s < states; s++) for (let e = childStart[s]; e < childStart[s + 1]; e++) parents[at[children[e]]++] = s;
+}
+
+// Where the children of each unit lie: the group of rot b.
+const childGroupOfUnit = new Int32Array(space.p1Placements);
+for (let u = 0; u < space.p1Placements; u++) {
+  unrankSet(u, k, n, b);
+  engine.rotateSet(b, rot);
+  childGroupOfUnit[u] = space.groupOfRank[rankSet(rot)];
+}
+const proofPosition = new Uint32Array(space.p1Placements);
+space.passOrder.forEach((u, i) => (proofPosition[u] = i));
+
+/** Shard of each group: bands of the proof order of the units whose children a group holds, or colex runs. */
+function shardOfGroups(layout, S) {
+  const key = new Float64Array(space.groups).fill(Number.POSITIVE_INFINITY);
+  for (let u = 0; u < space.p1Placements; u++) {
+    const g = childGroupOfUnit[u];
+    key[g] = Math.min(key[g], layout === 'bands' ? proofPosition[u] : g);
+  }
+  const order = Array.from({ length: space.groups }, (_, g) => g).sort((x, y) => key[x] - key[y] || x - y);
+  const shard = new Int32Array(space.groups);
+  order.forEach((g, i) => (shard[g] = Math.floor((i * S) / space.groups)));
+  return shard;
+}
+
+function model(layout, S) {
+  const shardOfGroup = shardOfGroups(layout, S);
+  const rowShard = (s) => shardOfGroup[Math.floor(s / P)];
+  const value = initValue.slice();
+  // Visit order per shard: the states of its units, in proof order.
+  const visits = Array.from({ length: S }, () => []);
+  const byUnit = Array.from({ length: space.p1Placements }, () => []);
+  for (let s = 0; s < states; s++) if (initValue[s] === UNKNOWN) byUnit[unitOf[s]].push(s);
+  for (const u of space.passOrder) visits[shardOfGroup[childGroupOfUnit[u]]].push(...byUnit[u], -1); // -1 ends a unit
+  let inbox = Array.from({ length: S }, () => []);
+  let requested = null; // all states in pass 1
+  const log = [];
+  for (let pass = 1; ; pass++) {
+    let proven = 0;
+    let sent = 0;
+    let pushed = 0;
+    const targets = new Uint8Array(states);
+    const nextRequests = new Uint8Array(states);
+    let requests = 0;
+    for (let X = 0; X < S; X++) {
+      const set = (i, val) => {
+        if (value[i] === UNKNOWN) {
+          value[i] = val;
+          proven++;
+        }
+      };
+      const emit = (i, val, push) => {
+        if (rowShard(i) === X) set(i, val);
+        else {
+          inbox[rowShard(i)].push(i, val);
+          sent++;
+          targets[i] = 1;
+          if (push) pushed++;
+        }
+      };
+      const messages = inbox[X];
+      inbox[X] = [];
+      for (let m = 0; m < messages.length; m += 2) set(messages[m], messages[m + 1]);
+      // The shard's units in proof order; a state left waiting for a child is visited again 64
+      // units later and at the end (the kernel's revisits).
+      const waiting = [];
+      let unitsDone = 0;
+      const visit = (s) => {
+        if (rowShard(s) === X && value[s] !== UNKNOWN) return true; // known here; elsewhere it is not seen
+        const first = childStart[s];
+        const last = childStart[s + 1];
+        if (first === last) return true; // moveless: stays unknown
+        for (let e = first; e < last; e++) {
+          const c = children[e];
+          if (rowShard(c) !== X) throw new Error('a child outside the held shard');
+          const cv = value[c];
+          if (cv === UNKNOWN) return false;
+          if (cv === LOSS) {
+            emit(s, WIN);
+            return true;
+          }
+        }
+        emit(s, LOSS);
+        for (let e = parentStart[s]; e < parentStart[s + 1]; e++) emit(parents[e], WIN, true);
+        return true;
+      };
+      for (const s of visits[X]) {
+        if (s < 0) {
+          unitsDone++;
+          const due = waiting.filter((w) => w.unit <= unitsDone - 64);
+          for (const w of due) visit(w.s);
+          waiting.splice(0, due.length);
+          continue;
+        }
+        if (requested && !requested[s]) continue;
+        if (!visit(s)) waiting.push({ s, unit: unitsDone });
+      }
+      for (const w of waiting) visit(w.s);
+      // Requests for the next pass: the unknown states of the rows held.
+      for (let g = 0; g < space.groups; g++) {
+        if (shardOfGroup[g] !== X) continue;
+        for (let s = g * P; s < (g + 1) * P; s++) {
+          if (value[s] === UNKNOWN && childStart[s + 1] > childStart[s]) {
+            nextRequests[s] = 1;
+            requests++;
+          }
+        }
+      }
+    }
+    log.push({ pass, proven, sent, pushed, distinct: targets.reduce((x, y) => x + y, 0), requests });
+    requested = nextRequests;
+    if (proven === 0 && inbox.every((q) => q.length === 0)) break;
+  }
+  for (let i = 0; i < states; i++) {
+    if (value[i] !== valueIn(reference, i)) throw new Error(`${layout} S=${S}: state ${i} is ${value[i]}, the in-memory solve has ${valueIn(reference, i)}`);
+  }
+  return log;
+}
+
+const unknownAfterInit = initValue.reduce((sum, x) => sum + (x === UNKNOWN ? 1 : 0), 0);
+const pct = (x) => `${((100 * x) / unknownAfterInit).toFixed(2)}%`;
+console.log(`${v.name}: ${states} stored states, ${unknownAfterInit} unknown after init, ${edges} moves`);
+console.log(`in memory (TS kernel): ${referencePasses} passes; pass 1 proves ${pct(referenceProven[0])}`);
+console.log('layout  shards  passes  pass-1 share  proven per pass (share of unknown after init)      values sent  of which pushes  distinct targets  requests');
+for (const S of counts.split(',').map(Number)) {
+  for (const layout of ['bands', 'colex']) {
+    if (S === 1 && layout === 'colex') continue;
+    const log = model(layout, S);
+    const sent = log.reduce((sum, r) => sum + r.sent, 0);
+    const requests = log.reduce((sum, r) => sum + r.requests, 0);
+    const pushed = log.reduce((sum, r) => sum + r.pushed, 0);
+    const distinct = log.reduce((sum, r) => sum + r.distinct, 0);
+    const perPass = log.slice(0, 6).map((r) => pct(r.proven)).join(', ') + (log.length > 6 ? ', ...' : '');
+    console.log(
+      `${layout.padEnd(6)}  ${String(S).padStart(6)}  ${String(log.length).padStart(6)}  ${pct(log[0].proven).padStart(12)}  ${perPass.padEnd(48)}  ${String(sent).padStart(11)}  ${String(pushed).padStart(11)}  ${String(distinct).padStart(11)}  ${String(requests).padStart(8)}`,
+    );
+  }
+}
