@@ -55,6 +55,7 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
       'package/prebuilds/linux-x64/@ccheckers+native.node',
       'package/prebuilds/linux-arm64/@ccheckers+native.node',
       'package/native-src/include/ccheckers/kernel/kernel.inl',
+      'package/native-src/include/ccheckers/kernel/phases.inl',
       'package/native-src/src/kernel_bmi2.cpp',
       'package/scripts/build-addon.mjs',
       'package/binding.gyp',

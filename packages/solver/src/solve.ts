@@ -194,7 +194,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table, ...(distances ? { distances } : {}) });
   const pieces = Math.max(CHUNKS_PER_PHASE, threads * 8);
   const initChunks = chunkRanges(space.groups, pieces);
-  // Pass units are P2 placements, ascending: the kernels' proof order (native-src kernel.inl, run()).
+  // Pass units are P2 placements, ascending: the kernels' proof order (native-src phases.inl, passUnit).
   const passChunks = chunkRanges(kernel.passUnits, pieces);
   const started = performance.now();
   const elapsed = () => elapsedBefore + (performance.now() - started) / 1000;

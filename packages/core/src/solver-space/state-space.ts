@@ -101,7 +101,7 @@ export class StateSpace {
    * P2 from its goal (sum of rows; P2 heads for row 0), ties by rank. A pass then meets positions
    * roughly in order of distance to the end, so its proofs feed later ones in the same pass
    * (7x7/3, before revisits: 94.5% proven in pass 1, 84.4% in plain rank order). The native kernel
-   * (kernel.inl, proofOrder) uses the same order. Built on first use.
+   * (state_space.inl, proofOrder) uses the same order. Built on first use.
    */
   get passOrder(): Uint32Array {
     if (this.proofOrder) return this.proofOrder;

@@ -1,0 +1,71 @@
+// Distances to the end of the game over a solved table (core's solver-space/distances.ts), layer by
+// layer from the ends: one worker per thread and kernel call. Included after state_graph.inl.
+
+template <class B>
+struct DistanceWorker {
+  const Engine<B>& engine;  // copied into a local by the methods (see StateGraph)
+  const TableParts<false>& table;
+  StateGraph<B> graph;
+  KernelStats stats{};
+  std::vector<uint8_t> moves;
+  std::vector<uint64_t> childIndex;
+
+  DistanceWorker(const Engine<B>& engine, const Groups& groups, const TableParts<false>& t)
+      : engine(engine), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2), childIndex(moves.size() / 2) {}
+
+  void endSweep() {}
+
+  /** Distance 0 for a lost state without a legal move (terminal ones included). */
+  void distanceInit(uint64_t index, B a, B b, uint8_t* distances) {
+    if (table.load(index) != kLoss) return;
+    const Engine<B>& e = engine;
+    if (!e.hasWon(1, a, b)) {
+      int count = e.generate(a, a | b, moves.data());
+      graph.childIndices(a, count, graph.childGroup(b), moves.data(), childIndex.data(), table);
+      for (int i = 0; i < count; i++)
+        if (table.load(childIndex[i]) != kIllegal) return;
+    }
+    distances[index] = 0;
+    stats.losses++;
+  }
+
+  /** (a, b) is at distance `depth`: gives depth + 1 to each parent it decides (mirror twins
+   *  included: same value, same distance). */
+  void pushDistance(B a, B b, int value, int depth, uint8_t* distances) {
+    // The parents lie all over both tables: every index first, each prefetched, so that the
+    // cache misses overlap.
+    const ParentList<B> parents = graph.parentsOf(a, b);
+    for (const ParentState<B>& p : parents) {
+      __builtin_prefetch(&distances[p.index], 1);
+      __builtin_prefetch(table.byte(p.index));
+    }
+    for (const ParentState<B>& p : parents) pushDistanceTo(p.index, p.a, p.b, value, depth, distances);
+  }
+
+  /** The parent is stored state `parent`, position (a, b). */
+  void pushDistanceTo(uint64_t parent, B a, B b, int value, int depth, uint8_t* distances) {
+    if (loadDistance(distances, parent) != kNoDistance) return;
+    int parentValue = table.load(parent);
+    if (value == kLoss && parentValue == kWin) {
+      if (setDistance(distances, parent, depth + 1)) stats.wins++;
+    } else if (value == kWin && parentValue == kLoss && childrenWithin(a, b, depth, distances)) {
+      if (setDistance(distances, parent, depth + 1)) stats.losses++;
+    }
+  }
+
+  /** Whether every legal child of (a, b) has a distance of at most `depth`. The children lie in
+   *  the group of the state being pushed from, which is in cache. Most calls find a child still
+   *  without one (a lost state is asked once per won child that gets a distance before its last
+   *  one), so each child is ranked only when the ones before it passed. */
+  bool childrenWithin(B a, B b, int depth, const uint8_t* distances) {
+    const Engine<B>& e = engine;
+    const int count = e.generate(a, a | b, moves.data());
+    const ChildGroup<B> cg = graph.childGroup(b);
+    const B mappedA = graph.childP2(a, cg);
+    for (int i = 0; i < count; i++) {
+      const uint64_t child = graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
+      if (loadDistance(distances, child) > depth && table.load(child) != kIllegal) return false;
+    }
+    return true;
+  }
+};

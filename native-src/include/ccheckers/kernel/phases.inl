@@ -1,0 +1,203 @@
+// The solver's phases (core's SolverKernel: init, pass, sparsePass, distanceInit, distanceLayer):
+// one function per phase, each a visit of one work unit (a group, or a P2 placement of the proof
+// order), run over a range of units by the one loop they share (forEachUnit: the threads, their
+// workers, and the errors a thread throws). Included after pass_worker.inl and distances.inl.
+
+/**
+ * Units [0, units) taken in turn by `threads` threads (the calling thread alone for 1), each with
+ * its own worker, made by makeWorker() in the thread; visit(worker, i, t) does unit i on thread t,
+ * and worker.endSweep() ends the thread's sweep. Returns the workers' stats summed.
+ *
+ * An exception escaping a std::thread body calls std::terminate and takes Node down (a bad_alloc
+ * in one worker's buffers): each thread keeps its own, the others stop taking units, and the
+ * first is rethrown after every thread has joined, for the binding to turn into a JS error.
+ */
+template <class MakeWorker, class Visit>
+KernelStats forEachUnit(uint32_t units, int threads, MakeWorker makeWorker, Visit visit) {
+  std::atomic<uint32_t> taken{0};
+  std::vector<KernelStats> results(std::max(1, threads));
+  auto body = [&](int t) {
+    auto w = makeWorker();
+    for (uint32_t i; (i = taken.fetch_add(1)) < units;) visit(w, i, t);
+    w.endSweep();
+    results[t] = w.stats;
+  };
+  if (threads <= 1) {
+    body(0);
+  } else {
+    std::vector<std::exception_ptr> failures(threads);
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    try {
+      for (int t = 0; t < threads; t++) {
+        pool.emplace_back([&, t] {
+          try {
+            body(t);
+          } catch (...) {
+            failures[t] = std::current_exception();
+            taken.store(units);  // the others stop taking units
+          }
+        });
+      }
+    } catch (...) {
+      // A thread could not be started: the started ones must be joined (a joinable std::thread
+      // destroyed calls std::terminate) before the error goes up.
+      taken.store(units);
+      for (auto& th : pool) th.join();
+      throw;
+    }
+    for (auto& th : pool) th.join();
+    for (const std::exception_ptr& failure : failures)
+      if (failure) std::rethrow_exception(failure);
+  }
+  KernelStats total{};
+  for (const KernelStats& s : results) {
+    total.wins += s.wins;
+    total.losses += s.losses;
+    total.illegal += s.illegal;
+    total.terminal += s.terminal;
+    total.moveless += s.moveless;
+  }
+  return total;
+}
+
+/** Init of group `group`: its states in index order (illegal, terminal, won in one). */
+template <class B, bool kWindow>
+void initGroup(PassWorker<B, kWindow>& w, uint32_t group) {
+  const Engine<B>& e = w.engine;
+  const B a = e.unrankP1(w.g.rankOf[group]);
+  FreePlacements<B> p2(e, a);
+  uint64_t index = static_cast<uint64_t>(group) * e.p2Placements;
+  do {
+    w.init(index++, a, p2.placement());
+  } while (p2.next());
+}
+
+/**
+ * Pass unit `unit` of the proof order: every stored state whose P2 placement is that unit.
+ * Locality: their children all lie in the one group of rot(P2), a few kilobytes of the table that
+ * stay in cache; the states themselves lie one per group, a cache miss each, so they are listed
+ * first and prefetched a few states ahead of the one being solved. With a window (kWindow), units
+ * and states outside its parts are skipped.
+ */
+template <class B, bool kWindow>
+void passUnit(PassWorker<B, kWindow>& w, uint32_t unit, int t, int threads) {
+  const Engine<B>& e = w.engine;
+  const Groups& g = w.g;
+  const TableParts<kWindow>& parts = w.table;
+  B b = e.unrankP1(g.passOrder[unit]);
+  const ChildGroup<B> cg = w.graph.childGroup(b);
+  const int childPart = kWindow ? parts.partOfGroup(cg.base / e.p2Placements) : 0;
+  if (childPart < 0) return;  // not this call's units: no endUnit either
+  FreePlacements<B> p1(e, b);
+  // Half of the placements are stored under their mirror image and skipped: every one is written
+  // and only the others kept, since a branch on that would be mispredicted half the time.
+  // rankP1(a) from the cells in increasing order: a sum of table entries, without pext.
+  w.unitStates.resize(e.p2Placements);  // one per placement of a among the cells b leaves free
+  size_t states = 0;
+  do {
+    B a{};
+    uint64_t r1 = 0;
+    for (int j = 0; j < e.k; j++) {
+      a |= cellBit<B>(p1.cell(j));
+      r1 += e.C.c[p1.cell(j)][j + 1];
+    }
+    const uint64_t group = static_cast<uint64_t>(g.groupOfRank[r1]);
+    w.unitStates[states] = {group * e.p2Placements + e.rankP2(a, b), a};
+    bool keep = g.mirrored[r1] == 0;
+    if (kWindow) {
+      const int part = parts.partOfGroup(group);
+      keep = keep && part >= 0 && !(parts.crossOnly && part == childPart);
+    }
+    states += keep;
+  } while (p1.next());
+  // Workers take consecutive units, whose states lie next to each other in every group: worker t
+  // starts its list t / threads of the way in (and wraps), so that two workers do not write to
+  // the same cache lines at the same time.
+  const size_t start = states * static_cast<size_t>(t) / static_cast<size_t>(std::max(1, threads));
+  const auto at = [&](size_t i) -> const auto& { return w.unitStates[i + start < states ? i + start : i + start - states]; };
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(parts.byte(at(i).index));
+  for (size_t i = 0; i < states; i++) {
+    if (i + kAhead < states) __builtin_prefetch(parts.byte(at(i + kAhead).index));
+    const auto& s = at(i);
+    w.waitForRevisit(s.index, w.pass(s.index, s.p1, b, cg, false), s.p1, b);
+  }
+  w.endUnit();
+}
+
+/**
+ * Sparse pass over group `group` (late passes, few states left): scans it for unknown states and
+ * unranks only those. `groupPart`: the part that holds the group (windowed calls).
+ */
+template <class B, bool kWindow>
+void sparseGroup(PassWorker<B, kWindow>& w, uint32_t group, int groupPart) {
+  const Engine<B>& e = w.engine;
+  const TableParts<kWindow>& parts = w.table;
+  B a = e.unrankP1(w.g.rankOf[group]);
+  uint64_t first = static_cast<uint64_t>(group) * e.p2Placements;
+  for (uint64_t i = first; i < first + e.p2Placements; i++) {
+    // 32 states known (no 2-bit field 0) are skipped with one word, else 4 with one byte.
+    if ((i & 31) == 0 && i + 32 <= first + e.p2Placements) {
+      const uint64_t x = loadEightBytes(parts.byte(i));
+      if (((x | (x >> 1)) & 0x5555555555555555ull) == 0x5555555555555555ull) {
+        i += 31;
+        continue;
+      }
+    }
+    if ((i & 3) == 0 && i + 4 <= first + e.p2Placements) {
+      uint8_t byte = __atomic_load_n(parts.byte(i), __ATOMIC_RELAXED);
+      if ((byte & 0x03) && (byte & 0x0c) && (byte & 0x30) && (byte & 0xc0)) {
+        i += 3;
+        continue;
+      }
+    }
+    if (parts.load(i) != kUnknown) continue;
+    B b = e.unrankP2(a, i - first);
+    const ChildGroup<B> cg = w.graph.childGroup(b);
+    if (kWindow) {
+      const int childPart = parts.partOfGroup(cg.base / e.p2Placements);
+      if (childPart < 0 || (parts.crossOnly && childPart == groupPart)) continue;
+    }
+    w.waitForRevisit(i, w.pass(i, a, b, cg, true), a, b);
+  }
+  w.endUnit();
+}
+
+/** Distance init of group `group`: 0 for its lost states without a legal move. */
+template <class B>
+void distanceInitGroup(DistanceWorker<B>& w, uint32_t group, const Groups& g, uint8_t* distances) {
+  const Engine<B>& e = w.engine;
+  const B a = e.unrankP1(g.rankOf[group]);
+  FreePlacements<B> p2(e, a);
+  uint64_t index = static_cast<uint64_t>(group) * e.p2Placements;
+  do {
+    w.distanceInit(index++, a, p2.placement(), distances);
+  } while (p2.next());
+}
+
+/** The states of group `group` at distance `depth`: found eight bytes at a time (a word without a
+ *  byte equal to depth is skipped), then unranked one by one and pushed to their parents. */
+template <class B>
+void distanceLayerGroup(DistanceWorker<B>& w, uint32_t group, const Groups& g, uint8_t* distances, int depth) {
+  const Engine<B>& e = w.engine;
+  const uint64_t first = static_cast<uint64_t>(group) * e.p2Placements, end = first + e.p2Placements;
+  const uint64_t pattern = 0x0101010101010101ull * static_cast<uint8_t>(depth);
+  bool unranked = false;
+  B a{};
+  for (uint64_t i = first; i < end; i++) {
+    if ((i & 7) == 0 && i + 8 <= end) {
+      uint64_t x = loadEightBytes(&distances[i]) ^ pattern;
+      if (((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) == 0) {  // no zero byte
+        i += 7;
+        continue;
+      }
+    }
+    if (loadDistance(distances, i) != depth) continue;
+    if (!unranked) {
+      a = e.unrankP1(g.rankOf[group]);
+      unranked = true;
+    }
+    w.pushDistance(a, e.unrankP2(a, i - first), w.table.load(i), depth, distances);
+  }
+}

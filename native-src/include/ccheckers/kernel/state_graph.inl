@@ -1,0 +1,151 @@
+// Children and parents of a stored state (core's solver-space/state-graph.ts): where the children
+// of a P2 placement's states lie, their indices, and the list of a state's parents (moves are
+// reversible, so the move generator finds them). Included after state_space.inl.
+//
+// A stored state is (a, b) with P1 = a to move. After P1 moves a -> a', the position (a', b, P2
+// to move) is read as its colour swap (rot b, rot a', P1 to move), mirrored when rot b is not its
+// group's representative: all children of the states with P2 placement b lie in one group.
+
+/** Where the children of states with P2 placement b live: (rot b, rot a', P1 to move), mirrored
+ *  into its group when rot b is not the representative. Same for every a. */
+template <class B>
+struct ChildGroup {
+  B p1{};
+  uint64_t base = 0;
+  bool mirrored = false;
+};
+
+/** A parent (or mirror twin) of a state: its stored index and position. */
+template <class B>
+struct ParentState {
+  uint64_t index;
+  B a, b;
+};
+
+/** The parents parentsOf() found: valid until its next call. */
+template <class B>
+struct ParentList {
+  const ParentState<B>* states;
+  int count;
+  const ParentState<B>* begin() const { return states; }
+  const ParentState<B>* end() const { return states + count; }
+};
+
+template <class B>
+class StateGraph {
+ public:
+  StateGraph(const Engine<B>& engine, const Groups& groups)
+      : engine(engine),
+        g(groups),
+        parentMoves(2 * static_cast<size_t>(engine.n) * engine.k + 2),
+        parentStates(parentMoves.size()),
+        parentGroups(static_cast<size_t>(engine.n) * engine.n) {}
+
+  ChildGroup<B> childGroup(B b) const {
+    const Engine<B>& e = engine;
+    ChildGroup<B> cg;
+    B rb = e.rotate(b);
+    uint64_t r1 = e.rankP1(rb);
+    cg.mirrored = g.mirrored[r1];
+    cg.base = static_cast<uint64_t>(g.groupOfRank[r1]) * e.p2Placements;
+    cg.p1 = cg.mirrored ? e.mirror(rb) : rb;
+    return cg;
+  }
+
+  /** a as the children's P2 before the move: rotated, and mirrored with their group. */
+  B childP2(B a, const ChildGroup<B>& cg) const {
+    const Engine<B>& e = engine;
+    const B ra = e.rotate(a);
+    return cg.mirrored ? e.mirror(ra) : ra;
+  }
+
+  /** Stored index of the child after P1's move from -> to; mappedA = childP2(a, cg). */
+  uint64_t childIndexOf(B mappedA, const ChildGroup<B>& cg, int from, int to) const {
+    const Engine<B>& e = engine;
+    int f = e.n - 1 - from, t = e.n - 1 - to;
+    if (cg.mirrored) {
+      f = e.mirrorMap[f];
+      t = e.mirrorMap[t];
+    }
+    return cg.base + e.rankP2(cg.p1, mappedA ^ cellBit<B>(f) ^ cellBit<B>(t));
+  }
+
+  /** out[0..count) for the `moves` of (a, b), whose children live in `cg`. Each is prefetched
+   *  from `table`: where the children's group is rarely in cache (sparse passes), the misses then
+   *  overlap. */
+  template <class Table>
+  void childIndices(B a, int count, const ChildGroup<B>& cg, const uint8_t* moves, uint64_t* out, const Table& table) const {
+    const B mappedA = childP2(a, cg);
+    for (int i = 0; i < count; i++) {
+      out[i] = childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
+      __builtin_prefetch(table.byte(out[i]));
+    }
+  }
+
+  /** Every (a, b^, P2 to move) with b^ -> b by a P2 move, stored as (rot b^, rot a) mirrored into
+   *  its group; and where that group's placement is its own mirror image, the mirror twin too
+   *  (both are stored, with the same value). */
+  ParentList<B> parentsOf(B a, B b) {
+    const Engine<B>& e = engine;
+    if (parentStamp == 0 || !(b == parentsOfB)) {
+      parentStamp++;
+      parentsOfB = b;
+      rotParentsOf = e.rotate(b);
+      mirRotParentsOf = e.mirror(rotParentsOf);
+    }
+    int moveCount = e.generate(b, a | b, parentMoves.data());
+    // The parent's P2 placement is rot a, or its mirror image where the parent is stored
+    // mirrored (a coin toss: selected without a branch); a twin is the other one.
+    const B rotA = e.rotate(a), mirRotA = e.mirror(rotA);
+    int parents = 0;
+    for (int i = 0; i < moveCount; i++) {
+      const ParentGroup& pg = parentGroup(parentMoves[2 * i], parentMoves[2 * i + 1]);
+      const B pb = pg.mirrored ? mirRotA : rotA;
+      parentStates[parents++] = {pg.base + e.rankP2(pg.p1, pb), pg.p1, pb};
+      if (pg.selfMirror) {
+        const B twin = pg.mirrored ? rotA : mirRotA;
+        parentStates[parents++] = {pg.base + e.rankP2(pg.p1, twin), pg.p1, twin};
+      }
+    }
+    return {parentStates.data(), parents};
+  }
+
+ private:
+  // Methods copy `engine` into a local first: a local reference stays in a register, where a
+  // member is loaded again after every byte the table stores (a char store may alias it).
+  const Engine<B>& engine;
+  const Groups& g;
+  std::vector<uint8_t> parentMoves;
+  std::vector<ParentState<B>> parentStates;
+  /** Where the parents reached by one P2 move lie: the group of rot b^ (b^ = b with the piece on
+   *  `from` moved to `to`), whether it is stored mirrored, and its P1 placement as stored. They
+   *  depend on b and the move only, not on P1's placement, so a pass, whose unit fixes b,
+   *  computes each once and reuses it for all the unit's losses. Valid when stamp matches. */
+  struct ParentGroup {
+    uint64_t stamp = 0;
+    uint64_t base = 0;
+    B p1{};
+    bool mirrored = false, selfMirror = false;
+  };
+  std::vector<ParentGroup> parentGroups;  // by from * n + to
+  uint64_t parentStamp = 0;
+  B parentsOfB{};  // the b the cache holds (any value at first: the stamp 0 entries are invalid)
+  B rotParentsOf{}, mirRotParentsOf{};
+
+  /** The parent group of the P2 move from -> to out of `parentsOfB`, computed on first use. */
+  const ParentGroup& parentGroup(int from, int to) {
+    const Engine<B>& e = engine;
+    ParentGroup& pg = parentGroups[static_cast<size_t>(from) * e.n + to];
+    if (pg.stamp == parentStamp) return pg;
+    const int f = e.n - 1 - from, t = e.n - 1 - to;  // rotated cells
+    const B plain = rotParentsOf ^ cellBit<B>(f) ^ cellBit<B>(t);
+    const uint64_t r1 = e.rankP1(plain);
+    const int32_t group = g.groupOfRank[r1];
+    pg.stamp = parentStamp;
+    pg.mirrored = g.mirrored[r1] != 0;
+    pg.p1 = pg.mirrored ? mirRotParentsOf ^ cellBit<B>(e.mirrorMap[f]) ^ cellBit<B>(e.mirrorMap[t]) : plain;
+    pg.base = static_cast<uint64_t>(group) * e.p2Placements;
+    pg.selfMirror = g.selfMirror[group] != 0;
+    return pg;
+  }
+};
