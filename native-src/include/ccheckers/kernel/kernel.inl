@@ -10,10 +10,12 @@
 
 inline uint32_t moveHash(int from, int to) { return static_cast<uint32_t>(from * 128 + to + 1) * 0x9E3779B1u; }
 
+/** The KernelApi of one code path (this file is compiled once per kernel: bmi2, portable) on
+ *  boards held in B: uint64_t up to 64 cells, U128 above. */
 template <class B>
-class Kernel final : public KernelApi {
+class BoardKernel final : public KernelApi {
  public:
-  Kernel(const Variant& v, const char* kernelName, bool hardwarePopcount) : variant_(v), e_(variant_, hardwarePopcount), name_(kernelName) {}
+  BoardKernel(const Variant& v, const char* kernelName, bool hardwarePopcount) : variant_(v), e_(variant_, hardwarePopcount), name_(kernelName) {}
   const char* name() const override { return name_; }
 
   static B board(const uint32_t* w) { return fromWords<B>(w); }
@@ -308,6 +310,6 @@ class Kernel final : public KernelApi {
 
 /** `hardwarePopcount`: the CPU has a popcount instruction the portable code may use. */
 inline std::unique_ptr<KernelApi> makeKernel(const Variant& v, const char* name, bool hardwarePopcount = true) {
-  if (v.cells <= 64) return std::make_unique<Kernel<uint64_t>>(v, name, hardwarePopcount);
-  return std::make_unique<Kernel<U128>>(v, name, hardwarePopcount);
+  if (v.cells <= 64) return std::make_unique<BoardKernel<uint64_t>>(v, name, hardwarePopcount);
+  return std::make_unique<BoardKernel<U128>>(v, name, hardwarePopcount);
 }
