@@ -1,0 +1,131 @@
+/**
+ * Distances to the end of the game over a solved table (native kernel: distances.inl), one group
+ * at a time; ts-kernel.ts loops over the groups of a call. Layer by layer from the ends of the
+ * game (see SolverKernel in backend.ts and NO_DISTANCE in state-space.ts): init gives 0 to the
+ * lost states with no legal move, and each layer `depth` gives depth + 1 to the parents its
+ * states decide.
+ */
+import { WORDS } from '../bits/bitboard.js';
+import { type KernelStats, emptyKernelStats } from '../backend/backend.js';
+import type { BitboardEngine, WordPosition } from '../engine/engine.js';
+import { unrankSet } from '../ranking/combination.js';
+import { FreePlacements, type ParentList, type StateGraph } from './state-graph.js';
+import { ILLEGAL, LOSS, NO_DISTANCE, type StateSpace, WIN } from './state-space.js';
+import { type TableParts, isShared } from './table-parts.js';
+
+export class DistanceWorker {
+  /** Counts of the current kernel call (the adapter gives each call its own). */
+  stats: KernelStats = emptyKernelStats();
+  private distances: Uint8Array = new Uint8Array(0);
+  private sharedDistances = false;
+  private readonly n: number;
+  private readonly k: number;
+  private readonly moves: Int32Array;
+  private readonly pos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+  private readonly groupStates: FreePlacements;
+  private readonly parentPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+
+  constructor(
+    private readonly engine: BitboardEngine,
+    private readonly space: StateSpace,
+    private readonly graph: StateGraph,
+    private readonly parts: TableParts,
+  ) {
+    this.n = space.cells;
+    this.k = space.pieces;
+    this.moves = new Int32Array(2 * engine.maxMoves);
+    this.groupStates = new FreePlacements(this.n, this.k, this.pos.p2);
+  }
+
+  /** The distance table of the next calls. */
+  bind(distances: Uint8Array): void {
+    this.distances = distances;
+    this.sharedDistances = isShared(distances);
+  }
+
+  /** 0 for every lost state of group g that is terminal or has no legal move. */
+  initGroup(g: number): void {
+    const pos = this.pos;
+    const states = this.groupStates;
+    unrankSet(this.space.groupRank[g]!, this.k, this.n, pos.p1);
+    states.first(pos.p1);
+    let index = g * this.space.p2Placements;
+    do {
+      if (this.parts.load(index) === LOSS && (this.engine.hasWon(1, pos) || !this.hasLegalChild(pos.p1, pos.p2))) {
+        this.distances[index] = 0;
+        this.stats.losses++;
+      }
+      index++;
+    } while (states.next());
+  }
+
+  /** Gives depth + 1 to the parents decided by the states of group g at distance `depth`. */
+  pushLayer(g: number, depth: number): void {
+    const per = this.space.p2Placements;
+    const group = this.distances.subarray(g * per, (g + 1) * per);
+    let i = group.indexOf(depth);
+    if (i < 0) return;
+    const a = this.pos.p1;
+    const b = this.pos.p2;
+    unrankSet(this.space.groupRank[g]!, this.k, this.n, a);
+    for (; i >= 0; i = group.indexOf(depth, i + 1)) {
+      this.engine.unrankP2(a, i, b);
+      this.pushDistance(a, b, this.parts.load(g * per + i), depth);
+    }
+  }
+
+  /**
+   * (a, b) is at distance `depth`: gives depth + 1 to each parent it decides (see pushLayer).
+   * A parent whose P1 placement is its own mirror image is stored twice, as itself and as its
+   * mirror twin (same value, same distance), and both get it.
+   */
+  private pushDistance(a: Uint32Array, b: Uint32Array, value: number, depth: number): void {
+    const parents = this.graph.parentsWithPositions(a, b);
+    for (let i = 0; i < parents.count; i++) this.pushDistanceTo(parents, i, value, depth);
+  }
+
+  /** To parent number i of the list. */
+  private pushDistanceTo(parents: ParentList, i: number, value: number, depth: number): void {
+    const parent = parents.index[i]!;
+    if (this.distances[parent] !== NO_DISTANCE) return;
+    const parentValue = this.parts.load(parent);
+    if (value === LOSS && parentValue === WIN) {
+      if (this.setDistance(parent, depth + 1)) this.stats.wins++;
+    } else if (value === WIN && parentValue === LOSS) {
+      const pos = this.parentPos;
+      for (let w = 0; w < WORDS; w++) {
+        pos.p1[w] = parents.p1[i * WORDS + w]!;
+        pos.p2[w] = parents.p2[i * WORDS + w]!;
+      }
+      if (this.childrenWithin(pos.p1, pos.p2, depth) && this.setDistance(parent, depth + 1)) this.stats.losses++;
+    }
+  }
+
+  /** Whether every legal child of (a, b) has a distance of at most `depth`. */
+  private childrenWithin(a: Uint32Array, b: Uint32Array, depth: number): boolean {
+    const moves = this.moves;
+    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    this.graph.prepareChildren(a, b);
+    for (let i = 0; i < count; i++) {
+      const child = this.graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
+      if (this.parts.load(child) !== ILLEGAL && this.distances[child]! > depth) return false;
+    }
+    return true;
+  }
+
+  /** Whether (a, b) has a move to a state that is not illegal. */
+  private hasLegalChild(a: Uint32Array, b: Uint32Array): boolean {
+    const moves = this.moves;
+    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    this.graph.prepareChildren(a, b);
+    for (let i = 0; i < count; i++) if (this.parts.load(this.graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!)) !== ILLEGAL) return true;
+    return false;
+  }
+
+  /** Sets a distance where there was none; true when this call made the change. */
+  private setDistance(index: number, distance: number): boolean {
+    if (this.sharedDistances) return Atomics.compareExchange(this.distances, index, NO_DISTANCE, distance) === NO_DISTANCE;
+    this.distances[index] = distance;
+    return true;
+  }
+}

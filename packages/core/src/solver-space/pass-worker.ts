@@ -1,0 +1,308 @@
+/**
+ * The visits of init and of the solver passes (native kernel: pass_worker.inl), one unit at a
+ * time (a group, or a P2 placement); ts-kernel.ts loops over the units of a call.
+ *
+ *  - init visit: ILLEGAL for illegal states, LOSS for terminal ones (the opponent has just won),
+ *    WIN for states where P1 fills its goal at once (winsAtOnce);
+ *  - pass visit: for an UNKNOWN state, WIN if some move leads to a LOSS, LOSS if every legal move
+ *    leads to a WIN (or there is no legal move). A new LOSS is propagated at once: every parent
+ *    (StateGraph.parentIndices) becomes a WIN;
+ *  - revisits: a state left UNKNOWN is visited once more REVISIT_LAG units later (see
+ *    state-space.ts), the lists of waiting states kept here from unit to unit.
+ */
+import { popcount32 } from '../bits/bit32.js';
+import { WORDS } from '../bits/bitboard.js';
+import { type KernelStats, emptyKernelStats } from '../backend/backend.js';
+import type { BitboardEngine, WordPosition } from '../engine/engine.js';
+import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
+import { nextCombination, unrankSet } from '../ranking/combination.js';
+import { FreePlacements, type StateGraph } from './state-graph.js';
+import { ILLEGAL, LOSS, REVISIT_LAG, type StateSpace, UNKNOWN, WIN } from './state-space.js';
+import type { TableParts } from './table-parts.js';
+import { stateByte } from './value-table.js';
+
+/** pass(): the state needs no revisit. Otherwise it returns the child its visit stopped at. */
+export const NO_BLOCKER = -1;
+
+// evaluate()'s results other than a blocking child (a stored index, never negative).
+const SOME_CHILD_LOST = -2; // the state is won
+const ALL_CHILDREN_WON = -3; // lost: every legal child is won (or none is legal)
+const NO_MOVE = -4;
+
+const WAITING_FIELDS = 2 + 2 * WORDS;
+
+export class PassWorker {
+  /** Counts of the current kernel call (the adapter gives each call its own). */
+  stats: KernelStats = emptyKernelStats();
+  private readonly n: number;
+  private readonly k: number;
+  private readonly moves: Int32Array;
+  /** The state being visited (P1 = a to move); the cells a pass unit's P2 placement leaves
+   *  free and the combination of them that is P1 (passUnit); the P2 placements of a group. */
+  private readonly pos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+  private readonly unitFree: Int32Array;
+  private readonly unitCombo: Int32Array;
+  private readonly groupStates: FreePlacements;
+
+  constructor(
+    private readonly engine: BitboardEngine,
+    private readonly space: StateSpace,
+    private readonly graph: StateGraph,
+    private readonly parts: TableParts,
+  ) {
+    this.n = space.cells;
+    this.k = space.pieces;
+    this.moves = new Int32Array(2 * engine.maxMoves);
+    this.unitFree = new Int32Array(this.n - this.k);
+    this.unitCombo = new Int32Array(this.k);
+    this.groupStates = new FreePlacements(this.n, this.k, this.pos.p2);
+  }
+
+  /** Init visit of every stored state of group g, in index order. */
+  initGroup(g: number): void {
+    const pos = this.pos;
+    const stats = this.stats;
+    const parts = this.parts;
+    const states = this.groupStates;
+    unrankSet(this.space.groupRank[g]!, this.k, this.n, pos.p1);
+    states.first(pos.p1);
+    let index = g * this.space.p2Placements;
+    do {
+      if (this.engine.isIllegal(pos)) {
+        if (parts.prove(index, ILLEGAL)) stats.illegal++;
+      } else if (this.engine.hasWon(1, pos)) {
+        if (parts.prove(index, LOSS)) stats.terminal++;
+      } else if (this.winsAtOnce(pos)) {
+        if (parts.prove(index, WIN)) stats.wins++;
+      }
+      index++;
+    } while (states.next());
+  }
+
+  /** P1 (to move) fills its goal with a legal move. Found at init, so that the first pass can
+   *  prove most of the game in one sweep (same as the native kernel). */
+  private winsAtOnce(pos: WordPosition): boolean {
+    const e = this.engine;
+    const a = pos.p1;
+    const b = pos.p2;
+    // A move fills P1's goal only if exactly one goal cell is empty (it lands there): most
+    // states need no move generation at all.
+    const goal = e.tables.goal;
+    let emptyGoalCells = 0;
+    let empty = -1;
+    for (let w = 0; w < WORDS; w++) {
+      const x = goal[w]! & ~(a[w]! | b[w]!);
+      emptyGoalCells += popcount32(x);
+      if (x !== 0) empty = (w << 5) + 31 - Math.clz32(x & -x);
+    }
+    if (emptyGoalCells !== 1) return false;
+    const moves = this.moves;
+    const count = e.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    const child = this.child;
+    child.p2 = b;
+    child.toMove = 1;
+    for (let i = 0; i < count; i++) {
+      const to = moves[2 * i + 1]!;
+      if (to !== empty) continue; // only a move onto the empty goal cell can fill the goal
+      const from = moves[2 * i]!;
+      child.p1.set(a);
+      child.p1[from >>> 5]! ^= 1 << (from & 31);
+      child.p1[to >>> 5]! ^= 1 << (to & 31);
+      if (e.hasWon(0, child) && !e.isIllegal(child)) return true;
+    }
+    return false;
+  }
+
+  private readonly child: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 1 };
+
+  /**
+   * Pass visit of the stored states with P2 placement `p2Rank` (colex) whose children lie in the
+   * parts (with crossOnly, in the other part), by increasing P1 rank. False when the children
+   * lie in no part: not this call's unit (no endUnit either).
+   */
+  passUnit(p2Rank: number): boolean {
+    const space = this.space;
+    const parts = this.parts;
+    const n = this.n;
+    const k = this.k;
+    const a = this.pos.p1;
+    const b = this.pos.p2;
+    unrankSet(p2Rank, k, n, b);
+    const childPart = this.childPartOf(b);
+    if (childPart < 0) return false;
+    // The P1 placements on the cells b leaves free, in colex order, each with its rank: what
+    // FreePlacements does for a group, written out here because this is the hottest loop of a
+    // pass and V8 did not inline its calls (measured: passes ~5% slower).
+    const free = this.unitFree;
+    const combo = this.unitCombo;
+    let f = 0;
+    for (let c = 0; c < n; c++) if (((b[c >>> 5]! >>> (c & 31)) & 1) === 0) free[f++] = c;
+    for (let i = 0; i < k; i++) combo[i] = i;
+    do {
+      a[0] = 0;
+      a[1] = 0;
+      a[2] = 0;
+      let r1 = 0;
+      for (let i = 0; i < k; i++) {
+        const c = free[combo[i]!]!;
+        a[c >>> 5]! |= 1 << (c & 31);
+        r1 += C[c * S + i + 1]!; // rankP1(a): the cells come in increasing order
+      }
+      if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
+      const group = space.groupOfRank[r1]!;
+      const part = parts.partOfGroup(group);
+      if (part < 0 || (parts.crossOnly && part === childPart)) continue;
+      const index = group * space.p2Placements + this.engine.rankP2(a, b);
+      this.waitForRevisit(index, this.pass(index, a, b), a, b);
+    } while (nextCombination(combo, k, n - k));
+    return true;
+  }
+
+  /** Pass visit of the states of group g still unknown (late passes), g in part `part`. */
+  sparseGroup(g: number, part: number): void {
+    const parts = this.parts;
+    const bytes = parts.partBytes(part);
+    const base = parts.partBase(part);
+    const per = this.space.p2Placements;
+    const a = this.pos.p1;
+    const b = this.pos.p2;
+    unrankSet(this.space.groupRank[g]!, this.k, this.n, a);
+    const first = g * per;
+    for (let i = first; i < first + per; i++) {
+      if ((i & 3) === 0 && i + 4 <= first + per) {
+        const byte = bytes[stateByte(i - base)]!;
+        if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
+          i += 3;
+          continue;
+        }
+      }
+      if (parts.load(i) !== UNKNOWN) continue;
+      this.engine.unrankP2(a, i - first, b);
+      const childPart = this.childPartOf(b);
+      if (childPart < 0 || (parts.crossOnly && childPart === part)) continue;
+      this.waitForRevisit(i, this.pass(i, a, b), a, b);
+    }
+  }
+
+  /** The part of the table (0, 1) the children of states with P2 placement b lie in, -1 for none. */
+  private childPartOf(b: Uint32Array): number {
+    if (!this.parts.seeksLoss) return 0; // the whole table
+    return this.parts.partOfGroup(this.graph.prepareChildGroup(b));
+  }
+
+  /** Evaluates one stored state (a, b) if still unknown, and propagates a new loss. Returns the
+   *  child still unknown that the evaluation stopped at, else NO_BLOCKER. */
+  pass(index: number, a: Uint32Array, b: Uint32Array): number {
+    const parts = this.parts;
+    if (parts.load(index) !== UNKNOWN) return NO_BLOCKER;
+    const result = this.evaluate(a, b);
+    if (result >= 0) return result;
+    const stats = this.stats;
+    if (result === NO_MOVE) stats.moveless++;
+    else if (result === SOME_CHILD_LOST) {
+      if (parts.prove(index, WIN)) stats.wins++;
+    } else if (parts.prove(index, LOSS)) {
+      stats.losses++;
+      stats.wins += this.propagateLoss(a, b);
+    }
+    return NO_BLOCKER;
+  }
+
+  /**
+   * SOME_CHILD_LOST, ALL_CHILDREN_WON, or the first child still unknown, from the children's
+   * current values; NO_MOVE when there is no move at all.
+   * A state with a lost child is already won: every loss a pass proves is propagated to all its
+   * parents at once (or is about to be, by the worker that proved it), and the parents of the
+   * terminal losses of init are wins in one, found by init too. What is left to find out is
+   * whether every legal child is won, and the first unknown child ends the evaluation (the later
+   * ones are not even ranked).
+   */
+  private evaluate(a: Uint32Array, b: Uint32Array): number {
+    const moves = this.moves;
+    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    if (count === 0) return NO_MOVE;
+    const graph = this.graph;
+    const parts = this.parts;
+    graph.prepareChildren(a, b);
+    let unknown = NO_BLOCKER;
+    for (let i = 0; i < count; i++) {
+      const child = graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
+      const v = parts.load(child);
+      if (v === UNKNOWN) {
+        if (!parts.seeksLoss) return child;
+        if (unknown === NO_BLOCKER) unknown = child;
+      } else if (v === LOSS) return SOME_CHILD_LOST;
+    }
+    if (unknown !== NO_BLOCKER) return unknown;
+    return ALL_CHILDREN_WON; // every legal child won (or none legal)
+  }
+
+  /** (a, b) with P1 to move is lost: every parent (a, b', P2 to move) in the parts is won, and
+   *  so is its mirror twin where it has one (same value). Returns the wins proven. */
+  private propagateLoss(a: Uint32Array, b: Uint32Array): number {
+    const parts = this.parts;
+    const parents = this.graph.parentIndices(a, b);
+    const index = parents.index;
+    let proven = 0;
+    for (let i = 0; i < parents.count; i++) {
+      const parent = index[i]!;
+      if (parts.contains(parent) && parts.load(parent) === UNKNOWN && parts.prove(parent, WIN)) proven++;
+    }
+    return proven;
+  }
+
+  // Revisits (REVISIT_LAG): the states waiting, by unit of the sweep modulo REVISIT_LAG + 1, each
+  // WAITING_FIELDS numbers: the stored index, the child the first visit stopped at, and a and b
+  // (WORDS words each). Typed arrays that only grow: no garbage per unit. They outlive a kernel
+  // call with keepWaiting (see TsSolverKernel.pass).
+  private readonly waiting = Array.from({ length: REVISIT_LAG + 1 }, () => ({ count: 0, data: new Float64Array(64 * WAITING_FIELDS) }));
+  private unitsDone = 0;
+  private readonly revisitPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+
+  private waitForRevisit(index: number, blocker: number, a: Uint32Array, b: Uint32Array): void {
+    if (blocker === NO_BLOCKER) return;
+    const list = this.waiting[this.unitsDone % (REVISIT_LAG + 1)]!;
+    let o = list.count * WAITING_FIELDS;
+    if (o === list.data.length) {
+      const grown = new Float64Array(2 * list.data.length);
+      grown.set(list.data);
+      list.data = grown;
+    }
+    const data = list.data;
+    data[o++] = index;
+    data[o++] = blocker;
+    for (let w = 0; w < WORDS; w++) data[o++] = a[w]!;
+    for (let w = 0; w < WORDS; w++) data[o++] = b[w]!;
+    list.count++;
+  }
+
+  /** A unit is done: the states that waited REVISIT_LAG units ago are visited again. */
+  endUnit(): void {
+    this.unitsDone++;
+    if (this.unitsDone > REVISIT_LAG) this.revisit(this.unitsDone % (REVISIT_LAG + 1));
+  }
+
+  /** The end of a sweep: every state still waiting is visited again, oldest first. */
+  endSweep(): void {
+    for (let u = Math.max(0, this.unitsDone - REVISIT_LAG); u < this.unitsDone; u++) this.revisit(u % (REVISIT_LAG + 1));
+    this.unitsDone = 0;
+  }
+
+  /** A revisit that finds the child its first visit stopped at still unknown would stop there
+   *  again (the children before it were won, and values never change back): skipped. */
+  private revisit(slot: number): void {
+    const list = this.waiting[slot]!;
+    const data = list.data;
+    const a = this.revisitPos.p1;
+    const b = this.revisitPos.p2;
+    for (let o = 0; o < list.count * WAITING_FIELDS; o += WAITING_FIELDS) {
+      if (this.parts.load(data[o + 1]!) === UNKNOWN) continue;
+      for (let w = 0; w < WORDS; w++) {
+        a[w] = data[o + 2 + w]!;
+        b[w] = data[o + 2 + WORDS + w]!;
+      }
+      this.pass(data[o]!, a, b);
+    }
+    list.count = 0;
+  }
+}
