@@ -4,6 +4,7 @@
 template <class B>
 struct DistanceWorker {
   const Engine<B>& engine;  // copied into a local by the methods (see StateGraph)
+  const Groups& g;
   const TableParts<false>& table;
   StateGraph<B> graph;
   KernelStats stats{};
@@ -11,7 +12,7 @@ struct DistanceWorker {
   std::vector<uint64_t> childIndex;
 
   DistanceWorker(const Engine<B>& engine, const Groups& groups, const TableParts<false>& t)
-      : engine(engine), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2), childIndex(moves.size() / 2) {}
+      : engine(engine), g(groups), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2), childIndex(moves.size() / 2) {}
 
   void endSweep() {}
 

@@ -234,7 +234,7 @@ class BoardKernel final : public KernelApi {
     const Groups& g = groups();
     const TableParts<false> parts = distancePartsOf(table, bytes, distanceBytes, from, to);
     return forEachUnit(to - from, threads, [&] { return DistanceWorker<B>(e_, g, parts); },
-                       [&](auto& w, uint32_t i, int) { distanceInitGroup(w, from + i, g, distances); });
+                       [&](auto& w, uint32_t i, int) { distanceInitGroup(w, from + i, distances); });
   }
   KernelStats solverDistanceLayer(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, int depth, uint32_t from,
                                   uint32_t to, int threads) override {
@@ -242,7 +242,7 @@ class BoardKernel final : public KernelApi {
     const Groups& g = groups();
     const TableParts<false> parts = distancePartsOf(table, bytes, distanceBytes, from, to);
     return forEachUnit(to - from, threads, [&] { return DistanceWorker<B>(e_, g, parts); },
-                       [&](auto& w, uint32_t i, int) { distanceLayerGroup(w, from + i, g, distances, depth); });
+                       [&](auto& w, uint32_t i, int) { distanceLayerGroup(w, from + i, distances, depth); });
   }
 
  private:

@@ -166,9 +166,9 @@ void sparseGroup(PassWorker<B, kWindow>& w, uint32_t group, int groupPart) {
 
 /** Distance init of group `group`: 0 for its lost states without a legal move. */
 template <class B>
-void distanceInitGroup(DistanceWorker<B>& w, uint32_t group, const Groups& g, uint8_t* distances) {
+void distanceInitGroup(DistanceWorker<B>& w, uint32_t group, uint8_t* distances) {
   const Engine<B>& e = w.engine;
-  const B a = e.unrankP1(g.rankOf[group]);
+  const B a = e.unrankP1(w.g.rankOf[group]);
   FreePlacements<B> p2(e, a);
   uint64_t index = static_cast<uint64_t>(group) * e.p2Placements;
   do {
@@ -179,7 +179,7 @@ void distanceInitGroup(DistanceWorker<B>& w, uint32_t group, const Groups& g, ui
 /** The states of group `group` at distance `depth`: found eight bytes at a time (a word without a
  *  byte equal to depth is skipped), then unranked one by one and pushed to their parents. */
 template <class B>
-void distanceLayerGroup(DistanceWorker<B>& w, uint32_t group, const Groups& g, uint8_t* distances, int depth) {
+void distanceLayerGroup(DistanceWorker<B>& w, uint32_t group, uint8_t* distances, int depth) {
   const Engine<B>& e = w.engine;
   const uint64_t first = static_cast<uint64_t>(group) * e.p2Placements, end = first + e.p2Placements;
   const uint64_t pattern = 0x0101010101010101ull * static_cast<uint8_t>(depth);
@@ -195,7 +195,7 @@ void distanceLayerGroup(DistanceWorker<B>& w, uint32_t group, const Groups& g, u
     }
     if (loadDistance(distances, i) != depth) continue;
     if (!unranked) {
-      a = e.unrankP1(g.rankOf[group]);
+      a = e.unrankP1(w.g.rankOf[group]);
       unranked = true;
     }
     w.pushDistance(a, e.unrankP2(a, i - first), w.table.load(i), depth, distances);
