@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "geometry.hpp"
 
@@ -52,6 +53,33 @@ struct TableWindow {
   bool crossOnly = false;
 };
 
+/**
+ * One band of a band-ordered store (the out-of-core solve's band passes; core's BandMap): which
+ * band holds every group, and where; the band in memory, `held`, holds groups[0, slots) (slot ->
+ * group). Stored state group * per + r is, in the band that holds the group, local state
+ * slotOf[group] * per + r.
+ */
+struct BandMap {
+  const int32_t* bandOf = nullptr;
+  const int32_t* slotOf = nullptr;
+  const uint32_t* groups = nullptr;
+  uint32_t slots = 0;
+  int32_t held = 0;
+  uint32_t bands = 0;
+};
+
+/** What a band call does (core's BandPhase): init the held band's slots [from, to); visit every
+ *  state of the units `input` (positions in the proof order, whose children the band holds);
+ *  visit the states requests `input` name; list a request for each unknown state of slots
+ *  [from, to) to the band holding its children; apply the values `input` sent to the band. */
+enum class BandPhase { Init, Units, Visit, Requests, Apply };
+
+/** A band call's messages, band by band: counts[b] messages for band b, in band order. */
+struct BandOutput {
+  std::vector<double> messages;
+  std::vector<double> counts;
+};
+
 class KernelApi {
  public:
   virtual ~KernelApi() = default;
@@ -87,6 +115,10 @@ class KernelApi {
                                          uint32_t to, int threads) = 0;
   virtual KernelStats solverDistanceLayer(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, int depth,
                                           uint32_t from, uint32_t to, int threads) = 0;
+  /** A band call (see BandPhase) on the held band `table`: `input` holds its units, requests or
+   *  values; [from, to) are the slots of Init and Requests. Messages to other bands go to `out`. */
+  virtual KernelStats solverBand(BandPhase phase, uint8_t* table, size_t bytes, const BandMap& map, const double* input, size_t inputCount,
+                                 uint32_t from, uint32_t to, int threads, BandOutput& out) = 0;
   virtual uint64_t solverGroups() = 0;
   /** Work units of solverPass: P2 placements, C(N, k) of them (solverInit works on groups). */
   virtual uint64_t solverPassUnits() = 0;

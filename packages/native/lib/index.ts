@@ -13,6 +13,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type Backend,
+  type BandMap,
+  type BandPhase,
+  type BandResult,
   type BackendName,
   type BenchOp,
   BENCH_OPS,
@@ -66,6 +69,16 @@ interface AddonKernel {
   solverSparsePass(table: Uint8Array, from: number, to: number, threads: number, descending: boolean, window: TableWindow | undefined): KernelStats;
   solverDistanceInit(table: Uint8Array, distances: Uint8Array, from: number, to: number, threads: number): KernelStats;
   solverDistanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, from: number, to: number, threads: number): KernelStats;
+  solverBand(
+    phase: BandPhase,
+    table: Uint8Array,
+    map: BandMap,
+    input: Float64Array | undefined,
+    from: number,
+    to: number,
+    threads: number,
+    output: Float64Array | undefined,
+  ): BandResult;
   solverGroups(): number;
   solverPassUnits(): number;
 }
@@ -294,6 +307,9 @@ class NativeSolverKernel implements SolverKernel {
   }
   distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverDistanceLayer(table, distances, depth, groupFrom, groupTo, threads);
+  }
+  band(phase: BandPhase, table: Uint8Array, map: BandMap, input: Float64Array | undefined, from: number, to: number, threads = 1, output?: Float64Array): BandResult {
+    return this.k.solverBand(phase, table, map, input, from, to, threads, output);
   }
 }
 

@@ -91,6 +91,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
                            InstanceMethod<&Kernel::SolverSparsePass>("solverSparsePass"),
                            InstanceMethod<&Kernel::SolverDistanceInit>("solverDistanceInit"),
                            InstanceMethod<&Kernel::SolverDistanceLayer>("solverDistanceLayer"),
+                           InstanceMethod<&Kernel::SolverBand>("solverBand"),
                            InstanceMethod<&Kernel::SolverGroups>("solverGroups"),
                            InstanceMethod<&Kernel::SolverPassUnits>("solverPassUnits"),
                        });
@@ -277,6 +278,84 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
   Napi::Value SolverSparsePass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Sparse); }
   Napi::Value SolverDistanceInit(const Napi::CallbackInfo& info) { return Solver(info, Phase::DistanceInit); }
   Napi::Value SolverDistanceLayer(const Napi::CallbackInfo& info) { return Solver(info, Phase::DistanceLayer); }
+  /** A typed array field of a band map object, of `groups` elements of the expected type. */
+  template <class T>
+  static const T* bandArray(const Napi::Object& o, const char* name, napi_typedarray_type type, size_t length) {
+    Napi::Value v = o.Get(name);
+    if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
+      throw Napi::TypeError::New(o.Env(), std::string("band map.") + name + (type == napi_int32_array ? " must be an Int32Array" : " must be a Uint32Array"));
+    }
+    Napi::TypedArray a = v.As<Napi::TypedArray>();
+    if (a.ElementLength() < length) throw Napi::RangeError::New(o.Env(), std::string("band map.") + name + " is shorter than it must be");
+    return reinterpret_cast<const T*>(static_cast<const uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset());
+  }
+  // solverBand(phase, table, map {held, bands, bandOf, slotOf, groups}, input: Float64Array | undefined,
+  // from, to, threads, output?: Float64Array) -> {wins, losses, ..., messages: Float64Array, counts: Float64Array}
+  Napi::Value SolverBand(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const int phase = info[0].As<Napi::Number>().Int32Value();
+    if (phase < 0 || phase > static_cast<int>(cck::BandPhase::Apply)) throw Napi::RangeError::New(env, "unknown band phase");
+    size_t bytes = 0;
+    uint8_t* table = bytesArg(info, 1, bytes);
+    if (!info[2].IsObject()) throw Napi::TypeError::New(env, "argument 2 must be a band map object");
+    Napi::Object m = info[2].As<Napi::Object>();
+    const size_t groups = kernel_->solverGroups();
+    cck::BandMap map;
+    const auto count = [&](const char* name) {
+      Napi::Value v = m.Get(name);
+      const double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+      if (!(d >= 0 && d <= 2147483647.0) || d != static_cast<double>(static_cast<int64_t>(d))) {
+        throw Napi::RangeError::New(env, std::string("band map.") + name + " must be an integer from 0 to 2^31 - 1");
+      }
+      return static_cast<int32_t>(d);
+    };
+    map.held = count("held");
+    map.bands = static_cast<uint32_t>(count("bands"));
+    map.bandOf = bandArray<int32_t>(m, "bandOf", napi_int32_array, groups);
+    map.slotOf = bandArray<int32_t>(m, "slotOf", napi_int32_array, groups);
+    Napi::Value slots = m.Get("groups");
+    map.slots = slots.IsTypedArray() ? static_cast<uint32_t>(slots.As<Napi::TypedArray>().ElementLength()) : 0;
+    map.groups = bandArray<uint32_t>(m, "groups", napi_uint32_array, map.slots);
+    const double* input = nullptr;
+    size_t inputCount = 0;
+    if (!info[3].IsUndefined()) {
+      if (!info[3].IsTypedArray() || info[3].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+        throw Napi::TypeError::New(env, "argument 3 must be a Float64Array or undefined");
+      }
+      Napi::Float64Array a = info[3].As<Napi::Float64Array>();
+      input = a.Data();
+      inputCount = a.ElementLength();
+    }
+    const uint32_t from = unitArg(info, 4), to = unitArg(info, 5);
+    const int threads = info[6].As<Napi::Number>().Int32Value();
+    try {
+      cck::BandOutput out;
+      const cck::KernelStats s = kernel_->solverBand(static_cast<cck::BandPhase>(phase), table, bytes, map, input, inputCount, from, to, threads, out);
+      Napi::Object o = statsObject(env, s);
+      // Into the caller's buffer where they fit (a solve makes thousands of calls: new arrays
+      // each time would pile up as garbage between collections, past a memory budget).
+      Napi::Float64Array messages;
+      if (info.Length() > 7 && info[7].IsTypedArray() && info[7].As<Napi::TypedArray>().TypedArrayType() == napi_float64_array &&
+          info[7].As<Napi::Float64Array>().ElementLength() >= out.messages.size()) {
+        Napi::Float64Array given = info[7].As<Napi::Float64Array>();
+        messages = Napi::Float64Array::New(env, out.messages.size(), given.ArrayBuffer(), given.ByteOffset());
+      } else {
+        messages = Napi::Float64Array::New(env, out.messages.size());
+      }
+      std::copy(out.messages.begin(), out.messages.end(), messages.Data());
+      Napi::Float64Array counts = Napi::Float64Array::New(env, out.counts.size());
+      std::copy(out.counts.begin(), out.counts.end(), counts.Data());
+      o.Set("messages", messages);
+      o.Set("counts", counts);
+      return o;
+    } catch (const std::invalid_argument& e) {
+      throw Napi::RangeError::New(env, e.what());
+    } catch (const std::bad_alloc&) {
+      throw Napi::Error::New(env, "out of memory in the native solver");
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(env, std::string("native solver: ") + e.what());
+    }
+  }
   Napi::Value SolverPassUnits(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverPassUnits()));
   }

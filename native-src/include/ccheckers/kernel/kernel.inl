@@ -3,6 +3,7 @@
 // kernel namespace, with the solver's parts in the order they build on each other:
 #include "ccheckers/kernel/state_space.inl"  // groups, proof order, placements among free cells
 #include "ccheckers/kernel/table_parts.inl"  // the table (or parts of it) a call works on
+#include "ccheckers/kernel/band_table.inl"   // one band of a band-ordered store, its messages
 #include "ccheckers/kernel/state_graph.inl"  // children and parents of a stored state
 #include "ccheckers/kernel/pass_worker.inl"  // init and pass visits, revisits
 #include "ccheckers/kernel/distances.inl"    // distances to the end, layer by layer
@@ -218,7 +219,7 @@ class BoardKernel final : public KernelApi {
     const TableWindow window{firstGroup, 0, nullptr, 0, 0, 0, false};  // the groups its bytes hold
     const TableParts<true> parts = partsOf<true>(table, bytes, &window, true);
     checkGroupsInOnePart(parts, from, to);
-    return forEachUnit(to - from, threads, [&] { return PassWorker<B, true>(e_, g, parts); },
+    return forEachUnit(to - from, threads, [&](int) { return PassWorker<B, TableParts<true>>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { initGroup(w, from + i); });
   }
   KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, const TableWindow* window) override {
@@ -229,11 +230,50 @@ class BoardKernel final : public KernelApi {
     return window ? sparsePhase<true>(table, bytes, from, to, threads, descending, window)
                   : sparsePhase<false>(table, bytes, from, to, threads, descending, window);
   }
+  KernelStats solverBand(BandPhase phase, uint8_t* table, size_t bytes, const BandMap& map, const double* input, size_t inputCount, uint32_t from,
+                         uint32_t to, int threads, BandOutput& out) override {
+    const Groups& g = groups();
+    const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size());
+    std::vector<Outbox> outboxes(std::max(1, threads), Outbox(map.bands));
+    const auto worker = [&](int t) { return PassWorker<B, BandTable>(e_, g, band, &outboxes[t]); };
+    KernelStats s{};
+    switch (phase) {
+      case BandPhase::Init:
+        checkUnits(from, to, map.slots);
+        s = forEachUnit(to - from, threads, worker, [&](auto& w, uint32_t i, int) { initGroup(w, map.groups[from + i]); });
+        break;
+      case BandPhase::Units:
+        for (size_t i = 0; i < inputCount; i++)
+          if (!(input[i] >= 0 && input[i] < static_cast<double>(e_.p1Placements)) || input[i] != static_cast<double>(static_cast<uint32_t>(input[i]))) {
+            throw std::invalid_argument("band units: a unit outside the proof order");
+          }
+        s = forEachUnit(static_cast<uint32_t>(inputCount), threads, worker,
+                        [&](auto& w, uint32_t i, int t) { passUnit(w, static_cast<uint32_t>(input[i]), t, threads); });
+        break;
+      case BandPhase::Visit: {
+        // Batches of requests are the units (a revisit comes kRevisitLag batches later).
+        const uint32_t batches = static_cast<uint32_t>((inputCount + kVisitBatch - 1) / kVisitBatch);
+        s = forEachUnit(batches, threads, worker, [&](auto& w, uint32_t i, int) {
+          visitRequests(w, input, i * kVisitBatch, std::min(inputCount, (i + size_t{1}) * kVisitBatch));
+        });
+        break;
+      }
+      case BandPhase::Requests:
+        checkUnits(from, to, map.slots);
+        s = forEachUnit(to - from, threads, worker, [&](auto& w, uint32_t i, int) { requestsOfSlot(w, from + i); });
+        break;
+      case BandPhase::Apply:
+        s = applyValues(band, input, 0, inputCount);
+        break;
+    }
+    collectOutboxes(outboxes, map.bands, out);
+    return s;
+  }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
                                  int threads) override {
     const Groups& g = groups();
     const TableParts<false> parts = distancePartsOf(table, bytes, distanceBytes, from, to);
-    return forEachUnit(to - from, threads, [&] { return DistanceWorker<B>(e_, g, parts); },
+    return forEachUnit(to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { distanceInitGroup(w, from + i, distances); });
   }
   KernelStats solverDistanceLayer(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, int depth, uint32_t from,
@@ -241,7 +281,7 @@ class BoardKernel final : public KernelApi {
     if (depth < 0 || depth >= kMaxDistance) throw std::invalid_argument("distance layer outside 0..253");
     const Groups& g = groups();
     const TableParts<false> parts = distancePartsOf(table, bytes, distanceBytes, from, to);
-    return forEachUnit(to - from, threads, [&] { return DistanceWorker<B>(e_, g, parts); },
+    return forEachUnit(to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { distanceLayerGroup(w, from + i, distances, depth); });
   }
 
@@ -262,6 +302,8 @@ class BoardKernel final : public KernelApi {
   TableParts<kWindow> partsOf(uint8_t* table, size_t bytes, const TableWindow* window, bool init) {
     return tableParts<kWindow>(table, bytes, window, init, e_.p2Placements, groups().rankOf.size());
   }
+
+  static constexpr size_t kVisitBatch = 256;  // requests per unit of a band visit
 
   /** A range of groups [from, to) inside the state space and inside one part of the table (the
    *  one whose states they are): what init and sparse passes work on. Returns that part. */
@@ -293,7 +335,7 @@ class BoardKernel final : public KernelApi {
     const Groups& g = groups();
     const TableParts<kWindow> parts = partsOf<kWindow>(table, bytes, window, false);
     checkUnits(from, to, e_.p1Placements);
-    return forEachUnit(to - from, threads, [&] { return PassWorker<B, kWindow>(e_, g, parts); },
+    return forEachUnit(to - from, threads, [&](int) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int t) { passUnit(w, from + i, t, threads); });
   }
 
@@ -303,7 +345,7 @@ class BoardKernel final : public KernelApi {
     const Groups& g = groups();
     const TableParts<kWindow> parts = partsOf<kWindow>(table, bytes, window, false);
     const int groupPart = checkGroupsInOnePart(parts, from, to);
-    return forEachUnit(to - from, threads, [&] { return PassWorker<B, kWindow>(e_, g, parts); },
+    return forEachUnit(to - from, threads, [&](int) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { sparseGroup(w, descending ? to - 1 - i : from + i, groupPart); });
   }
 };

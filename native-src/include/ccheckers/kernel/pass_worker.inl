@@ -1,11 +1,14 @@
 // The visits of the solver's init and passes (core's solver-space/pass-worker.ts): one worker per
-// thread and kernel call, over the table parts of the call. Included after state_graph.inl.
+// thread and kernel call, over the table of the call: TableParts (the whole table, or a window of
+// it) or a BandTable (one band, with an outbox for what it decides about states held elsewhere).
+// Included after state_graph.inl and band_table.inl.
 
-template <class B, bool kWindow>
+template <class B, class Table>
 struct PassWorker {
   const Engine<B>& engine;  // copied into a local by the hot methods (see StateGraph)
   const Groups& g;
-  const TableParts<kWindow>& table;
+  const Table& table;
+  Outbox* outbox;  // a BandTable's messages (nullptr for TableParts)
   StateGraph<B> graph;
   KernelStats stats{};
   std::vector<uint8_t> moves;
@@ -16,8 +19,14 @@ struct PassWorker {
   };
   std::vector<UnitState> unitStates;  // the states of the current pass unit
 
-  PassWorker(const Engine<B>& engine, const Groups& groups, const TableParts<kWindow>& t)
-      : engine(engine), g(groups), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2), childIndex(moves.size() / 2) {}
+  PassWorker(const Engine<B>& engine, const Groups& groups, const Table& t, Outbox* out = nullptr)
+      : engine(engine),
+        g(groups),
+        table(t),
+        outbox(out),
+        graph(engine, groups),
+        moves(2 * static_cast<size_t>(engine.n) * engine.k + 2),
+        childIndex(moves.size() / 2) {}
 
   /** Illegal and terminal states, and wins in one move: P1 fills its goal with a legal move.
    *  Knowing those before the first pass lets it prove most of the game in one sweep. */
@@ -49,17 +58,27 @@ struct PassWorker {
    *  and the misses overlap; in a full pass it is in cache, and each child is ranked only when
    *  the ones before it were won. */
   uint64_t pass(uint64_t index, B a, B b, const ChildGroup<B>& cg, bool sparse) {
-    if (table.load(index) != kUnknown) return kNoBlocker;
     const Engine<B>& e = engine;
+    if constexpr (Table::kSends) {
+      // A band visits states held elsewhere too, without their values: init's are found again
+      // (illegal, terminal; a win in one finds its lost child), the others decided again.
+      if (table.contains(index)) {
+        if (table.load(index) != kUnknown) return kNoBlocker;
+      } else if (e.isIllegal(a, b, 0) || e.hasWon(1, a, b)) {
+        return kNoBlocker;
+      }
+    } else if (table.load(index) != kUnknown) {
+      return kNoBlocker;
+    }
     int count = e.generate(a, a | b, moves.data());
     if (count == 0) {
       stats.moveless++;
       return kNoBlocker;
     }
     // A state with a lost child is already won: every loss a pass proves is propagated to all
-    // its parents at once (or is about to be, by the thread that proved it), and the parents of
-    // init's terminal losses are wins in one, found by init too. What is left to find out is
-    // whether every legal child is won: the first unknown child ends the visit.
+    // its parents at once (or is about to be, by the thread that proved it; or sent to them), and
+    // the parents of init's terminal losses are wins in one, found by init too. What is left to
+    // find out is whether every legal child is won: the first unknown child ends the visit.
     if (sparse) graph.childIndices(a, count, cg, moves.data(), childIndex.data(), table);
     const B mappedA = sparse ? B{} : graph.childP2(a, cg);
     uint64_t unknown = kNoBlocker;
@@ -70,24 +89,44 @@ struct PassWorker {
         if (!table.seeksLoss()) return child;
         if (unknown == kNoBlocker) unknown = child;
       } else if (v == kLoss) {
-        if (table.prove(index, kWin)) stats.wins++;
+        if (decide(index, kWin) == Decision::kChanged) stats.wins++;
         return kNoBlocker;
       }
     }
     if (unknown != kNoBlocker) return unknown;
-    if (!table.prove(index, kLoss)) return kNoBlocker;
-    stats.losses++;
+    const Decision loss = decide(index, kLoss);
+    if (loss == Decision::kKnown) return kNoBlocker;  // another thread proved it, and tells the parents
+    if (loss == Decision::kChanged) stats.losses++;
     // Immediate propagation: every parent (a, b^, P2 to move), b^ -> b by a P2 move
     // (moves are reversible), is won; stored as (rot b^, rot a).
     // The parents lie in other groups all over the table: compute every index and prefetch
     // first, so the cache misses overlap instead of queueing one after another.
     const ParentList<B> parents = graph.parentsOf(a, b);
-    // With a window, only the parents in it (the others find the loss when visited).
+    // With a window, only the parents in it (the others find the loss when visited); a band
+    // sends the others their win.
     for (const ParentState<B>& p : parents)
       if (table.contains(p.index)) __builtin_prefetch(table.byte(p.index), 1);
-    for (const ParentState<B>& p : parents)
-      if (table.contains(p.index) && table.load(p.index) == kUnknown && table.prove(p.index, kWin)) stats.wins++;
+    for (const ParentState<B>& p : parents) {
+      if (table.contains(p.index)) {
+        if (table.load(p.index) == kUnknown && table.prove(p.index, kWin)) stats.wins++;
+      } else if constexpr (Table::kSends) {
+        outbox->sendValue(table, p.index, kWin);
+      }
+    }
     return kNoBlocker;
+  }
+
+  /** What decide() did: the table had the value already, took it, or it was sent (a band not
+   *  holding the state; stats count the states this table took, the output the messages). */
+  enum class Decision { kKnown, kChanged, kSent };
+  Decision decide(uint64_t index, int value) {
+    if constexpr (Table::kSends) {
+      if (!table.contains(index)) {
+        outbox->sendValue(table, index, value);
+        return Decision::kSent;
+      }
+    }
+    return table.prove(index, value) ? Decision::kChanged : Decision::kKnown;
   }
 
   // Revisits. A visit that stops at an unknown child is usually waiting for a state that the
@@ -128,8 +167,8 @@ struct PassWorker {
     bool cgFor = false;  // cg is the child group of states[i - 1].b
     for (size_t i = 0; i < states.size(); i++) {
       if (i + kAhead < states.size()) {
-        __builtin_prefetch(table.byte(states[i + kAhead].index));
-        __builtin_prefetch(table.byte(states[i + kAhead].blocker));
+        table.prefetch(states[i + kAhead].index);
+        table.prefetch(states[i + kAhead].blocker);
       }
       const Waiting& s = states[i];
       if (cgFor && !(s.b == states[i - 1].b)) cgFor = false;

@@ -5,7 +5,7 @@
 
 /**
  * Units [0, units) taken in turn by `threads` threads (the calling thread alone for 1), each with
- * its own worker, made by makeWorker() in the thread; visit(worker, i, t) does unit i on thread t,
+ * its own worker, made by makeWorker(t) in thread t; visit(worker, i, t) does unit i on thread t,
  * and worker.endSweep() ends the thread's sweep. Returns the workers' stats summed.
  *
  * An exception escaping a std::thread body calls std::terminate and takes Node down (a bad_alloc
@@ -17,7 +17,7 @@ KernelStats forEachUnit(uint32_t units, int threads, MakeWorker makeWorker, Visi
   std::atomic<uint32_t> taken{0};
   std::vector<KernelStats> results(std::max(1, threads));
   auto body = [&](int t) {
-    auto w = makeWorker();
+    auto w = makeWorker(t);
     for (uint32_t i; (i = taken.fetch_add(1)) < units;) visit(w, i, t);
     w.endSweep();
     results[t] = w.stats;
@@ -62,8 +62,8 @@ KernelStats forEachUnit(uint32_t units, int threads, MakeWorker makeWorker, Visi
 }
 
 /** Init of group `group`: its states in index order (illegal, terminal, won in one). */
-template <class B, bool kWindow>
-void initGroup(PassWorker<B, kWindow>& w, uint32_t group) {
+template <class B, class Table>
+void initGroup(PassWorker<B, Table>& w, uint32_t group) {
   const Engine<B>& e = w.engine;
   const B a = e.unrankP1(w.g.rankOf[group]);
   FreePlacements<B> p2(e, a);
@@ -77,18 +77,24 @@ void initGroup(PassWorker<B, kWindow>& w, uint32_t group) {
  * Pass unit `unit` of the proof order: every stored state whose P2 placement is that unit.
  * Locality: their children all lie in the one group of rot(P2), a few kilobytes of the table that
  * stay in cache; the states themselves lie one per group, a cache miss each, so they are listed
- * first and prefetched a few states ahead of the one being solved. With a window (kWindow), units
- * and states outside its parts are skipped.
+ * first and prefetched a few states ahead of the one being solved. With a window, units and states
+ * outside its parts are skipped; a band (BandTable) visits the units whose children it holds, all
+ * their states, and sends what it decides about those held elsewhere.
  */
-template <class B, bool kWindow>
-void passUnit(PassWorker<B, kWindow>& w, uint32_t unit, int t, int threads) {
+template <class B, class Table>
+void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
   const Engine<B>& e = w.engine;
   const Groups& g = w.g;
-  const TableParts<kWindow>& parts = w.table;
+  const Table& parts = w.table;
   B b = e.unrankP1(g.passOrder[unit]);
   const ChildGroup<B> cg = w.graph.childGroup(b);
-  const int childPart = kWindow ? parts.partOfGroup(cg.base / e.p2Placements) : 0;
-  if (childPart < 0) return;  // not this call's units: no endUnit either
+  int childPart = 0;
+  if constexpr (Table::kSends) {
+    if (!parts.holdsGroup(cg.base / e.p2Placements)) throw std::invalid_argument("band units: a unit whose children the band does not hold");
+  } else if constexpr (Table::kWindowed) {
+    childPart = parts.partOfGroup(cg.base / e.p2Placements);
+    if (childPart < 0) return;  // not this call's units: no endUnit either
+  }
   FreePlacements<B> p1(e, b);
   // Half of the placements are stored under their mirror image and skipped: every one is written
   // and only the others kept, since a branch on that would be mispredicted half the time.
@@ -105,7 +111,7 @@ void passUnit(PassWorker<B, kWindow>& w, uint32_t unit, int t, int threads) {
     const uint64_t group = static_cast<uint64_t>(g.groupOfRank[r1]);
     w.unitStates[states] = {group * e.p2Placements + e.rankP2(a, b), a};
     bool keep = g.mirrored[r1] == 0;
-    if (kWindow) {
+    if constexpr (Table::kWindowed) {
       const int part = parts.partOfGroup(group);
       keep = keep && part >= 0 && !(parts.crossOnly && part == childPart);
     }
@@ -117,9 +123,9 @@ void passUnit(PassWorker<B, kWindow>& w, uint32_t unit, int t, int threads) {
   const size_t start = states * static_cast<size_t>(t) / static_cast<size_t>(std::max(1, threads));
   const auto at = [&](size_t i) -> const auto& { return w.unitStates[i + start < states ? i + start : i + start - states]; };
   constexpr size_t kAhead = 16;
-  for (size_t i = 0; i < std::min(kAhead, states); i++) __builtin_prefetch(parts.byte(at(i).index));
+  for (size_t i = 0; i < std::min(kAhead, states); i++) parts.prefetch(at(i).index);
   for (size_t i = 0; i < states; i++) {
-    if (i + kAhead < states) __builtin_prefetch(parts.byte(at(i + kAhead).index));
+    if (i + kAhead < states) parts.prefetch(at(i + kAhead).index);
     const auto& s = at(i);
     w.waitForRevisit(s.index, w.pass(s.index, s.p1, b, cg, false), s.p1, b);
   }
@@ -131,7 +137,7 @@ void passUnit(PassWorker<B, kWindow>& w, uint32_t unit, int t, int threads) {
  * unranks only those. `groupPart`: the part that holds the group (windowed calls).
  */
 template <class B, bool kWindow>
-void sparseGroup(PassWorker<B, kWindow>& w, uint32_t group, int groupPart) {
+void sparseGroup(PassWorker<B, TableParts<kWindow>>& w, uint32_t group, int groupPart) {
   const Engine<B>& e = w.engine;
   const TableParts<kWindow>& parts = w.table;
   B a = e.unrankP1(w.g.rankOf[group]);
@@ -162,6 +168,72 @@ void sparseGroup(PassWorker<B, kWindow>& w, uint32_t group, int groupPart) {
     w.waitForRevisit(i, w.pass(i, a, b, cg, true), a, b);
   }
   w.endUnit();
+}
+
+/**
+ * Band requests (BandPhase::Visit): the stored states messages[from, to) name, whose children the
+ * band holds, visited as a sparse pass visits (their own values are mostly held elsewhere).
+ */
+template <class B>
+void visitRequests(PassWorker<B, BandTable>& w, const double* messages, size_t from, size_t to) {
+  const Engine<B>& e = w.engine;
+  const BandTable& band = w.table;
+  for (size_t i = from; i < to; i++) {
+    if (!isMessage(messages[i]) || messageValue(messages[i]) != 0) throw std::invalid_argument("band visit: a message that is not a request");
+    const uint64_t index = messageIndex(messages[i]);
+    const uint64_t group = band.groupOf(index);
+    if (group >= w.g.rankOf.size()) throw std::invalid_argument("band visit: a request outside the state space");
+    const B a = e.unrankP1(w.g.rankOf[group]);
+    const B b = e.unrankP2(a, index - group * e.p2Placements);
+    const ChildGroup<B> cg = w.graph.childGroup(b);
+    if (!band.holdsGroup(cg.base / e.p2Placements)) throw std::invalid_argument("band visit: a request whose children the band does not hold");
+    w.waitForRevisit(index, w.pass(index, a, b, cg, true), a, b);
+  }
+  w.endUnit();
+}
+
+/**
+ * Band requests (BandPhase::Requests) of slot `slot`: a request for each unknown state of its
+ * group, to the band that holds the state's children (the held band's own included).
+ */
+template <class B>
+void requestsOfSlot(PassWorker<B, BandTable>& w, uint32_t slot) {
+  const Engine<B>& e = w.engine;
+  const BandTable& band = w.table;
+  const uint64_t group = band.map.groups[slot];
+  const B a = e.unrankP1(w.g.rankOf[group]);
+  const uint64_t per = e.p2Placements, first = static_cast<uint64_t>(slot) * per;
+  for (uint64_t r = 0; r < per; r++) {
+    const uint64_t local = first + r;
+    // 4 states known (no 2-bit field 0) are skipped with one byte.
+    if ((local & 3) == 0 && r + 4 <= per) {
+      const uint8_t byte = __atomic_load_n(band.localByte(local), __ATOMIC_RELAXED);
+      if ((byte & 0x03) && (byte & 0x0c) && (byte & 0x30) && (byte & 0xc0)) {
+        r += 3;
+        continue;
+      }
+    }
+    if (band.loadLocal(local) != kUnknown) continue;
+    const B b = e.unrankP2(a, r);
+    const ChildGroup<B> cg = w.graph.childGroup(b);
+    w.outbox->sendRequest(static_cast<uint32_t>(band.map.bandOf[cg.base / per]), group * per + r);
+  }
+}
+
+/** Band values (BandPhase::Apply) messages[from, to), for the held band: set where unknown. */
+inline KernelStats applyValues(const BandTable& band, const double* messages, size_t from, size_t to) {
+  KernelStats s{};
+  const uint64_t states = static_cast<uint64_t>(band.map.slots) * band.per;
+  for (size_t i = from; i < to; i++) {
+    if (!isMessage(messages[i])) throw std::invalid_argument("band apply: a message that is not a value of the band's states");
+    const uint64_t local = messageIndex(messages[i]);
+    const int value = messageValue(messages[i]);
+    if (value == 0 || local >= states) throw std::invalid_argument("band apply: a message that is not a value of the band's states");
+    // Only where unknown: a win sent to a parent that init found terminal or illegal (a visit
+    // skips known parents it holds) must not be OR-ed into its value.
+    if (band.loadLocal(local) == kUnknown && band.proveLocal(local, value)) (value == kWin ? s.wins : value == kLoss ? s.losses : s.illegal)++;
+  }
+  return s;
 }
 
 /** Distance init of group `group`: 0 for its lost states without a legal move. */

@@ -29,6 +29,8 @@ inline bool setDistance(uint8_t* distances, uint64_t index, int distance) {
  */
 template <bool kWindow>
 struct TableParts {
+  static constexpr bool kWindowed = kWindow;
+  static constexpr bool kSends = false;  // never a message: a state outside the parts is skipped (see BandTable)
   uint8_t* t0 = nullptr;
   uint64_t lo0 = 0, hi0 = 0, byte0 = 0, g0 = 0, gEnd0 = 0;
   uint8_t* t1 = nullptr;
@@ -45,6 +47,7 @@ struct TableParts {
   int partOfGroup(uint64_t group) const { return group >= g0 && group < gEnd0 ? 0 : group >= g1 && group < gEnd1 ? 1 : -1; }
   /** The byte of stored state `index` (in one of the parts). */
   uint8_t* byte(uint64_t index) const { return inFirst(index) ? t0 + ((index >> 2) - byte0) : t1 + ((index >> 2) - byte1); }
+  void prefetch(uint64_t index) const { __builtin_prefetch(byte(index)); }
   int load(uint64_t index) const { return (__atomic_load_n(byte(index), __ATOMIC_RELAXED) >> ((index & 3) << 1)) & 3; }
   /** Sets a value where it was UNKNOWN; true when this call made the change. */
   bool prove(uint64_t index, int value) const {

@@ -135,6 +135,51 @@ export interface SparsePassOptions extends PassOptions {
 }
 
 /**
+ * One band of a band-ordered store in memory (the out-of-core solve's band passes, packages/solver;
+ * docs/sharding.md): which band holds every group (`bandOf`), at which slot (`slotOf`); the band
+ * in memory, `held`, holds `groups` (slot -> group). Stored state group * C(N - k, k) + r is, in
+ * its band, local state slotOf[group] * C(N - k, k) + r.
+ */
+export interface BandMap {
+  held: number;
+  bands: number;
+  bandOf: Int32Array;
+  slotOf: Int32Array;
+  groups: Uint32Array;
+}
+
+/**
+ * What a band call does (native: BandPhase in kernel_api.hpp):
+ *  - INIT: init of the held band's slots [from, to) (as init());
+ *  - UNITS: every state of the units `input` (positions in the proof order, ascending), whose
+ *    children the band holds, visited as pass() visits them; a state held elsewhere is visited
+ *    without its value (init's values are found again) and what is decided about it is sent;
+ *  - VISIT: the same for the states the requests `input` name (as a sparse pass);
+ *  - REQUESTS: a request for every unknown state of slots [from, to), to the band that holds its
+ *    children (the held band included);
+ *  - APPLY: the values `input` sent to the held band, set where unknown.
+ * A decided loss's parents held elsewhere are sent a win. A visit never looks past an unknown
+ * child: every loss reaches all its parents, held or sent.
+ */
+export const BandPhase = { INIT: 0, UNITS: 1, VISIT: 2, REQUESTS: 3, APPLY: 4 } as const;
+export type BandPhase = (typeof BandPhase)[keyof typeof BandPhase];
+
+/**
+ * A message between bands: local * 4 + value, exact in a double. A value (1..3) for state `local`
+ * of the band it is sent to; a request (0) names a stored state by its stored index.
+ */
+export function bandMessage(index: number, value: number): number {
+  return index * 4 + value;
+}
+
+/** A band call's counts (changes to the held band) and its messages, band by band: counts[b] of
+ *  them for band b, in band order. */
+export interface BandResult extends KernelStats {
+  messages: Float64Array;
+  counts: Float64Array;
+}
+
+/**
  * Solver passes over stored states, implemented by each backend on a shared 2-bit value table
  * (see ../solver-space/state-space.ts for the layout and value codes). Safe to run on several
  * threads at once over disjoint group ranges: values only ever change from UNKNOWN, by atomic OR.
@@ -161,6 +206,18 @@ export interface SolverKernel {
    */
   distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  /** A band call on the held band `table` (see BandPhase). The messages are returned in the
+   *  front of `output` where they fit (a view of it: valid until the next call), else in a new array. */
+  band(
+    phase: BandPhase,
+    table: Uint8Array,
+    map: BandMap,
+    input: Float64Array | undefined,
+    from: number,
+    to: number,
+    threads?: number,
+    output?: Float64Array,
+  ): BandResult;
 }
 
 export interface Backend {

@@ -9,6 +9,12 @@
  *    (StateGraph.parentIndices) becomes a WIN;
  *  - revisits: a state left UNKNOWN is visited once more REVISIT_LAG units later (see
  *    state-space.ts), the lists of waiting states kept here from unit to unit.
+ *
+ * A worker works on the table of the call: TableParts (the whole table, or a window of it), or a
+ * BandTable (one band, with an outbox for what it decides about states held elsewhere). The
+ * native kernel makes the table a template parameter; here it is the worker's `table`, and
+ * `sends` (a band) is checked where the native code has `if constexpr (Table::kSends)`: a worker
+ * is made for one kind, so the in-memory pass keeps its property accesses monomorphic.
  */
 import { popcount32 } from '../bits/bit32.js';
 import { WORDS } from '../bits/bitboard.js';
@@ -16,6 +22,7 @@ import { type KernelStats, emptyKernelStats } from '../backend/backend.js';
 import type { BitboardEngine, WordPosition } from '../engine/engine.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
 import { nextCombination, unrankSet } from '../ranking/combination.js';
+import { type BandTable, type Outbox, requestIndex } from './band-table.js';
 import { FreePlacements, type StateGraph } from './state-graph.js';
 import { ILLEGAL, LOSS, REVISIT_LAG, type StateSpace, UNKNOWN, WIN } from './state-space.js';
 import type { TableParts } from './table-parts.js';
@@ -31,6 +38,20 @@ const NO_MOVE = -4;
 
 const WAITING_FIELDS = 2 + 2 * WORDS;
 
+/** What decide() did: the table had the value already, took it, or it was sent (a band not
+ *  holding the state; stats count the states this table took, the output the messages). */
+const KNOWN = 0;
+const CHANGED = 1;
+const SENT = 2;
+
+/** What a worker reads and writes values through: TableParts or BandTable. */
+interface ValueTable {
+  readonly seeksLoss: boolean;
+  contains(index: number): boolean;
+  load(index: number): number;
+  prove(index: number, value: number): boolean;
+}
+
 export class PassWorker {
   /** Counts of the current kernel call (the adapter gives each call its own). */
   stats: KernelStats = emptyKernelStats();
@@ -43,13 +64,26 @@ export class PassWorker {
   private readonly unitFree: Int32Array;
   private readonly unitCombo: Int32Array;
   private readonly groupStates: FreePlacements;
+  /** The table values are read from and written to: `parts`, or `band`. */
+  private readonly table: ValueTable;
+  /** A band worker: visits states held elsewhere too, and sends what it decides about them. */
+  private readonly sends: boolean;
 
+  /**
+   * A worker over `parts` (bound by the kernel call), or with `band` and `outbox` over that band
+   * (a band worker: band calls only; `parts` is then not used).
+   */
   constructor(
     private readonly engine: BitboardEngine,
     private readonly space: StateSpace,
     private readonly graph: StateGraph,
     private readonly parts: TableParts,
+    private readonly band?: BandTable,
+    private readonly outbox?: Outbox,
   ) {
+    this.table = band ?? parts;
+    this.sends = band !== undefined;
+    if (this.sends && outbox === undefined) throw new Error('a band worker needs an outbox');
     this.n = space.cells;
     this.k = space.pieces;
     this.moves = new Int32Array(2 * engine.maxMoves);
@@ -62,18 +96,18 @@ export class PassWorker {
   initGroup(g: number): void {
     const pos = this.pos;
     const stats = this.stats;
-    const parts = this.parts;
+    const table = this.table;
     const states = this.groupStates;
     unrankSet(this.space.groupRank[g]!, this.k, this.n, pos.p1);
     states.first(pos.p1);
     let index = g * this.space.p2Placements;
     do {
       if (this.engine.isIllegal(pos)) {
-        if (parts.prove(index, ILLEGAL)) stats.illegal++;
+        if (table.prove(index, ILLEGAL)) stats.illegal++;
       } else if (this.engine.hasWon(1, pos)) {
-        if (parts.prove(index, LOSS)) stats.terminal++;
+        if (table.prove(index, LOSS)) stats.terminal++;
       } else if (this.winsAtOnce(pos)) {
-        if (parts.prove(index, WIN)) stats.wins++;
+        if (table.prove(index, WIN)) stats.wins++;
       }
       index++;
     } while (states.next());
@@ -118,7 +152,9 @@ export class PassWorker {
   /**
    * Pass visit of the stored states with P2 placement `p2Rank` (colex) whose children lie in the
    * parts (with crossOnly, in the other part), by increasing P1 rank. False when the children
-   * lie in no part: not this call's unit (no endUnit either).
+   * lie in no part: not this call's unit (no endUnit either). A band worker visits the units whose
+   * children the band holds (it throws for others), all their states, and sends what it decides
+   * about those held elsewhere.
    */
   passUnit(p2Rank: number): boolean {
     const space = this.space;
@@ -128,8 +164,16 @@ export class PassWorker {
     const a = this.pos.p1;
     const b = this.pos.p2;
     unrankSet(p2Rank, k, n, b);
-    const childPart = this.childPartOf(b);
-    if (childPart < 0) return false;
+    const sends = this.sends;
+    let childPart = 0;
+    if (sends) {
+      if (!this.band!.holdsGroup(this.graph.prepareChildGroup(b))) {
+        throw new RangeError('band units: a unit whose children the band does not hold');
+      }
+    } else {
+      childPart = this.childPartOf(b);
+      if (childPart < 0) return false;
+    }
     // The P1 placements on the cells b leaves free, in colex order, each with its rank: what
     // FreePlacements does for a group, written out here because this is the hottest loop of a
     // pass and V8 did not inline its calls (measured: passes ~5% slower).
@@ -150,8 +194,10 @@ export class PassWorker {
       }
       if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
       const group = space.groupOfRank[r1]!;
-      const part = parts.partOfGroup(group);
-      if (part < 0 || (parts.crossOnly && part === childPart)) continue;
+      if (!sends) {
+        const part = parts.partOfGroup(group);
+        if (part < 0 || (parts.crossOnly && part === childPart)) continue;
+      }
       const index = group * space.p2Placements + this.engine.rankP2(a, b);
       this.waitForRevisit(index, this.pass(index, a, b), a, b);
     } while (nextCombination(combo, k, n - k));
@@ -184,6 +230,60 @@ export class PassWorker {
     }
   }
 
+  /**
+   * Band requests (BandPhase.VISIT): the stored states messages[from, to) name, whose children the
+   * band holds, visited as a sparse pass visits (their own values are mostly held elsewhere). The
+   * kernel ends the unit (a batch of requests).
+   */
+  visitRequests(messages: Float64Array, from: number, to: number): void {
+    const band = this.band!;
+    const space = this.space;
+    const per = space.p2Placements;
+    const a = this.pos.p1;
+    const b = this.pos.p2;
+    for (let i = from; i < to; i++) {
+      const index = requestIndex(messages[i]!);
+      const group = band.groupOf(index);
+      if (group >= space.groups) throw new RangeError('band visit: a request outside the state space');
+      unrankSet(space.groupRank[group]!, this.k, this.n, a);
+      this.engine.unrankP2(a, index - group * per, b);
+      if (!band.holdsGroup(this.graph.prepareChildGroup(b))) {
+        throw new RangeError('band visit: a request whose children the band does not hold');
+      }
+      this.waitForRevisit(index, this.pass(index, a, b), a, b);
+    }
+  }
+
+  /**
+   * Band requests (BandPhase.REQUESTS) of slot `slot`: a request for each unknown state of its
+   * group, to the band that holds the state's children (the held band's own included).
+   */
+  requestsOfSlot(slot: number): void {
+    const band = this.band!;
+    const outbox = this.outbox!;
+    const space = this.space;
+    const per = space.p2Placements;
+    const group = band.groups[slot]!;
+    const a = this.pos.p1;
+    const b = this.pos.p2;
+    unrankSet(space.groupRank[group]!, this.k, this.n, a);
+    const first = slot * per;
+    for (let r = 0; r < per; r++) {
+      const local = first + r;
+      // 4 states known (no 2-bit field 0) are skipped with one byte.
+      if ((local & 3) === 0 && r + 4 <= per) {
+        const byte = band.localByte(local);
+        if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
+          r += 3;
+          continue;
+        }
+      }
+      if (band.loadLocal(local) !== UNKNOWN) continue;
+      this.engine.unrankP2(a, r, b);
+      outbox.sendRequest(band.bandOf(this.graph.prepareChildGroup(b)), group * per + r);
+    }
+  }
+
   /** The part of the table (0, 1) the children of states with P2 placement b lie in, -1 for none. */
   private childPartOf(b: Uint32Array): number {
     if (!this.parts.seeksLoss) return 0; // the whole table
@@ -193,19 +293,52 @@ export class PassWorker {
   /** Evaluates one stored state (a, b) if still unknown, and propagates a new loss. Returns the
    *  child still unknown that the evaluation stopped at, else NO_BLOCKER. */
   pass(index: number, a: Uint32Array, b: Uint32Array): number {
-    const parts = this.parts;
-    if (parts.load(index) !== UNKNOWN) return NO_BLOCKER;
+    const table = this.table;
+    if (this.sends) {
+      // A band visits states held elsewhere too, without their values: init's are found again
+      // (illegal, terminal; a win in one finds its lost child), the others decided again.
+      if (table.contains(index)) {
+        if (table.load(index) !== UNKNOWN) return NO_BLOCKER;
+      } else if (this.illegalOrTerminal(a, b)) {
+        return NO_BLOCKER;
+      }
+    } else if (table.load(index) !== UNKNOWN) {
+      return NO_BLOCKER;
+    }
     const result = this.evaluate(a, b);
     if (result >= 0) return result;
     const stats = this.stats;
     if (result === NO_MOVE) stats.moveless++;
     else if (result === SOME_CHILD_LOST) {
-      if (parts.prove(index, WIN)) stats.wins++;
-    } else if (parts.prove(index, LOSS)) {
-      stats.losses++;
+      if (this.decide(index, WIN) === CHANGED) stats.wins++;
+    } else {
+      const loss = this.decide(index, LOSS);
+      if (loss === KNOWN) return NO_BLOCKER; // another worker proved it, and tells the parents
+      if (loss === CHANGED) stats.losses++;
       stats.wins += this.propagateLoss(a, b);
     }
     return NO_BLOCKER;
+  }
+
+  /** Writes a value the visit of stored state `index` found, or sends it (a band not holding the
+   *  state): KNOWN (the table had it), CHANGED (it took it) or SENT. */
+  private decide(index: number, value: number): number {
+    const table = this.table;
+    if (this.sends && !table.contains(index)) {
+      this.outbox!.sendValue(this.band!, index, value);
+      return SENT;
+    }
+    return table.prove(index, value) ? CHANGED : KNOWN;
+  }
+
+  private readonly elsewhere: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+
+  /** (a, b), P1 to move, is illegal or terminal: init's value, for a state held elsewhere. */
+  private illegalOrTerminal(a: Uint32Array, b: Uint32Array): boolean {
+    const pos = this.elsewhere;
+    pos.p1 = a;
+    pos.p2 = b;
+    return this.engine.isIllegal(pos) || this.engine.hasWon(1, pos);
   }
 
   /**
@@ -222,14 +355,14 @@ export class PassWorker {
     const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     if (count === 0) return NO_MOVE;
     const graph = this.graph;
-    const parts = this.parts;
+    const table = this.table;
     graph.prepareChildren(a, b);
     let unknown = NO_BLOCKER;
     for (let i = 0; i < count; i++) {
       const child = graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
-      const v = parts.load(child);
+      const v = table.load(child);
       if (v === UNKNOWN) {
-        if (!parts.seeksLoss) return child;
+        if (!table.seeksLoss) return child;
         if (unknown === NO_BLOCKER) unknown = child;
       } else if (v === LOSS) return SOME_CHILD_LOST;
     }
@@ -238,15 +371,21 @@ export class PassWorker {
   }
 
   /** (a, b) with P1 to move is lost: every parent (a, b', P2 to move) in the parts is won, and
-   *  so is its mirror twin where it has one (same value). Returns the wins proven. */
+   *  so is its mirror twin where it has one (same value); a band sends the parents it does not
+   *  hold their win (with a window, the others find the loss when visited). Returns the wins
+   *  proven. */
   private propagateLoss(a: Uint32Array, b: Uint32Array): number {
-    const parts = this.parts;
+    const table = this.table;
     const parents = this.graph.parentIndices(a, b);
     const index = parents.index;
     let proven = 0;
     for (let i = 0; i < parents.count; i++) {
       const parent = index[i]!;
-      if (parts.contains(parent) && parts.load(parent) === UNKNOWN && parts.prove(parent, WIN)) proven++;
+      if (table.contains(parent)) {
+        if (table.load(parent) === UNKNOWN && table.prove(parent, WIN)) proven++;
+      } else if (this.sends) {
+        this.outbox!.sendValue(this.band!, parent, WIN);
+      }
     }
     return proven;
   }
@@ -296,7 +435,7 @@ export class PassWorker {
     const a = this.revisitPos.p1;
     const b = this.revisitPos.p2;
     for (let o = 0; o < list.count * WAITING_FIELDS; o += WAITING_FIELDS) {
-      if (this.parts.load(data[o + 1]!) === UNKNOWN) continue;
+      if (this.table.load(data[o + 1]!) === UNKNOWN) continue;
       for (let w = 0; w < WORDS; w++) {
         a[w] = data[o + 2 + w]!;
         b[w] = data[o + 2 + WORDS + w]!;

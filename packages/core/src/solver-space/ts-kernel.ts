@@ -9,33 +9,56 @@
  *    (moves are reversible, so parents are found with the move generator) becomes a WIN. A state
  *    left UNKNOWN is visited once more REVISIT_LAG units later (see state-space.ts);
  *  - distanceInit / distanceLayer: plies to the end for every won or lost state, over a solved
- *    table, layer by layer from the ends of the game (see SolverKernel in backend.ts).
+ *    table, layer by layer from the ends of the game (see SolverKernel in backend.ts);
+ *  - band: the same visits on one band of a band-ordered store, with messages to the others
+ *    (BandPhase in backend.ts; band-table.ts).
  *
  * This class is the adapter of the SolverKernel interface (native: phases.inl): each phase binds
  * the table parts and loops over its units (groups, or P2 placements in proof order); the work on
  * a unit is the workers' (pass-worker.ts, distances.ts), over the table parts (table-parts.ts)
  * and the moves between stored states (state-graph.ts): the native kernel's files, by job.
  */
-import { type KernelStats, type PassOptions, type SolverKernel, type SparsePassOptions, type TableWindow, emptyKernelStats } from '../backend/backend.js';
+import {
+  type BandMap,
+  BandPhase,
+  type BandResult,
+  type KernelStats,
+  type PassOptions,
+  type SolverKernel,
+  type SparsePassOptions,
+  type TableWindow,
+  emptyKernelStats,
+} from '../backend/backend.js';
 import { BitboardEngine } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
+import { BandTable, Outbox, collectOutboxes } from './band-table.js';
 import { DistanceWorker } from './distances.js';
 import { PassWorker } from './pass-worker.js';
 import { StateGraph } from './state-graph.js';
 import { MAX_DISTANCE, StateSpace } from './state-space.js';
 import { TableParts } from './table-parts.js';
 
+/** Requests per unit of a band visit (native: kVisitBatch in kernel.inl). */
+const VISIT_BATCH = 256;
+
 export class TsSolverKernel implements SolverKernel {
   private readonly space: StateSpace;
+  private readonly engine: BitboardEngine;
+  private readonly graph: StateGraph;
   private readonly parts: TableParts;
   private readonly passWorker: PassWorker;
   private readonly distanceWorker: DistanceWorker;
+  /** Band calls: their own table and worker (made on first use), so that the passes' worker only
+   *  ever sees TableParts. */
+  private bandParts?: { table: BandTable; outbox: Outbox; worker: PassWorker };
 
   constructor(variant: Variant, rules: RuleMode, space?: StateSpace) {
     const engine = new BitboardEngine(variant, rules);
+    this.engine = engine;
     this.space = space ?? new StateSpace(variant);
     this.parts = new TableParts(this.space);
     const graph = new StateGraph(engine, this.space);
+    this.graph = graph;
     this.passWorker = new PassWorker(engine, this.space, graph, this.parts);
     this.distanceWorker = new DistanceWorker(engine, this.space, graph, this.parts);
   }
@@ -115,6 +138,101 @@ export class TsSolverKernel implements SolverKernel {
     return stats;
   }
 
+  /**
+   * A band call (BandPhase in backend.ts; native: BoardKernel::solverBand) on the held band
+   * `table`, single-threaded (`threads` is ignored): INIT and REQUESTS over slots [from, to);
+   * UNITS visits the units `input` (positions in the proof order), each one unit of the revisits;
+   * VISIT the requests `input` in batches of VISIT_BATCH, each batch one unit; APPLY sets the
+   * values `input`. Messages to the bands, band by band, in the result: in the front of `output`
+   * where they fit (a view of it), else in a new array.
+   */
+  band(
+    phase: BandPhase,
+    table: Uint8Array,
+    map: BandMap,
+    input: Float64Array | undefined,
+    from: number,
+    to: number,
+    _threads?: number,
+    output?: Float64Array,
+  ): BandResult {
+    if (!Object.values(BandPhase).includes(phase)) throw new RangeError('unknown band phase');
+    for (const [name, v] of [
+      ['from', from],
+      ['to', to],
+    ] as const) {
+      if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`band ${name} ${v} is not an integer from 0 to 2^32 - 1`);
+    }
+    this.bandParts ??= this.makeBandParts();
+    const { table: band, outbox, worker } = this.bandParts;
+    band.bind(table, map);
+    outbox.reset(map.bands);
+    const values = input ?? new Float64Array(0);
+    let stats = emptyKernelStats();
+    worker.stats = stats;
+    try {
+      stats = this.bandPhase(phase, band, worker, map, values, from, to) ?? stats;
+    } catch (e) {
+      // As a native call that throws: its messages and the states waiting for a revisit are
+      // dropped (with the worker).
+      this.bandParts = undefined;
+      throw e;
+    }
+    return { ...stats, ...collectOutboxes([outbox], map.bands, output) };
+  }
+
+  /** The work of a band call; the counts of APPLY (the others count in the worker's). */
+  private bandPhase(
+    phase: BandPhase,
+    band: BandTable,
+    worker: PassWorker,
+    map: BandMap,
+    values: Float64Array,
+    from: number,
+    to: number,
+  ): KernelStats | undefined {
+    switch (phase) {
+      case BandPhase.INIT:
+        checkUnits(from, to, band.slots);
+        for (let s = from; s < to; s++) worker.initGroup(map.groups[s]!);
+        break;
+      case BandPhase.UNITS: {
+        const units = this.space.p1Placements;
+        for (const u of values) {
+          if (!(u >= 0 && u < units && Number.isInteger(u))) throw new RangeError('band units: a unit outside the proof order');
+        }
+        const order = this.space.passOrder;
+        for (const u of values) {
+          worker.passUnit(order[u]!);
+          worker.endUnit();
+        }
+        worker.endSweep();
+        break;
+      }
+      case BandPhase.VISIT:
+        // Batches of requests are the units (a revisit comes REVISIT_LAG batches later).
+        for (let i = 0; i < values.length; i += VISIT_BATCH) {
+          worker.visitRequests(values, i, Math.min(values.length, i + VISIT_BATCH));
+          worker.endUnit();
+        }
+        worker.endSweep();
+        break;
+      case BandPhase.REQUESTS:
+        checkUnits(from, to, band.slots);
+        for (let s = from; s < to; s++) worker.requestsOfSlot(s);
+        break;
+      case BandPhase.APPLY:
+        return band.applyValues(values, 0, values.length);
+    }
+    return undefined;
+  }
+
+  private makeBandParts(): { table: BandTable; outbox: Outbox; worker: PassWorker } {
+    const table = new BandTable(this.space);
+    const outbox = new Outbox();
+    return { table, outbox, worker: new PassWorker(this.engine, this.space, this.graph, this.parts, table, outbox) };
+  }
+
   /** The counts of a new init or pass call. */
   private startPassCall(): KernelStats {
     const stats = emptyKernelStats();
@@ -128,4 +246,9 @@ export class TsSolverKernel implements SolverKernel {
     this.distanceWorker.bind(distances);
     return stats;
   }
+}
+
+/** A range of units [from, to) of `units` (native: checkUnits in kernel.inl). */
+function checkUnits(from: number, to: number, units: number): void {
+  if (to > units || from > to) throw new RangeError('unit range outside the state space');
 }

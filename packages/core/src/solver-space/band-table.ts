@@ -1,0 +1,227 @@
+/**
+ * One band of a band-ordered store in memory, and the messages a band's visits send to the others
+ * (native kernel: band_table.inl): the out-of-core solve's table (packages/solver, band passes).
+ *
+ * A band holds whole groups (rows of the table) in its own order, `slot` by slot: stored state
+ * group * per + r is, in the band that holds the group, local state slot * per + r. The driver
+ * chooses the bands so that holding one is enough to visit every state whose children it holds
+ * (docs/sharding.md, "Bands of the proof order"); what a visit decides about a state held
+ * elsewhere, and the wins it propagates to parents held elsewhere, become messages.
+ *
+ * Indices reach past 2^32 (value-table.ts): nothing here shifts one; divisions are exact below
+ * 2^53, and `& 3` keeps the two lowest bits of any integer below 2^53.
+ */
+import { type BandMap, type KernelStats, emptyKernelStats } from '../backend/backend.js';
+import { type StateSpace, LOSS, UNKNOWN, WIN } from './state-space.js';
+import { isShared } from './table-parts.js';
+import { readValue, stateByte, stateShift } from './value-table.js';
+
+/**
+ * A message: the number local * 4 + value, exact in a double (local < 2^51). A value (1..3)
+ * for the state `local` of the band it is sent to; a request (value 0) names a stored state,
+ * by its stored index, for the band that holds its children to visit.
+ */
+export function messageOf(index: number, value: number): number {
+  return index * 4 + value;
+}
+
+export function messageIndex(m: number): number {
+  return Math.floor(m / 4);
+}
+
+export function messageValue(m: number): number {
+  return m % 4;
+}
+
+/** Messages must be numbers messageOf() makes: integers from 0 to 2^53 - 1. */
+function checkMessage(m: number, what: string): void {
+  if (!Number.isSafeInteger(m) || m < 0) throw new RangeError(`${what}: message ${m} is not a non-negative integer below 2^53`);
+}
+
+/** The band in memory as a table (the interface of TableParts the pass worker uses). */
+export class BandTable {
+  /** Every loss reaches all its parents, as a message where not held: a visit stops at the
+   *  first unknown child. */
+  readonly seeksLoss = false;
+  private table: Uint8Array = new Uint8Array(0);
+  private shared = false;
+  private bandOfGroup: Int32Array = new Int32Array(0);
+  private slotOfGroup: Int32Array = new Int32Array(0);
+  private held = 0;
+  private readonly per: number;
+  /** The held band's groups, slot by slot. */
+  groups: Uint32Array = new Uint32Array(0);
+  /** The number of bands. */
+  bands = 0;
+
+  constructor(private readonly space: StateSpace) {
+    this.per = space.p2Placements;
+  }
+
+  /** The band and map of the next kernel call, checked as the native kernel checks them (its
+   *  binding: the fields; BandTable's constructor: the held band's groups). */
+  bind(table: Uint8Array, map: BandMap): void {
+    const groupCount = this.space.groups;
+    for (const name of ['held', 'bands'] as const) {
+      const v = map[name];
+      if (!Number.isInteger(v) || v < 0 || v > 0x7fffffff) throw new RangeError(`band map.${name} must be an integer from 0 to 2^31 - 1`);
+    }
+    for (const name of ['bandOf', 'slotOf'] as const) {
+      if (map[name].length < groupCount) throw new RangeError(`band map.${name} is shorter than it must be`);
+    }
+    const slots = map.groups.length;
+    if (map.held >= map.bands) throw new RangeError('band map: the held band is not one of its bands');
+    if (table.length < Math.ceil((slots * this.per) / 4)) throw new RangeError('band table is smaller than its groups');
+    // Every group's band and slot (native: a message is filed under its band).
+    for (let g = 0; g < groupCount; g++) {
+      const b = map.bandOf[g]!;
+      if (b < 0 || b >= map.bands || map.slotOf[g]! < 0) throw new RangeError('band map: a group without a band and slot');
+    }
+    for (let s = 0; s < slots; s++) {
+      const g = map.groups[s]!;
+      if (g >= groupCount || map.bandOf[g] !== map.held || map.slotOf[g] !== s) {
+        throw new RangeError("band map: the held band's groups and the group maps disagree");
+      }
+    }
+    this.table = table;
+    this.shared = isShared(table);
+    this.bandOfGroup = map.bandOf;
+    this.slotOfGroup = map.slotOf;
+    this.held = map.held;
+    this.groups = map.groups;
+    this.bands = map.bands;
+  }
+
+  /** Slots (groups) the band holds. */
+  get slots(): number {
+    return this.groups.length;
+  }
+
+  /** index / per (exact for every index below 2^53). */
+  groupOf(index: number): number {
+    return Math.floor(index / this.per);
+  }
+
+  /** The band that holds group g. */
+  bandOf(group: number): number {
+    return this.bandOfGroup[group]!;
+  }
+
+  holdsGroup(group: number): boolean {
+    return this.bandOfGroup[group] === this.held;
+  }
+
+  contains(index: number): boolean {
+    return this.holdsGroup(this.groupOf(index));
+  }
+
+  /** The state's index in the band that holds its group. */
+  localOf(index: number, group: number): number {
+    return this.slotOfGroup[group]! * this.per + (index - group * this.per);
+  }
+
+  /** The byte of the band that holds local state `local`, as it is now. */
+  localByte(local: number): number {
+    return this.table[stateByte(local)]!;
+  }
+
+  loadLocal(local: number): number {
+    return readValue(this.table, local);
+  }
+
+  load(index: number): number {
+    return this.loadLocal(this.localOf(index, this.groupOf(index)));
+  }
+
+  /** Sets a value bit-or into the state's field; true when the state was UNKNOWN before. */
+  proveLocal(local: number, value: number): boolean {
+    const table = this.table;
+    const byte = stateByte(local);
+    const shift = stateShift(local);
+    const old = this.shared ? Atomics.or(table, byte, value << shift) : table[byte]!;
+    if (!this.shared) table[byte] = old | (value << shift);
+    return ((old >>> shift) & 3) === UNKNOWN;
+  }
+
+  prove(index: number, value: number): boolean {
+    return this.proveLocal(this.localOf(index, this.groupOf(index)), value);
+  }
+
+  /** Band values (BandPhase.APPLY) messages[from, to), for the held band: set where unknown. */
+  applyValues(messages: Float64Array, from: number, to: number): KernelStats {
+    const s = emptyKernelStats();
+    const states = this.slots * this.per;
+    for (let i = from; i < to; i++) {
+      const m = messages[i]!;
+      checkMessage(m, 'band apply');
+      const local = messageIndex(m);
+      const value = messageValue(m);
+      if (value === 0 || local >= states) throw new RangeError("band apply: a message that is not a value of the band's states");
+      // Only where unknown: a win sent to a parent that init found terminal or illegal (a visit
+      // skips known parents it holds) must not be OR-ed into its value.
+      if (this.loadLocal(local) === UNKNOWN && this.proveLocal(local, value)) {
+        if (value === WIN) s.wins++;
+        else if (value === LOSS) s.losses++;
+        else s.illegal++;
+      }
+    }
+    return s;
+  }
+}
+
+/** Checks a request of BandPhase.VISIT (a message of value 0) and returns its stored index. */
+export function requestIndex(m: number): number {
+  checkMessage(m, 'band visit');
+  if (messageValue(m) !== 0) throw new RangeError('band visit: a message that is not a request');
+  return messageIndex(m);
+}
+
+/** The messages of one worker, by the band they are for. */
+export class Outbox {
+  byBand: number[][] = [];
+
+  constructor(bands = 0) {
+    this.reset(bands);
+  }
+
+  /** Empty, for `bands` bands. */
+  reset(bands: number): void {
+    this.byBand = Array.from({ length: bands }, () => []);
+  }
+
+  /** The value of a state held elsewhere, to the band that holds it. */
+  sendValue(table: BandTable, index: number, value: number): void {
+    const g = table.groupOf(index);
+    this.listFor(table.bandOf(g)).push(messageOf(table.localOf(index, g), value));
+  }
+
+  /** A request to visit stored state `index` again, to `band` (that of its children). */
+  sendRequest(band: number, index: number): void {
+    this.listFor(band).push(messageOf(index, 0));
+  }
+
+  private listFor(band: number): number[] {
+    const list = this.byBand[band];
+    if (list === undefined) throw new RangeError(`band map: a message for band ${band}, not one of the ${this.byBand.length} bands`);
+    return list;
+  }
+}
+
+/** The workers' outboxes as one output, band by band (emptied): the messages in the front of
+ *  `output` where they fit (a view of it), else in a new array. */
+export function collectOutboxes(outboxes: readonly Outbox[], bands: number, output?: Float64Array): { messages: Float64Array; counts: Float64Array } {
+  const counts = new Float64Array(bands);
+  let total = 0;
+  for (const o of outboxes) for (let b = 0; b < bands; b++) total += o.byBand[b]!.length;
+  const messages = output !== undefined && output.length >= total ? output.subarray(0, total) : new Float64Array(total);
+  let at = 0;
+  for (let b = 0; b < bands; b++) {
+    for (const o of outboxes) {
+      const list = o.byBand[b]!;
+      for (let i = 0; i < list.length; i++) messages[at++] = list[i]!;
+      counts[b]! += list.length;
+      o.byBand[b] = [];
+    }
+  }
+  return { messages, counts };
+}

@@ -1,0 +1,378 @@
+/**
+ * The kernels' band mode (SolverKernel.band, BandPhase in core's backend.ts; native:
+ * BoardKernel::solverBand; TS: TsSolverKernel.band): one band of a band-ordered store in memory,
+ * what its visits decide about states held elsewhere sent as messages.
+ *
+ *  - phase by phase (INIT, APPLY, UNITS, REQUESTS, VISIT) on one band, the TS kernel and every
+ *    native kernel on 1 thread write the same band table, count the same and send the same
+ *    messages (as multisets per target band); native on 2 threads agrees with 1 thread;
+ *  - bad maps and inputs are refused with a RangeError by every kernel;
+ *  - end to end: every band in turn (pass 1: INIT, APPLY, UNITS; then rounds of REQUESTS and
+ *    VISIT until a round changes nothing), the union of the bands is the in-memory solve's table.
+ * Without the addon, the TS kernel alone is checked (the comparisons are skipped).
+ */
+import {
+  type BandMap,
+  BandPhase,
+  type BandResult,
+  type KernelStats,
+  type RuleMode,
+  type SolverKernel,
+  StateSpace,
+  TsSolverKernel,
+  UNKNOWN,
+  WORDS,
+  bandMessage,
+  permuteSet,
+  rankSet,
+  readValue,
+  seededRandom,
+  unrankSet,
+  variant,
+} from '@ccheckers/core';
+import { describe, expect, it } from 'vitest';
+import { nativeBmi2Backend, nativePortableBackend, nativeStatus } from '../lib/index.js';
+
+const status = nativeStatus();
+const natives = [
+  ...(status.bmi2Usable ? ([['bmi2', nativeBmi2Backend]] as const) : []),
+  ...(status.loaded ? ([['portable', nativePortableBackend]] as const) : []),
+];
+const BANDS = 3;
+
+/** The band maps (one per held band) of the groups in `order`, group order[i] in band
+ *  bandAt(i), at the next slot of its band. */
+function dealGroups(order: readonly number[], bands: number, bandAt: (i: number) => number): BandMap[] {
+  const bandOf = new Int32Array(order.length);
+  const slotOf = new Int32Array(order.length);
+  const lists: number[][] = Array.from({ length: bands }, () => []);
+  order.forEach((g, i) => {
+    const b = bandAt(i);
+    bandOf[g] = b;
+    slotOf[g] = lists[b]!.length;
+    lists[b]!.push(g);
+  });
+  return lists.map((list, held) => ({ held, bands, bandOf, slotOf, groups: Uint32Array.from(list) }));
+}
+
+/** Groups in a shuffled order, dealt round robin: slots are not in group order, and most
+ *  parents and children lie in other bands (many messages). */
+function shuffledBands(space: StateSpace, bands: number, seed: number): BandMap[] {
+  const order = Array.from({ length: space.groups }, (_, g) => g);
+  const random = seededRandom(seed);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return dealGroups(order, bands, (i) => i % bands);
+}
+
+/** Bands of the proof order (docs/sharding.md): groups by the first unit whose children they
+ *  hold, cut into `bands` blocks; a band's units then come one after the other in the proof
+ *  order, and pass 1 proves most states. */
+function proofOrderBands(space: StateSpace, bands: number): BandMap[] {
+  const first = new Float64Array(space.groups).fill(Number.POSITIVE_INFINITY);
+  space.passOrder.forEach((p2Rank, u) => {
+    const g = childGroup(space, p2Rank);
+    first[g] = Math.min(first[g]!, u);
+  });
+  const order = Array.from({ length: space.groups }, (_, g) => g).sort((x, y) => first[x]! - first[y]!);
+  return dealGroups(order, bands, (i) => Math.floor((i * bands) / order.length));
+}
+
+/** The group the children of the states of P2 placement `p2Rank` lie in: rot(b), ranked as a
+ *  P1 placement, its group. */
+function childGroup(space: StateSpace, p2Rank: number): number {
+  const b = new Uint32Array(WORDS);
+  const rotated = new Uint32Array(WORDS);
+  unrankSet(p2Rank, space.pieces, space.cells, b);
+  permuteSet(b, space.variant.geometry.rotate, rotated);
+  return space.groupOfRank[rankSet(rotated)]!;
+}
+
+/** The proof-order positions whose children each band holds, ascending (band by band). */
+function unitsOfBands(space: StateSpace, map: BandMap): Float64Array[] {
+  const units: number[][] = Array.from({ length: map.bands }, () => []);
+  const order = space.passOrder;
+  for (let u = 0; u < order.length; u++) units[map.bandOf[childGroup(space, order[u]!)]!]!.push(u);
+  return units.map((list) => Float64Array.from(list));
+}
+
+function bandBytes(space: StateSpace, map: BandMap): number {
+  return Math.ceil((map.groups.length * space.p2Placements) / 4);
+}
+
+/** The in-memory solve's table: init, then passes until one proves nothing (on a native kernel
+ *  where there is one: the TS kernel writes the same table, see packages/solver's revisits test,
+ *  and runs three times slower under vitest than under node). */
+function solveInMemory(space: StateSpace, rules: RuleMode): Uint8Array {
+  const kernel = natives.length > 0 ? natives[0]![1].solverKernel(space.variant, rules) : new TsSolverKernel(space.variant, rules, space);
+  const table = new Uint8Array(space.tableBytes);
+  kernel.init(table, 0, space.groups);
+  for (let pass = 0; pass < 100; pass++) {
+    const s = kernel.pass(table, 0, kernel.passUnits);
+    if (s.wins + s.losses === 0) return table;
+  }
+  throw new Error('no fixpoint in 100 passes');
+}
+
+function statsOf(r: KernelStats): KernelStats {
+  return { wins: r.wins, losses: r.losses, illegal: r.illegal, terminal: r.terminal, moveless: r.moveless };
+}
+
+/** A call's messages, band by band, each band's sorted (threads send in any order). */
+function sortedByBand(r: BandResult): Float64Array[] {
+  let at = 0;
+  return Array.from(r.counts, (count) => {
+    const slice = r.messages.slice(at, at + count).sort();
+    at += count;
+    return slice;
+  });
+}
+
+function sameBytes(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  return Buffer.compare(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), new Uint8Array(b.buffer, b.byteOffset, b.byteLength)) === 0;
+}
+
+/** Expects two calls to have given the same counts and the same messages (as multisets per band). */
+function expectSameResult(got: BandResult, expected: BandResult, what: string): void {
+  expect(statsOf(got), what).toEqual(statsOf(expected));
+  expect(Array.from(got.counts), what).toEqual(Array.from(expected.counts));
+  const g = sortedByBand(got);
+  const e = sortedByBand(expected);
+  for (let b = 0; b < e.length; b++) expect(sameBytes(g[b]!, e[b]!), `${what}: messages to band ${b}`).toBe(true);
+}
+
+/** The stored index of local state `local` of the band of `map`. */
+function storedIndex(space: StateSpace, map: BandMap, local: number): number {
+  const per = space.p2Placements;
+  const slot = Math.floor(local / per);
+  return map.groups[slot]! * per + (local - slot * per);
+}
+
+const cases = [
+  [7, 2, 'clean'],
+  [4, 6, 'clean'],
+  [4, 6, 'published'],
+] as const;
+
+describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, pieces, rules) => {
+  const v = variant(board, pieces);
+  const space = new StateSpace(v);
+  const per = space.p2Placements;
+  const maps = shuffledBands(space, BANDS, board * 100 + pieces);
+  const map = maps[1]!;
+  const units = unitsOfBands(space, map)[map.held]!;
+  const truth = solveInMemory(space, rules);
+  const ts = new TsSolverKernel(v, rules, space);
+  const kernels: [string, SolverKernel][] = [['ts', ts], ...natives.map(([name, backend]) => [name, backend.solverKernel(v, rules)] as [string, SolverKernel])];
+
+  /** The phases in turn on every kernel from the same start, compared with the TS kernel's. */
+  it(`INIT, APPLY, UNITS, REQUESTS, VISIT agree on every kernel (${kernels.map(([n]) => n).join(', ')}) and with the solve`, () => {
+    const tables = kernels.map(() => new Uint8Array(bandBytes(space, map)));
+    const slots = map.groups.length;
+    const run = (what: string, call: (k: SolverKernel, table: Uint8Array) => BandResult, twoThreads?: 'same' | 'consistent') => {
+      const before = tables[0]!.slice();
+      const results = kernels.map(([, k], i) => call(k, tables[i]!));
+      for (let i = 1; i < kernels.length; i++) {
+        expect(sameBytes(tables[i]!, tables[0]!), `${what}: ${kernels[i]![0]}'s band table`).toBe(true);
+        expectSameResult(results[i]!, results[0]!, `${what}: ${kernels[i]![0]}`);
+      }
+      // Every value the band holds is the solve's (the values applied are the solve's too).
+      for (let local = 0; local < slots * per; local++) {
+        const value = readValue(tables[0]!, local);
+        if (value !== UNKNOWN && value !== readValue(truth, storedIndex(space, map, local))) {
+          expect({ what, local, value }).toEqual({ what, local, value: readValue(truth, storedIndex(space, map, local)) });
+        }
+      }
+      if (twoThreads && natives.length > 0) {
+        const [name, backend] = natives[0]!;
+        const k = backend.solverKernel(v, rules);
+        const table = before.slice();
+        const r = call(k, table);
+        if (twoThreads === 'same') {
+          expect(sameBytes(table, tables[0]!), `${what}: ${name} on 2 threads, band table`).toBe(true);
+          expectSameResult(r, results[0]!, `${what}: ${name} on 2 threads`);
+        } else {
+          // Threads prove in another order: every value both know is the same.
+          let known = 0;
+          for (let local = 0; local < slots * per; local++) {
+            const x = readValue(table, local);
+            const y = readValue(tables[0]!, local);
+            if (x !== UNKNOWN && y !== UNKNOWN && x !== y) expect({ what, local, x }).toEqual({ what, local, x: y });
+            if (x !== UNKNOWN) known++;
+          }
+          expect(known, `${what}: ${name} on 2 threads proves states`).toBeGreaterThan(0);
+        }
+      }
+      return results[0]!;
+    };
+
+    const init = run('INIT', (k, t) => k.band(BandPhase.INIT, t, map, undefined, 0, slots, 1), 'same');
+    expect(init.illegal + init.terminal + init.wins).toBeGreaterThan(0);
+    expect(init.messages.length).toBe(0);
+
+    // Some values of the solve for unknown states, one of them twice (it counts once).
+    const values: number[] = [];
+    for (let local = 0; local < slots * per; local += 7) {
+      const value = readValue(truth, storedIndex(space, map, local));
+      if (readValue(tables[0]!, local) === UNKNOWN && value !== UNKNOWN) values.push(bandMessage(local, value));
+    }
+    values.push(values[0]!);
+    const apply = run('APPLY', (k, t) => k.band(BandPhase.APPLY, t, map, Float64Array.from(values), 0, 0, 1));
+    expect(apply.wins + apply.losses).toBe(values.length - 1);
+
+    const unitCall = run('UNITS', (k, t) => k.band(BandPhase.UNITS, t, map, units, 0, 0, 1), 'consistent');
+    expect(unitCall.wins + unitCall.losses).toBeGreaterThan(0);
+    // Messages only for the other bands (values of states held elsewhere, and wins of parents).
+    expect(unitCall.counts[map.held]).toBe(0);
+    expect(unitCall.messages.length).toBeGreaterThan(0);
+    for (const m of unitCall.messages) expect(m % 4 === 1 || m % 4 === 2).toBe(true);
+
+    const requests = run('REQUESTS', (k, t) => k.band(BandPhase.REQUESTS, t, map, undefined, 0, slots, 1), 'same');
+    let unknown = 0;
+    for (let local = 0; local < slots * per; local++) if (readValue(tables[0]!, local) === UNKNOWN) unknown++;
+    expect(requests.messages.length).toBe(unknown);
+    for (const m of requests.messages) expect(m % 4).toBe(0);
+    const offset = requests.counts.slice(0, map.held).reduce((x, y) => x + y, 0);
+    const own = requests.messages.slice(offset, offset + requests.counts[map.held]!);
+    expect(own.length).toBeGreaterThan(0);
+
+    const visit = run('VISIT', (k, t) => k.band(BandPhase.VISIT, t, map, own, 0, 0, 1), 'consistent');
+    expect(visit.wins + visit.losses + visit.messages.length).toBeGreaterThan(0);
+  });
+
+  it('messages go to the front of the output buffer where they fit, else to a new array, on every kernel', () => {
+    const slots = map.groups.length;
+    for (const [name, k] of kernels) {
+      const table = new Uint8Array(bandBytes(space, map));
+      k.band(BandPhase.INIT, table, map, undefined, 0, slots, 1);
+      const plain = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1);
+      expect(plain.messages.length, name).toBeGreaterThan(1);
+      const big = new Float64Array(plain.messages.length + 10).fill(-1);
+      const inBig = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1, big);
+      expect(inBig.messages.buffer === big.buffer && inBig.messages.byteOffset === 0, name).toBe(true);
+      expect(sameBytes(inBig.messages, plain.messages), name).toBe(true);
+      expect(big[plain.messages.length], name).toBe(-1);
+      const small = new Float64Array(plain.messages.length - 1);
+      const notInSmall = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1, small);
+      expect(notInSmall.messages.buffer === small.buffer, name).toBe(false);
+      expect(sameBytes(notInSmall.messages, plain.messages), name).toBe(true);
+      expect(Array.from(notInSmall.counts), name).toEqual(Array.from(plain.counts));
+    }
+  });
+
+  it('bad maps and inputs are refused with a RangeError by every kernel', () => {
+    const slots = map.groups.length;
+    const other = maps[0]!;
+    const foreignUnit = unitsOfBands(space, map)[other.held]![0]!;
+    const swapped = map.groups.slice();
+    [swapped[0], swapped[1]] = [swapped[1]!, swapped[0]!];
+    for (const [name, k] of kernels) {
+      const table = new Uint8Array(bandBytes(space, map));
+      k.band(BandPhase.INIT, table, map, undefined, 0, slots, 1);
+      const calls: [string, () => unknown][] = [
+        ['held band out of range', () => k.band(BandPhase.INIT, table, { ...map, held: BANDS }, undefined, 0, 1, 1)],
+        ['groups disagree with slotOf', () => k.band(BandPhase.INIT, table, { ...map, groups: swapped }, undefined, 0, 1, 1)],
+        ['a group of another band', () => k.band(BandPhase.INIT, table, { ...map, groups: other.groups.slice(0, 1) }, undefined, 0, 1, 1)],
+        ['a table too small', () => k.band(BandPhase.INIT, table.subarray(1), map, undefined, 0, 1, 1)],
+        ['slots outside the band', () => k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots + 1, 1)],
+        ['a unit outside the proof order', () => k.band(BandPhase.UNITS, table, map, Float64Array.of(space.p1Placements), 0, 0, 1)],
+        ['a unit whose children are not held', () => k.band(BandPhase.UNITS, table, map, Float64Array.of(units[0]!, foreignUnit), 0, 0, 1)],
+        ['a request with a value', () => k.band(BandPhase.VISIT, table, map, Float64Array.of(bandMessage(map.groups[0]! * per, 2)), 0, 0, 1)],
+        ['a request outside the state space', () => k.band(BandPhase.VISIT, table, map, Float64Array.of(bandMessage(space.states, 0)), 0, 0, 1)],
+        ['a value of 0', () => k.band(BandPhase.APPLY, table, map, Float64Array.of(bandMessage(1, 2), bandMessage(5, 0)), 0, 0, 1)],
+        ['a value outside the band', () => k.band(BandPhase.APPLY, table, map, Float64Array.of(bandMessage(slots * per, 1)), 0, 0, 1)],
+        ['a group without a band', () => k.band(BandPhase.INIT, table, { ...map, bandOf: Int32Array.from(map.bandOf, (b, g) => (g === other.groups[0] ? BANDS : b)) }, undefined, 0, 1, 1)],
+        ['a fractional unit', () => k.band(BandPhase.UNITS, table, map, Float64Array.of(units[0]! + 0.5), 0, 0, 1)],
+        ['a message that is not an integer', () => k.band(BandPhase.APPLY, table, map, Float64Array.of(Number.NaN), 0, 0, 1)],
+        ['a negative request', () => k.band(BandPhase.VISIT, table, map, Float64Array.of(-4), 0, 0, 1)],
+      ];
+      for (const [what, call] of calls) expect(call, `${name}: ${what}`).toThrow(RangeError);
+    }
+  });
+});
+
+/**
+ * Every band in its own buffer, in turn: pass 1 inits a band, applies the values sent to it so
+ * far and visits its units; the values it sends to bands already done wait for the next round.
+ * A round: each band applies what was sent to it and lists its requests; each band visits the
+ * requests sent to it; the values sent are applied. Until a round changes nothing.
+ */
+function bandSolve(kernel: SolverKernel, space: StateSpace, maps: BandMap[], threads: number): { table: Uint8Array; rounds: number } {
+  const per = space.p2Placements;
+  const tables = maps.map((m) => new Uint8Array(bandBytes(space, m)));
+  const units = unitsOfBands(space, maps[0]!);
+  let pending: number[][] = maps.map(() => []);
+  let changed = 0;
+  const send = (r: BandResult, to: number[][]) => {
+    let at = 0;
+    r.counts.forEach((count, b) => {
+      for (let i = 0; i < count; i++) to[b]!.push(r.messages[at++]!);
+    });
+  };
+  const apply = (x: number) => {
+    if (pending[x]!.length === 0) return;
+    const r = kernel.band(BandPhase.APPLY, tables[x]!, maps[x]!, Float64Array.from(pending[x]!), 0, 0, threads);
+    expect(r.messages.length).toBe(0);
+    changed += r.wins + r.losses + r.illegal;
+    pending[x] = [];
+  };
+  maps.forEach((m, x) => {
+    kernel.band(BandPhase.INIT, tables[x]!, m, undefined, 0, m.groups.length, threads);
+    apply(x);
+    send(kernel.band(BandPhase.UNITS, tables[x]!, m, units[x]!, 0, 0, threads), pending);
+  });
+  for (let round = 1; round < 50; round++) {
+    changed = 0;
+    const requests: number[][] = maps.map(() => []);
+    maps.forEach((m, x) => {
+      apply(x);
+      send(kernel.band(BandPhase.REQUESTS, tables[x]!, m, undefined, 0, m.groups.length, threads), requests);
+    });
+    maps.forEach((m, x) => {
+      const r = kernel.band(BandPhase.VISIT, tables[x]!, m, Float64Array.from(requests[x]!), 0, 0, threads);
+      changed += r.wins + r.losses;
+      expect(r.counts[x]).toBe(0);
+      send(r, pending);
+    });
+    maps.forEach((_, x) => apply(x));
+    if (changed === 0) {
+      // The union of the bands in the table's layout: stored index group * per + r.
+      const table = new Uint8Array(space.tableBytes);
+      maps.forEach((m, x) => {
+        m.groups.forEach((g, slot) => {
+          for (let r = 0; r < per; r++) {
+            const index = g * per + r;
+            table[Math.floor(index / 4)]! |= readValue(tables[x]!, slot * per + r) << ((index & 3) << 1);
+          }
+        });
+      });
+      return { table, rounds: round };
+    }
+  }
+  throw new Error('no fixpoint in 50 rounds');
+}
+
+describe('band passes end to end, 7x7 with 2 pieces, 3 bands of the proof order', () => {
+  const v = variant(7, 2);
+  const space = new StateSpace(v);
+  const truth = solveInMemory(space, 'clean');
+  const maps = proofOrderBands(space, BANDS);
+  it.each([
+    ['ts', 1],
+    ...natives.flatMap(([name]) => [
+      [name, 1],
+      [name, 2],
+    ]),
+  ] as [string, number][])('%s on %i thread(s): the union of the bands is the in-memory solve', (name, threads) => {
+    const native = natives.find(([n]) => n === name);
+    const kernel = native ? native[1].solverKernel(v, 'clean') : new TsSolverKernel(v, 'clean', space);
+    const { table, rounds } = bandSolve(kernel, space, maps, threads);
+    expect(rounds).toBeGreaterThan(1);
+    let differ = 0;
+    for (let i = 0; i < space.states; i++) if (readValue(table, i) !== readValue(truth, i)) differ++;
+    expect(differ).toBe(0);
+    expect(sameBytes(table, truth)).toBe(true);
+  });
+});
