@@ -25,31 +25,70 @@ const solveStore = (store: string, ...more: string[]) => run(['solve', '--board'
 describe('solve --store', () => {
   it('says how the budget is split, and ends with the in-memory table', () => {
     const store = join(dir, 'budget');
-    const r = solveStore(store, '--shards', '6', '--memory', '16.2M');
+    const r = solveStore(store, '--memory', '17.2M');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/--memory 17\.2 MiB: \d+ bands of up to [\d.]+ KiB, one held at a time, \+ [\d.]+ MiB of messages in memory/);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ tableCrc32: expectedCrc, p1Wins: 1_265_851, illegal: 10_810, start: 'p1-win', store: { passes: 'bands' } });
+    expect(out.store.shards).toBeGreaterThan(1);
+    expect(out.passLog[0].messages).toBeGreaterThan(0);
+    expect(r.stdout).not.toMatch(/blockShards/);
+  });
+
+  it('with --passes tiles: blocks of shards, the others streamed, the same table', () => {
+    const store = join(dir, 'tiles');
+    const r = solveStore(store, '--shards', '6', '--memory', '16.2M', '--passes', 'tiles');
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/--memory 16\.2 MiB: 6 shards of up to [\d.]+ KiB; a pass holds blocks of \d shards .* and streams the others through one more/);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ tableCrc32: expectedCrc, p1Wins: 1_265_851, illegal: 10_810, start: 'p1-win', store: { shards: 6 } });
+    expect(out).toMatchObject({ tableCrc32: expectedCrc, p1Wins: 1_265_851, illegal: 10_810, start: 'p1-win', store: { passes: 'tiles', shards: 6 } });
     expect(out.passLog[0].bytesWritten).toBeGreaterThan(0);
+    expect(run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), '--passes', 'rows']).stderr).toMatch(/--passes must be "bands" or "tiles" \(got "rows"\)/);
   });
 
-  it('refuses a budget too small for two shards, naming the minimum (exit 2)', () => {
+  it('refuses a budget too small for a band and its messages, naming the minimum (exit 2)', () => {
     const r = solveStore(join(dir, 'small'), '--shards', '2', '--memory', '16M');
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/--memory 16\.0 MiB is too small for 7x7\/2 in 2 shards of up to .*: a pass holds at least two shards plus .* in all/);
+    expect(r.stderr).toMatch(/--memory 16\.0 MiB is too small for 7x7\/2 in 2 bands of up to .*: a band pass holds one band, 1\.0 MiB of messages and .* in all/);
     expect(existsSync(join(dir, 'small'))).toBe(false);
+    const tiles = solveStore(join(dir, 'small'), '--shards', '2', '--memory', '16M', '--passes', 'tiles');
+    expect(tiles.status).toBe(2);
+    expect(tiles.stderr).toMatch(/--memory 16\.0 MiB is too small for 7x7\/2 in 2 shards of up to .*: a pass holds at least two shards plus .* in all/);
   });
 
   it('killed with SIGKILL after any save, resumes to the same table', () => {
-    for (const save of [3, 8, 15]) {
-      const store = join(dir, `killed-${save}`);
-      const killed = runHooked({ killAfterSave: save }, ['solve', '--board', '7', '--pieces', '2', '--store', store, '--shards', '5', '--memory', '16.2M', '--threads', '1', '--quiet']);
+    // Band passes (5 bands: saves 1-5 are init, then a save per band and pass), and tiles.
+    for (const [save, passes] of [
+      [3, 'bands'],
+      [8, 'bands'],
+      [17, 'bands'],
+      [8, 'tiles'],
+    ] as const) {
+      const store = join(dir, `killed-${save}-${passes}`);
+      const killed = runHooked({ killAfterSave: save }, [
+        'solve',
+        '--board',
+        '7',
+        '--pieces',
+        '2',
+        '--store',
+        store,
+        '--shards',
+        '5',
+        '--memory',
+        '17.5M',
+        '--passes',
+        passes,
+        '--threads',
+        '1',
+        '--quiet',
+      ]);
       expect(killed.signal).toBe('SIGKILL');
       expect(existsSync(join(store, 'manifest.json'))).toBe(true);
       const again = solveStore(store);
       expect(again.status).toBe(2);
       expect(again.stderr).toMatch(/already holds a store: use --resume/);
-      const resumed = solveStore(store, '--resume', '--memory', '16.2M');
+      const resumed = solveStore(store, '--resume', '--memory', '17.5M');
       expect(resumed.status, resumed.stderr).toBe(0);
       expect(resumed.stderr).toMatch(/resumed from .* after pass \d+/);
       expect(JSON.parse(resumed.stdout).tableCrc32).toBe(expectedCrc);

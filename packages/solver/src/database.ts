@@ -38,6 +38,8 @@ export interface PassRecord {
   /** A sharded solve: bytes of shards read and written. */
   bytesRead?: number;
   bytesWritten?: number;
+  /** A band solve: messages written (see store/band-solve.ts). */
+  messages?: number;
 }
 
 export interface DatabaseHeader {

@@ -12,6 +12,8 @@ export * from './select-backend.js';
 export * from './solve.js';
 export * from './state-index.js';
 export * from './store/layout.js';
+export * from './store/band-layout.js';
+export * from './store/band-solve.js';
 export * from './store/shard-store.js';
 export * from './store/sharded-solve.js';
 export * from './store/convert.js';

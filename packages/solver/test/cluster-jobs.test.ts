@@ -18,7 +18,7 @@ let manifest: Manifest;
 
 beforeAll(async () => {
   // A store in its passes: 7x7/2 in 3 shards, stopped after pass 1.
-  await solveSharded({ variant: variant(7, 2), rules: 'clean', backend, threads: 1, store, shards: 3, stopAfterPass: 1 }).catch((e) => {
+  await solveSharded({ passes: 'tiles', variant: variant(7, 2), rules: 'clean', backend, threads: 1, store, shards: 3, stopAfterPass: 1 }).catch((e) => {
     if (!/interrupted/.test(String(e))) throw e;
   });
   manifest = ShardStore.open(store).manifest;

@@ -74,7 +74,7 @@ describe.each(backends.map((b) => [b.name, b] as const))('sharded solves on %s',
       const copies = backend.kernelThreads || threads === 1 ? 1 : threads;
       const memoryLimit = held === 0 ? undefined : budgetFor(board, pieces, shards, held, copies);
       let plan: { blockShards: number; streamBytes: number } | undefined;
-      const r = await solveSharded({
+      const r = await solveSharded({ passes: 'tiles',
         variant: variant(board, pieces),
         rules: 'clean',
         backend,
@@ -134,7 +134,7 @@ describe('a store after the solve', () => {
   let file: string;
   beforeAll(async () => {
     storePath = newStore();
-    await solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: storePath, shards: 5 });
+    await solveSharded({ passes: 'tiles', variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: storePath, shards: 5 });
     file = join(dir, 'from-store.ccdb');
     exportStore(storePath, file);
   });
@@ -195,14 +195,14 @@ describe('a store after the solve', () => {
 
   it('refuses to continue a store of another variant, and a manifest that is not one', async () => {
     await expect(
-      solveSharded({ variant: variant(7, 1), rules: 'clean', backend: backends[0]!, threads: 1, store: storePath, resume: true }),
+      solveSharded({ passes: 'tiles', variant: variant(7, 1), rules: 'clean', backend: backends[0]!, threads: 1, store: storePath, resume: true }),
     ).rejects.toThrow(/is a store of 7x7\/2 \(clean\), not 7x7\/1 \(clean\)/);
     const fake = join(dir, 'fake-store');
     importDatabase(file, fake, { shards: 2 });
     const manifest = join(fake, 'manifest.json');
     writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('"pieces": 2', '"pieces": 3'));
     expect(() => ShardStore.open(fake)).toThrow(/manifest.json: corrupt manifest: its sizes are not those of 7x7\/3/);
-    await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: storePath })).rejects.toThrow(
+    await expect(solveSharded({ passes: 'tiles', variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: storePath })).rejects.toThrow(
       /already holds a store: use --resume/,
     );
   });
@@ -219,7 +219,7 @@ describe('interrupted sharded solves', () => {
       const controller = new AbortController();
       let saves = 0;
       await expect(
-        solveSharded({
+        solveSharded({ passes: 'tiles',
           variant: v,
           rules: 'clean',
           backend: backends[0]!,
@@ -237,7 +237,7 @@ describe('interrupted sharded solves', () => {
       writeFileSync(join(store, 'shard-00001.g999.bin'), 'half a shard');
       // The last one resumes on another backend (the TS one where the native addon loads).
       const backend = stopAt === 30 ? backends.at(-1)! : backends[0]!;
-      const r = await solveSharded({ variant: v, rules: 'clean', backend, threads: 2, store, resume: true, memoryLimit: budget });
+      const r = await solveSharded({ passes: 'tiles', variant: v, rules: 'clean', backend, threads: 2, store, resume: true, memoryLimit: budget });
       expect(same(r)).toEqual(expected);
       expect(readdirSync(store).filter((f) => f.includes('g999'))).toEqual([]);
     }
@@ -245,7 +245,7 @@ describe('interrupted sharded solves', () => {
 
   it('say what the store holds when interrupted', async () => {
     const store = newStore();
-    const error = await solveSharded({ variant: variant(7, 2), rules: 'clean', backend: backends[0]!, threads: 1, store, shards: 3, stopAfterPass: 2 }).catch(
+    const error = await solveSharded({ passes: 'tiles', variant: variant(7, 2), rules: 'clean', backend: backends[0]!, threads: 1, store, shards: 3, stopAfterPass: 2 }).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(ShardedSolveInterrupted);

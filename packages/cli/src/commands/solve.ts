@@ -15,7 +15,7 @@ import {
   checkMemory,
   checkSolveOutput,
   checkTableLimits,
-  describePlan,
+  describeStorePlan,
   exportStore,
   requiredBytes,
   selectBackend,
@@ -41,6 +41,7 @@ export interface SolveCommandOptions {
   memory?: string;
   store?: string;
   shards?: string;
+  passes?: string;
   redis?: string;
   resume?: boolean;
   force?: boolean;
@@ -75,6 +76,8 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (o.redis !== undefined && o.backend !== 'auto') throw new UsageError('--backend is chosen by each worker (ccheckers worker --backend) in a cluster solve');
   if (store && o.distances) throw new UsageError('--distances is for in-memory solves; a --store keeps the 2-bit table only');
   const shards = o.shards === undefined ? undefined : positiveInteger(o.shards, '--shards');
+  const passes = o.passes ?? 'bands';
+  if (passes !== 'bands' && passes !== 'tiles') throw new UsageError(`--passes must be "bands" or "tiles" (got "${passes}")`);
   if (o.resume && !out && !store) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt) or --store DIR');
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
   // that only with --force), always be able to write; solve() checks again and holds a lock.
@@ -170,8 +173,9 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(o.resume ? { resume: true } : {}),
         ...(shards !== undefined ? { shards } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+        passes,
         signal: controller.signal,
-        onPlan: (plan) => progress.done(`store ${store}: ${describePlan(plan)}`),
+        onPlan: (plan) => progress.done(`store ${store}: ${describeStorePlan(plan)}`),
         onProgress,
         ...(hooks.onStoreSave ? { onSave: hooks.onStoreSave } : {}),
       });
@@ -231,7 +235,16 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
           cluster: { queue: result.queue, jobs: result.jobs, redisCommands: result.redisCommands },
         }
       : 'store' in result
-        ? { store: { path: result.store, shards: result.shards, blockShards: result.blockShards, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten } }
+        ? {
+            store: {
+              path: result.store,
+              passes: result.storePasses,
+              shards: result.shards,
+              ...(result.storePasses === 'tiles' ? { blockShards: result.blockShards } : {}),
+              bytesRead: result.bytesRead,
+              bytesWritten: result.bytesWritten,
+            },
+          }
         : {}),
     passLog: result.passLog.map((r) => ({ ...r, seconds: Number(r.seconds.toFixed(3)) })),
     machine: await machineDetails(),
@@ -270,7 +283,8 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ]
       : 'store' in result
         ? [
-            `${'store'.padEnd(10)} ${result.store}: ${result.shards} shard(s), blocks of ${result.blockShards}; read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
+            `${'store'.padEnd(10)} ${result.store}: ${result.storePasses === 'bands' ? `${result.shards} band(s), one held at a time` : `${result.shards} shard(s), blocks of ${result.blockShards}`}; ` +
+              `read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
           ]
         : []),
     ...(out ? [`${'database'.padEnd(10)} ${out}`] : []),

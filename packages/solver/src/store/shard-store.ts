@@ -45,6 +45,45 @@ export interface PassInProgress {
   seconds: number;
 }
 
+/** A message file of the band passes (band-solve.ts): messages of one kind that step (pass,
+ *  source) sent to band `target`, as float64 numbers (see core's bandMessage). */
+export interface MessageFile {
+  file: string;
+  target: number;
+  kind: 'values' | 'requests';
+  pass: number;
+  source: number;
+  bytes: number;
+  crc32: number;
+}
+
+/** What the pass under way of a band solve has done so far. */
+export interface BandPassTally {
+  /** Values the held bands took (their own proofs and the messages applied). */
+  changed: number;
+  /** Value messages sent, and messages written in all. */
+  sentValues: number;
+  messagesWritten: number;
+  seconds: number;
+  bytesRead: number;
+  bytesWritten: number;
+}
+
+/** A band solve under way (band-solve.ts): its bands' files, its messages, the next step. */
+export interface BandState {
+  count: number;
+  /** Each band's table file ('' until init wrote it) and CRC-32. */
+  files: Array<{ file: string; crc32: number }>;
+  /** Message files written by steps done, not yet taken by their band. */
+  messages: MessageFile[];
+  /** The next step: band `band` of pass `pass` (pass 0 is init). */
+  next: { pass: number; band: number };
+  tally: BandPassTally;
+}
+
+export const BAND_FILE = /^band-\d{5,}\.g\d+\.bin$/;
+export const MESSAGE_FILE = /^msg-\d{5,}-[vr]-p\d+-b\d{5,}\.f64$/;
+
 export interface Manifest {
   format: typeof FORMAT;
   /** Random, set when the store is made: names the store's job queue on a cluster (cluster/). */
@@ -69,6 +108,8 @@ export interface Manifest {
   seconds: number;
   /** Stored states decided so far, where a cluster solve (cluster/) keeps count. */
   proven?: number;
+  /** A band solve under way (the shards have no files until it finishes). */
+  bands?: BandState;
   /** When complete: the results, and the CRC-32 of the whole table (the shards in order). */
   results?: GameCounts & { startValue: number; tableCrc32: number };
 }
@@ -181,11 +222,7 @@ export class ShardStore {
     }
     try {
       this.checkShardSize(index, statSync(path).size);
-      for (let at = 0; at < bytes.length; ) {
-        const got = readSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at), at);
-        if (got === 0) throw new DatabaseError(path, `shard ${index} is shorter than the manifest records`);
-        at += got;
-      }
+      readAt(fd, path, bytes, 0, `shard ${index}`);
     } finally {
       closeSync(fd);
     }
@@ -281,12 +318,62 @@ export class ShardStore {
     for (const file of replaced) rmSync(join(this.dir, file), { force: true });
   }
 
+  /** A band's table from its file into `into` (exactly the band's bytes), checked (size and
+   *  CRC-32) as a shard is. */
+  loadBand(index: number, into: Uint8Array): Uint8Array {
+    const entry = this.manifest.bands!.files[index]!;
+    const path = join(this.dir, entry.file);
+    let size: number;
+    try {
+      size = statSync(path).size;
+    } catch (e) {
+      throw new DatabaseError(path, `band ${index} is missing or unreadable (${(e as Error).message})`);
+    }
+    if (size !== into.length) throw new DatabaseError(path, `band ${index} has ${size} bytes, its groups take ${into.length}`);
+    const bytes = into;
+    const fd = openSync(path, 'r');
+    try {
+      readAt(fd, path, bytes, 0, `band ${index}`);
+    } finally {
+      closeSync(fd);
+    }
+    if (crc32Of(bytes) !== entry.crc32) throw new DatabaseError(path, `band ${index} fails its CRC-32 check (manifest ${hex(entry.crc32)})`);
+    return bytes;
+  }
+
+  /**
+   * Ends a step of a band solve atomically: the band's new table file (if any), the message files
+   * the step wrote (already flushed), the ones it took, and the manifest changes `update` makes.
+   * Taken and replaced files go once the manifest no longer names them.
+   */
+  saveBandStep(band: { index: number; bytes: Uint8Array } | undefined, added: MessageFile[], taken: string[], update: (m: Manifest) => void): void {
+    const m: Manifest = structuredClone(this.manifest);
+    const state = m.bands!;
+    m.generation++;
+    const replaced: string[] = [...taken];
+    if (band) {
+      const entry = state.files[band.index]!;
+      const file = `band-${String(band.index).padStart(5, '0')}.g${m.generation}.bin`;
+      writeFileAtomically(join(this.dir, file), band.bytes, false);
+      if (entry.file !== '') replaced.push(entry.file);
+      entry.file = file;
+      entry.crc32 = crc32Of(band.bytes);
+    }
+    const gone = new Set(taken);
+    state.messages = [...state.messages.filter((f) => !gone.has(f.file)), ...added];
+    update(m);
+    writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
+    this.manifest = m;
+    for (const file of replaced) rmSync(join(this.dir, file), { force: true });
+  }
+
   /** Removes files the manifest does not name (a crash between writing a shard and the manifest). */
   removeLeftovers(): string[] {
-    const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file)]);
+    const bands = this.manifest.bands;
+    const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
-      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
+      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+\.bin|msg-[0-9a-z-]+\.f64|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
       unlinkSync(join(this.dir, file));
       removed.push(file);
     }
@@ -350,11 +437,31 @@ function checkManifest(path: string, m: Manifest): void {
     const e = m.shards[i]!;
     if (e.firstGroup !== s.firstGroup || e.groups !== s.groups || e.bytes !== s.bytes) throw bad(`shard ${i} is not where the layout puts it`);
     if (typeof e.file !== 'string' || (e.file !== '' && !SHARD_FILE.test(e.file))) throw bad(`shard ${i} names the file "${String(e.file)}"`);
-    if (e.file === '' && m.stage !== 'init') throw bad(`shard ${i} has no file`);
+    if (e.file === '' && m.stage !== 'init' && m.bands === undefined) throw bad(`shard ${i} has no file`);
   });
+  if (m.bands !== undefined) {
+    const b = m.bands;
+    if (!Number.isSafeInteger(b.count) || b.count < 1 || !Array.isArray(b.files) || b.files.length !== b.count) throw bad('band solve: band count and files');
+    b.files.forEach((f, i) => {
+      if (typeof f.file !== 'string' || (f.file !== '' && !BAND_FILE.test(f.file))) throw bad(`band ${i} names the file "${String(f.file)}"`);
+    });
+    if (!Array.isArray(b.messages) || b.messages.some((f) => typeof f.file !== 'string' || !MESSAGE_FILE.test(f.file) || !(f.target >= 0 && f.target < b.count))) {
+      throw bad('band solve: message files');
+    }
+  }
   if (!['init', 'passes', 'finishing', 'complete'].includes(m.stage)) throw bad(`stage ${String(m.stage)}`);
   if (m.stage === 'complete' && !m.results) throw bad('complete without results');
   if (m.id !== undefined && (typeof m.id !== 'string' || !/^[0-9a-f]{16}$/.test(m.id))) throw bad(`store id ${String(m.id)}`);
+}
+
+/** Fills `bytes` from `fd` at `position`, in chunks a single read can take; a file too short is a
+ *  DatabaseError naming `what`. */
+export function readAt(fd: number, path: string, bytes: Uint8Array, position: number, what: string): void {
+  for (let at = 0; at < bytes.length; ) {
+    const got = readSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at), position + at);
+    if (got === 0) throw new DatabaseError(path, `${what} is shorter than the manifest records`);
+    at += got;
+  }
 }
 
 /** Writes a file atomically: temporary file, fsync, rename; `syncDir` also flushes the rename.

@@ -37,7 +37,9 @@ import {
 } from '../solve.js';
 import { TableTally, storedCounts } from '../state-index.js';
 import { type ChunkRunner, createWorkerPool, runPhase } from '../worker-pool.js';
-import { type MemoryPlan, type Shard, blocksOf, planMemory } from './layout.js';
+import { type BandPlan, describeBandPlan } from './band-layout.js';
+import { type MemoryPlan, type Shard, blocksOf, describePlan, planMemory } from './layout.js';
+import { solveBands } from './band-solve.js';
 import { MANIFEST, type Manifest, ShardStore } from './shard-store.js';
 
 export interface ShardedSolveOptions {
@@ -52,8 +54,12 @@ export interface ShardedSolveOptions {
   shards?: number;
   /** Bytes the solve may hold: shards in memory, buffers and group maps. */
   memoryLimit?: number;
-  /** Told the plan before anything large is allocated (the CLI prints it). */
-  onPlan?: (plan: MemoryPlan) => void;
+  /** Tile passes (layout.ts: blocks of shards, the others streamed) or band passes
+   *  (band-layout.ts, band-solve.ts: one band of the proof order held, messages between them).
+   *  A store being resumed keeps the passes it was started with. Default: bands. */
+  passes?: StorePasses;
+  /** Told the plan before anything large is allocated (the CLI prints it: describeStorePlan). */
+  onPlan?: (plan: MemoryPlan | BandPlan) => void;
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
   /** Test hook: stop after this many passes (the store keeps them). */
@@ -62,8 +68,17 @@ export interface ShardedSolveOptions {
   onSave?: (passes: number) => void;
 }
 
+export type StorePasses = 'tiles' | 'bands';
+
+/** A plan in one line, for stderr before a solve starts. */
+export function describeStorePlan(plan: MemoryPlan | BandPlan): string {
+  return 'bands' in plan ? describeBandPlan(plan) : describePlan(plan);
+}
+
 export interface ShardedSolveResult extends SolveResult {
   store: string;
+  storePasses: StorePasses;
+  /** Shards (tiles) or bands (bands): the table's pieces. */
   shards: number;
   blockShards: number;
   /** Shard bytes read and written over the whole solve (this run). */
@@ -177,6 +192,9 @@ export function planStore(request: StoreRequest, kernelCopies: number): { existi
   }
   if (existing) {
     existing.checkVariant(request.variant, request.rules);
+    if (existing.manifest.bands) {
+      throw new CCheckersError('E_USAGE', `${request.store} is being solved by band passes, which tiles and clusters cannot continue: resume it with solve --store --resume`);
+    }
     if (request.shards !== undefined && request.shards !== existing.layout.shards.length) {
       throw new CCheckersError('E_USAGE', `${request.store} has ${existing.layout.shards.length} shards; --shards ${request.shards} applies to new stores only`);
     }
@@ -198,6 +216,7 @@ export function createStore(request: StoreRequest, plan: MemoryPlan): ShardStore
 }
 
 export async function solveSharded(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
+  if (passesOf(options) === 'bands') return solveBands(options);
   const { variant: v, backend } = options;
   const space = new StateSpace(v);
   const threads = Math.max(1, Math.min(Math.floor(options.threads), space.groups));
@@ -213,6 +232,20 @@ export async function solveSharded(options: ShardedSolveOptions): Promise<Sharde
   } finally {
     unlock();
   }
+}
+
+/** The passes of a solve: a store being resumed keeps its own. */
+function passesOf(options: ShardedSolveOptions): StorePasses {
+  if (options.resume) {
+    try {
+      const m = ShardStore.open(options.store).manifest;
+      if (m.bands) return 'bands';
+      if (m.stage !== 'complete') return 'tiles';
+    } catch {
+      // no store yet (or a broken one: the solve says so)
+    }
+  }
+  return options.passes ?? 'bands';
 }
 
 async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan: MemoryPlan, threads: number): Promise<ShardedSolveResult> {
@@ -354,23 +387,35 @@ async function solveLocked(options: ShardedSolveOptions, store: ShardStore, plan
     await runner.close();
   }
 
-  // The results, from the shards streamed once in order (the CRC is the in-memory table's).
   if (store.manifest.stage === 'finishing') {
-    const tally = new TableTally(space);
-    for (const shard of shards) tally.add(load(shard, streamBuffer.length >= shard.bytes ? streamBuffer : blockBuffer), shard.firstByte);
+    const results = countStore(store, plan.streamBytes > 0 ? streamBuffer : blockBuffer, (n) => {
+      bytesRead += n;
+    });
     save([], (next) => {
       next.stage = 'complete';
-      next.results = tally.results();
+      next.results = results;
     });
   }
   return {
     ...storeResult(store, backend.name, threads, resumedFromPass),
     store: options.store,
+    storePasses: 'tiles',
     shards: shards.length,
     blockShards: plan.blockShards,
     bytesRead,
     bytesWritten,
   };
+}
+
+/** The results, from the shards read once in order through `buffer` (at least a shard long):
+ *  the CRC is the in-memory table's. */
+export function countStore(store: ShardStore, buffer: Uint8Array, onRead: (bytes: number) => void): NonNullable<Manifest['results']> {
+  const tally = new TableTally(store.space);
+  for (const shard of store.layout.shards) {
+    tally.add(store.loadShard(shard.index, buffer), shard.firstByte);
+    onRead(shard.bytes);
+  }
+  return tally.results();
 }
 
 /** The result of a complete store, as every solve reports it. */

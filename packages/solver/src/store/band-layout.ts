@@ -1,0 +1,146 @@
+/**
+ * Bands of the proof order: how the band passes (band-solve.ts) cut the table, and how a memory
+ * budget is split between the band in memory and the messages.
+ *
+ * The children of every state with P2 placement b (a pass unit) lie in one group, rot b's (the
+ * unit's child group). A band is a run of groups in the order of the first unit, in the proof
+ * order, whose child group each is; the band's units are all the units whose child group it
+ * holds, in proof order. Holding a band is enough to visit every state of its units with all
+ * their children at hand, in the order the in-memory pass visits them: the in-pass propagation
+ * and the proof order are kept, and a pass proves about as much as the in-memory one whatever the
+ * band count (docs/sharding.md, "Bands of the proof order"). What a visit decides about a state
+ * held in another band, and the wins of a new loss's parents held elsewhere, are messages.
+ */
+import { CCheckersError, type StateSpace, WORDS, permuteSet, rankSet, unrankSet } from '@ccheckers/core';
+import { formatBytes } from '../memory.js';
+import { DEFAULT_SHARD_BYTES, overheadBytes } from './layout.js';
+
+export interface BandLayout {
+  bands: number;
+  /** For every group: its band, and its slot (position) in the band. */
+  bandOf: Int32Array;
+  slotOf: Int32Array;
+  /** Per band: its groups by slot, and its units (positions in the proof order, ascending). */
+  groupsOf: Uint32Array[];
+  unitsOf: Float64Array[];
+}
+
+/** Bytes of a band of `groups` groups (its own 2-bit table, slot by slot). */
+export function bandBytes(space: StateSpace, groups: number): number {
+  return Math.ceil((groups * space.p2Placements) / 4);
+}
+
+/** The child group of every unit, by position in the proof order: the group of rot b. */
+export function childGroupsInProofOrder(space: StateSpace): Int32Array {
+  const { cells: n, pieces: k } = space;
+  const rotate = space.variant.geometry.rotate;
+  const order = space.passOrder;
+  const set = new Uint32Array(WORDS);
+  const rotated = new Uint32Array(WORDS);
+  const child = new Int32Array(order.length);
+  for (let u = 0; u < order.length; u++) {
+    unrankSet(order[u]!, k, n, set);
+    permuteSet(set, rotate, rotated);
+    child[u] = space.groupOfRank[rankSet(rotated)]!;
+  }
+  return child;
+}
+
+/** `count` bands (fewer where there are fewer groups), of as equal a number of groups as can be. */
+export function bandLayout(space: StateSpace, count: number): BandLayout {
+  if (!Number.isSafeInteger(count) || count < 1) throw new CCheckersError('E_USAGE', `--shards must be a positive integer (got ${count})`);
+  const groups = space.groups;
+  const bands = Math.min(count, groups);
+  const childOf = childGroupsInProofOrder(space);
+  // Groups in the order of their first unit: every group is some unit's child group (rot is a
+  // bijection of placements), so each gets a place.
+  const order = new Uint32Array(groups);
+  const placed = new Uint8Array(groups);
+  let next = 0;
+  for (let u = 0; u < childOf.length; u++) {
+    const g = childOf[u]!;
+    if (placed[g]) continue;
+    placed[g] = 1;
+    order[next++] = g;
+  }
+  if (next !== groups) throw new Error(`band layout: ${groups - next} groups are no unit's children`);
+  const bandOf = new Int32Array(groups);
+  const slotOf = new Int32Array(groups);
+  const groupsOf: Uint32Array[] = [];
+  for (let b = 0; b < bands; b++) {
+    const from = Math.floor((b * groups) / bands);
+    const to = Math.floor(((b + 1) * groups) / bands);
+    const held = order.slice(from, to);
+    held.forEach((g, slot) => {
+      bandOf[g] = b;
+      slotOf[g] = slot;
+    });
+    groupsOf.push(held);
+  }
+  const unitCounts = new Array<number>(bands).fill(0);
+  for (let u = 0; u < childOf.length; u++) unitCounts[bandOf[childOf[u]!]!]!++;
+  const unitsOf = unitCounts.map((c) => new Float64Array(c));
+  const filled = new Array<number>(bands).fill(0);
+  for (let u = 0; u < childOf.length; u++) {
+    const b = bandOf[childOf[u]!]!;
+    unitsOf[b]![filled[b]!++] = u;
+  }
+  return { bands, bandOf, slotOf, groupsOf, unitsOf };
+}
+
+export interface BandPlan {
+  bands: number;
+  /** The largest band's bytes: the band buffer. */
+  bandBytes: number;
+  /** Messages in memory at once: read from a file, or made by one kernel call. */
+  messageBytes: number;
+  overheadBytes: number;
+  budget?: number;
+}
+
+/** Messages per kernel call's worth of buffer: at least this much, whatever the budget. */
+export const MIN_MESSAGE_BYTES = 2 ** 20;
+
+/**
+ * The band count and buffers for a budget: without --shards the bands are about
+ * DEFAULT_SHARD_BYTES, and with --memory small enough that a band takes at most half of what the
+ * budget leaves for tables (the other half, and at least MIN_MESSAGE_BYTES, is for messages). Refuses a budget below one band
+ * and MIN_MESSAGE_BYTES of messages plus the overhead, naming the minimum.
+ */
+export function planBands(space: StateSpace, options: { bands?: number; budget?: number; kernelCopies: number }): BandPlan {
+  // The band maps (bandOf, slotOf, groups, units) come on top of the tiles' group maps.
+  const overhead = overheadBytes(space, options.kernelCopies) + space.groups * 12 + space.p1Placements * 12;
+  const forTables = options.budget === undefined ? Number.POSITIVE_INFINITY : options.budget - overhead;
+  let bands = options.bands;
+  if (bands === undefined) {
+    bands = Math.max(1, Math.ceil(space.tableBytes / DEFAULT_SHARD_BYTES));
+    // Half the budget for the band, half (at least MIN_MESSAGE_BYTES) for the messages.
+    const forBand = forTables - Math.max(MIN_MESSAGE_BYTES, forTables / 2);
+    if (forBand < space.tableBytes) bands = Math.max(bands, Math.ceil(space.tableBytes / Math.max(1, forBand)));
+    // Bands are whole groups: one more where rounding up made the largest too big.
+    while (bands < space.groups && bandBytes(space, Math.ceil(space.groups / bands)) > forBand && forBand < space.tableBytes) bands++;
+  }
+  bands = Math.min(bands, space.groups);
+  const largest = bandBytes(space, Math.ceil(space.groups / bands));
+  const messageBytes = options.budget === undefined ? Math.max(MIN_MESSAGE_BYTES, Math.min(2 ** 28, largest)) : forTables - largest;
+  if (messageBytes < MIN_MESSAGE_BYTES) {
+    const minimum = largest + MIN_MESSAGE_BYTES + overhead;
+    throw new CCheckersError(
+      'E_MEMORY',
+      `--memory ${formatBytes(options.budget!)} is too small for ${space.variant.name} in ${bands} bands of up to ${formatBytes(largest)}: ` +
+        `a band pass holds one band, ${formatBytes(MIN_MESSAGE_BYTES)} of messages and ${formatBytes(overhead)} of group maps and scratch, ` +
+        `${formatBytes(minimum)} in all` +
+        (options.bands === undefined ? '' : ' (more --shards make bands smaller)'),
+    );
+  }
+  return { bands, bandBytes: largest, messageBytes, overheadBytes: overhead, ...(options.budget === undefined ? {} : { budget: options.budget }) };
+}
+
+/** The plan in one line, for stderr before a solve starts. */
+export function describeBandPlan(plan: BandPlan): string {
+  const budget = plan.budget === undefined ? 'no --memory limit' : `--memory ${formatBytes(plan.budget)}`;
+  return (
+    `${budget}: ${plan.bands} band${plan.bands === 1 ? '' : 's'} of up to ${formatBytes(plan.bandBytes)}, one held at a time, ` +
+    `+ ${formatBytes(plan.messageBytes)} of messages in memory, + ${formatBytes(plan.overheadBytes)} group maps and scratch`
+  );
+}

@@ -1,0 +1,98 @@
+/**
+ * Message files of the band passes (band-solve.ts): the float64 messages (core's bandMessage) one
+ * step of a pass sends to each other band, one file per target and kind, written while the step
+ * runs, flushed before the manifest names them, read back in chunks by the target band's step.
+ */
+import { closeSync, fsyncSync, openSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32Of } from '../crc.js';
+import { DatabaseError, IO_CHUNK_BYTES, hex } from '../database.js';
+import { type MessageFile, readAt } from './shard-store.js';
+
+export type MessageKind = MessageFile['kind'];
+
+export function messageFileName(target: number, kind: MessageKind, pass: number, source: number): string {
+  return `msg-${String(target).padStart(5, '0')}-${kind === 'values' ? 'v' : 'r'}-p${pass}-b${String(source).padStart(5, '0')}.f64`;
+}
+
+/** The message files of one step (pass, source), opened as messages for them come. */
+export class MessageWriter {
+  private readonly open = new Map<string, { fd: number; entry: MessageFile }>();
+  bytesWritten = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly pass: number,
+    private readonly source: number,
+  ) {}
+
+  write(target: number, kind: MessageKind, messages: Float64Array): void {
+    if (messages.length === 0) return;
+    const file = messageFileName(target, kind, this.pass, this.source);
+    let f = this.open.get(file);
+    if (!f) {
+      f = { fd: openSync(join(this.dir, file), 'w'), entry: { file, target, kind, pass: this.pass, source: this.source, bytes: 0, crc32: 0 } };
+      this.open.set(file, f);
+    }
+    const bytes = new Uint8Array(messages.buffer, messages.byteOffset, messages.byteLength);
+    for (let at = 0; at < bytes.length; ) at += writeSync(f.fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at));
+    f.entry.crc32 = crc32Of(bytes, f.entry.crc32);
+    f.entry.bytes += bytes.length;
+    this.bytesWritten += bytes.length;
+  }
+
+  /** Flushes and closes every file: what the manifest is to name. */
+  finish(): MessageFile[] {
+    const files: MessageFile[] = [];
+    for (const { fd, entry } of this.open.values()) {
+      fsyncSync(fd);
+      closeSync(fd);
+      files.push(entry);
+    }
+    this.open.clear();
+    return files;
+  }
+
+  /** Closes the files of a step that will not be saved (they are leftovers, removed on resume). */
+  abort(): void {
+    for (const { fd } of this.open.values()) closeSync(fd);
+    this.open.clear();
+  }
+}
+
+/**
+ * Calls `use` on the messages of `file` in chunks of at most `buffer`'s length. The CRC-32 is
+ * checked at the end; a file of the wrong size or CRC, or whose messages `use` refuses, is a
+ * DatabaseError naming it (its band is not saved then: nothing it did is kept).
+ */
+export async function readMessages(dir: string, file: MessageFile, buffer: Float64Array, use: (messages: Float64Array) => void | Promise<void>): Promise<number> {
+  const path = join(dir, file.file);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    throw new DatabaseError(path, `message file is missing or unreadable (${(e as Error).message})`);
+  }
+  const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  let crc = 0;
+  try {
+    const size = statSync(path).size;
+    if (size !== file.bytes || size % 8 !== 0) throw new DatabaseError(path, `message file has ${size} bytes, the manifest records ${file.bytes}`);
+    for (let at = 0; at < size; ) {
+      const n = Math.min(bytes.length, size - at);
+      readAt(fd, path, bytes.subarray(0, n), at, 'message file');
+      crc = crc32Of(bytes.subarray(0, n), crc);
+      try {
+        await use(buffer.subarray(0, n / 8));
+      } catch (e) {
+        if (e instanceof RangeError) throw new DatabaseError(path, `message file holds messages its band refuses (${e.message})`);
+        throw e;
+      }
+      at += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (crc !== file.crc32) throw new DatabaseError(path, `message file fails its CRC-32 check (manifest ${hex(file.crc32)})`);
+  return file.bytes;
+}

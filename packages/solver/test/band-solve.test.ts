@@ -1,0 +1,268 @@
+/**
+ * Band passes (store/band-solve.ts): for any band count and memory budget, every backend and
+ * thread count, the same counts, start value and table CRC-32 as the in-memory solve; a solve
+ * stopped at any save resumes to the same table; a damaged message or band file is refused with
+ * its name, and nothing is overwritten.
+ */
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StateSpace, variant } from '@ccheckers/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DatabaseError,
+  type SolveResult,
+  ShardStore,
+  ShardedSolveInterrupted,
+  availableBackends,
+  bandLayout,
+  childGroupsInProofOrder,
+  copyStates,
+  planBands,
+  planStore,
+  solve,
+  solveSharded,
+} from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-bands-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const backends = await availableBackends();
+let stores = 0;
+const newStore = () => join(dir, `store-${stores++}`);
+
+const inMemory = new Map<string, SolveResult>();
+beforeAll(async () => {
+  for (const [board, pieces] of [
+    [7, 2],
+    [4, 6],
+  ] as const) {
+    inMemory.set(`${board}/${pieces}`, await solve({ variant: variant(board, pieces), rules: 'clean', backend: backends[0]!, threads: 1 }));
+  }
+  if (backends[0]!.kernelThreads) inMemory.set('7/3', await solve({ variant: variant(7, 3), rules: 'clean', backend: backends[0]!, threads: 2 }));
+}, 120_000);
+
+const same = (r: SolveResult) => ({ positions: r.positions, p1Wins: r.p1Wins, p2Wins: r.p2Wins, draws: r.draws, illegal: r.illegal, start: r.start, crc: r.tableCrc32 });
+
+/** A budget whose band is 1/`of` of the table, with as much (at least a MiB) for messages. */
+function budgetFor(board: number, pieces: number, of: number): number {
+  const space = new StateSpace(variant(board, pieces));
+  const plan = planBands(space, { kernelCopies: 1 });
+  return plan.overheadBytes + space.tableBytes / of + Math.max(2 ** 20, space.tableBytes / of);
+}
+
+describe('band layouts', () => {
+  for (const [board, pieces, bands] of [
+    [7, 2, 3],
+    [4, 6, 16],
+    [7, 3, 7],
+  ] as const) {
+    it(`${board}x${board}/${pieces} in ${bands} bands: every group in one slot of one band, every unit in the band of its children`, () => {
+      const space = new StateSpace(variant(board, pieces));
+      const layout = bandLayout(space, bands);
+      expect(layout.bands).toBe(bands);
+      const seen = new Uint8Array(space.groups);
+      layout.groupsOf.forEach((groups, b) => {
+        groups.forEach((g, slot) => {
+          expect(layout.bandOf[g]).toBe(b);
+          expect(layout.slotOf[g]).toBe(slot);
+          seen[g]!++;
+        });
+      });
+      expect(seen.every((n) => n === 1)).toBe(true);
+      // Bands of as equal a size as can be.
+      const sizes = layout.groupsOf.map((g) => g.length);
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+      const child = childGroupsInProofOrder(space);
+      const units = new Uint8Array(space.p1Placements);
+      layout.unitsOf.forEach((list, b) => {
+        for (let i = 0; i < list.length; i++) {
+          if (i > 0) expect(list[i]).toBeGreaterThan(list[i - 1]!);
+          expect(layout.bandOf[child[list[i]!]!]).toBe(b);
+          units[list[i]!]!++;
+        }
+      });
+      expect(units.every((n) => n === 1)).toBe(true);
+    });
+  }
+});
+
+describe('band plans', () => {
+  const space = new StateSpace(variant(7, 3));
+  it('split the budget into a band and messages, within the budget', () => {
+    const budget = planBands(space, { kernelCopies: 1 }).overheadBytes + space.tableBytes / 4;
+    const plan = planBands(space, { budget, kernelCopies: 1 });
+    expect(plan.bandBytes + plan.messageBytes + plan.overheadBytes).toBeLessThanOrEqual(budget);
+    expect(plan.bandBytes).toBeLessThanOrEqual(space.tableBytes / 8);
+    expect(plan.messageBytes).toBeGreaterThanOrEqual(space.tableBytes / 8);
+    expect(plan.bands).toBeGreaterThanOrEqual(8);
+    expect(plan.bands).toBeLessThanOrEqual(9); // whole groups
+  });
+  it('refuse a budget below one band and a MiB of messages, naming the minimum', () => {
+    const plan = planBands(space, { bands: 4, kernelCopies: 1 });
+    const minimum = plan.overheadBytes + plan.bandBytes + 2 ** 20;
+    expect(planBands(space, { bands: 4, budget: minimum, kernelCopies: 1 }).messageBytes).toBe(2 ** 20);
+    expect(() => planBands(space, { bands: 4, budget: minimum - 1, kernelCopies: 1 })).toThrow(/too small .* in 4 bands .* one band, 1\.0 MiB of messages .* in all/);
+  });
+});
+
+describe('copying states between bands and shards', () => {
+  it('copies 2-bit states at any offsets, aligned or not', () => {
+    const src = Uint8Array.from({ length: 40 }, (_, i) => (i * 37 + 11) & 255);
+    const at = (bytes: Uint8Array, i: number) => (bytes[Math.floor(i / 4)]! >> ((i % 4) * 2)) & 3;
+    for (const [from, to, count] of [
+      [0, 0, 100],
+      [4, 8, 61],
+      [3, 6, 77],
+      [1, 0, 9],
+    ]) {
+      const dst = new Uint8Array(40);
+      copyStates(src, from!, dst, to!, count!);
+      for (let i = 0; i < count!; i++) expect(at(dst, to! + i)).toBe(at(src, from! + i));
+      expect(at(dst, to! + count!)).toBe(0);
+    }
+  });
+  it('copies to states on both sides of 2^32 (a shard of up to 4 GiB holds 2^34)', () => {
+    const dst = new Uint8Array(2 ** 30 + 8);
+    const src = Uint8Array.of(0b11100100, 0b00011011, 0b10011100);
+    for (const to of [2 ** 32 - 6, 2 ** 32 + 3]) {
+      dst.fill(0, 2 ** 30 - 4);
+      copyStates(src, 1, dst, to, 10);
+      for (let i = 0; i < 10; i++) expect((dst[Math.floor((to + i) / 4)]! >> (((to + i) % 4) * 2)) & 3).toBe((src[Math.floor((1 + i) / 4)]! >> (((1 + i) % 4) * 2)) & 3);
+    }
+    // Nothing written below 2^32 - 6 states: an index wrapped by >>> would land near 0.
+    expect(dst.subarray(0, 2 ** 20).every((b) => b === 0)).toBe(true);
+  });
+});
+
+describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_name, backend) => {
+  // [board, pieces, bands, budget as 1/n of the table (0: none), threads]
+  const runs: Array<[number, number, number, number, number]> = [
+    [7, 2, 1, 0, 1],
+    [7, 2, 3, 0, 2],
+    [7, 2, 16, 0, 2],
+    [7, 2, 0, 4, 1], // the budget sets the bands
+    [4, 6, 0, 6, 2],
+    [4, 6, 3, 0, 2],
+    [4, 6, 16, 0, 1],
+  ];
+  // 7x7/3 (141 million states) in an eighth of its table and as much for messages (a quarter in
+  // all): the native kernels only (the TS one takes minutes).
+  if (backend.kernelThreads) runs.push([7, 3, 0, 8, 2]);
+  for (const [board, pieces, bands, of, threads] of runs) {
+    it(`${board}x${board}/${pieces} in ${bands || 'budgeted'} bands, ${of === 0 ? 'no budget' : `a budget of 1/${of} of the table`}, ${threads} thread(s): the in-memory table`, async () => {
+      const memoryLimit = of === 0 ? undefined : budgetFor(board, pieces, of);
+      let planned: unknown;
+      const r = await solveSharded({
+        variant: variant(board, pieces),
+        rules: 'clean',
+        backend,
+        threads,
+        store: newStore(),
+        passes: 'bands',
+        ...(bands > 0 ? { shards: bands } : {}),
+        ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+        onPlan: (p) => (planned = p),
+      });
+      expect(same(r)).toEqual(same(inMemory.get(`${board}/${pieces}`)!));
+      expect(r.passLog.at(-1)!.newlyProven).toBe(0);
+      const plan = planned as { bands: number; bandBytes: number; messageBytes: number; overheadBytes: number };
+      expect(r.shards).toBe(plan.bands);
+      if (bands > 0) expect(plan.bands).toBe(bands);
+      if (memoryLimit !== undefined) {
+        // The band a little under 1/of of the table (whole groups): `of` bands, or one more.
+        expect(plan.bands).toBeGreaterThanOrEqual(of);
+        expect(plan.bands).toBeLessThanOrEqual(of + 1);
+        expect(plan.bandBytes + plan.messageBytes + plan.overheadBytes).toBeLessThanOrEqual(memoryLimit);
+      }
+      // Bands keep the in-memory pass's proofs: pass 1 decides most of the table.
+      expect(r.passLog[0]!.proven / r.storedStates).toBeGreaterThan(0.9);
+    }, 120_000);
+  }
+});
+
+describe('interrupted band solves', () => {
+  it('resume from any save to the same table, leftovers removed', async () => {
+    const v = variant(7, 2);
+    const expected = same(inMemory.get('7/2')!);
+    // 5 bands: saves 1-5 are init, 6-10 pass 1, then later passes and the shards.
+    for (const stopAt of [1, 5, 7, 10, 13, 19]) {
+      const store = newStore();
+      const controller = new AbortController();
+      let saves = 0;
+      await expect(
+        solveSharded({
+          variant: v,
+          rules: 'clean',
+          backend: backends[0]!,
+          threads: 1,
+          store,
+          shards: 5,
+          passes: 'bands',
+          signal: controller.signal,
+          onSave: () => {
+            if (++saves === stopAt) controller.abort();
+          },
+        }),
+      ).rejects.toThrow(ShardedSolveInterrupted);
+      // Leftovers of a crash in the middle of a step: its message files, a band file.
+      writeFileSync(join(store, 'msg-00001-v-p9-b00002.f64'), 'half a message file');
+      writeFileSync(join(store, 'band-00001.g999.bin'), 'half a band');
+      // The last one resumes on another backend (the TS one where the native addon loads), and
+      // without --passes: the store keeps its own.
+      const backend = stopAt === 19 ? backends.at(-1)! : backends[0]!;
+      const r = await solveSharded({ variant: v, rules: 'clean', backend, threads: 2, store, resume: true });
+      expect(same(r)).toEqual(expected);
+      expect(readdirSync(store).filter((f) => f.startsWith('band-') || f.startsWith('msg-'))).toEqual([]);
+      expect(ShardStore.open(store).manifest.bands).toBeUndefined();
+    }
+  }, 120_000);
+
+  it('refuse a damaged message or band file, naming it, and keep the store as it was', async () => {
+    const v = variant(7, 2);
+    const store = newStore();
+    const controller = new AbortController();
+    let saves = 0;
+    // Stopped after pass 1's first two steps: bands 2 and 3 have messages waiting.
+    await solveSharded({
+      variant: v,
+      rules: 'clean',
+      backend: backends[0]!,
+      threads: 1,
+      store,
+      shards: 4,
+      passes: 'bands',
+      signal: controller.signal,
+      onSave: () => {
+        if (++saves === 6) controller.abort();
+      },
+    }).catch(() => {});
+    const m = ShardStore.open(store).manifest;
+    const waiting = m.bands!.messages.find((f) => f.target === 2 && f.kind === 'values')!;
+    const path = join(store, waiting.file);
+    const bytes = readFileSync(path);
+    bytes[8 * 5 + 3]! ^= 0x10;
+    writeFileSync(path, bytes);
+    const before = readdirSync(store).sort();
+    const resume = () => solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true });
+    const error = await resume().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DatabaseError);
+    expect((error as Error).message).toContain(path);
+    expect((error as Error).message).toMatch(/message file (fails its CRC-32 check|holds messages its band refuses)/);
+    expect(readdirSync(store).sort()).toEqual(before);
+    expect(ShardStore.open(store).manifest).toEqual(m);
+    // Put right, the solve goes on; a band file damaged instead is refused the same way.
+    bytes[8 * 5 + 3]! ^= 0x10;
+    writeFileSync(path, bytes);
+    const bandPath = join(store, m.bands!.files[2]!.file);
+    const band = readFileSync(bandPath);
+    band[7]! ^= 0x01;
+    writeFileSync(bandPath, band);
+    await expect(resume()).rejects.toThrow(new RegExp(`${bandPath}: band 2 fails its CRC-32 check`));
+    band[7]! ^= 0x01;
+    writeFileSync(bandPath, band);
+    // Tiles and clusters cannot continue band passes: they refuse the store.
+    expect(() => planStore({ variant: v, rules: 'clean', store, resume: true }, 1)).toThrow(/is being solved by band passes, which tiles and clusters cannot continue/);
+    expect(same(await resume())).toEqual(same(inMemory.get('7/2')!));
+    expect(existsSync(path)).toBe(false);
+  });
+});
