@@ -74,8 +74,16 @@ struct BandMap {
  *  [from, to) to the band holding its children; apply the values `input` sent to the band. */
 enum class BandPhase { Init, Units, Visit, Requests, Apply };
 
-/** A band call's messages, band by band: counts[b] messages for band b, in band order. */
+/**
+ * A band call's messages, band by band: counts[b] messages for band b, in band order. They are
+ * written to `given` (the caller's buffer of `capacity` doubles) where they fit, else to
+ * `messages`; `inGiven` says which.
+ */
 struct BandOutput {
+  double* given = nullptr;
+  size_t capacity = 0;
+  bool inGiven = false;
+  size_t count = 0;
   std::vector<double> messages;
   std::vector<double> counts;
 };

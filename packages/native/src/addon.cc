@@ -329,20 +329,24 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     const uint32_t from = unitArg(info, 4), to = unitArg(info, 5);
     const int threads = info[6].As<Napi::Number>().Int32Value();
     try {
-      cck::BandOutput out;
-      const cck::KernelStats s = kernel_->solverBand(static_cast<cck::BandPhase>(phase), table, bytes, map, input, inputCount, from, to, threads, out);
-      Napi::Object o = statsObject(env, s);
       // Into the caller's buffer where they fit (a solve makes thousands of calls: new arrays
       // each time would pile up as garbage between collections, past a memory budget).
-      Napi::Float64Array messages;
-      if (info.Length() > 7 && info[7].IsTypedArray() && info[7].As<Napi::TypedArray>().TypedArrayType() == napi_float64_array &&
-          info[7].As<Napi::Float64Array>().ElementLength() >= out.messages.size()) {
-        Napi::Float64Array given = info[7].As<Napi::Float64Array>();
-        messages = Napi::Float64Array::New(env, out.messages.size(), given.ArrayBuffer(), given.ByteOffset());
-      } else {
-        messages = Napi::Float64Array::New(env, out.messages.size());
+      cck::BandOutput out;
+      Napi::Float64Array given;
+      if (info.Length() > 7 && info[7].IsTypedArray() && info[7].As<Napi::TypedArray>().TypedArrayType() == napi_float64_array) {
+        given = info[7].As<Napi::Float64Array>();
+        out.given = given.Data();
+        out.capacity = given.ElementLength();
       }
-      std::copy(out.messages.begin(), out.messages.end(), messages.Data());
+      const cck::KernelStats s = kernel_->solverBand(static_cast<cck::BandPhase>(phase), table, bytes, map, input, inputCount, from, to, threads, out);
+      Napi::Object o = statsObject(env, s);
+      Napi::Float64Array messages;
+      if (out.inGiven) {
+        messages = Napi::Float64Array::New(env, out.count, given.ArrayBuffer(), given.ByteOffset());
+      } else {
+        messages = Napi::Float64Array::New(env, out.count);
+        std::copy(out.messages.begin(), out.messages.end(), messages.Data());
+      }
       Napi::Float64Array counts = Napi::Float64Array::New(env, out.counts.size());
       std::copy(out.counts.begin(), out.counts.end(), counts.Data());
       o.Set("messages", messages);

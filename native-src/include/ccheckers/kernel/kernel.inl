@@ -234,7 +234,13 @@ class BoardKernel final : public KernelApi {
                          uint32_t to, int threads, BandOutput& out) override {
     const Groups& g = groups();
     const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size());
-    std::vector<Outbox> outboxes(std::max(1, threads), Outbox(map.bands));
+    std::lock_guard<std::mutex> lock(outboxesMutex_);
+    std::vector<Outbox>& outboxes = outboxes_;
+    outboxes.resize(std::max(1, threads));
+    for (Outbox& o : outboxes) {
+      o.byBand.resize(map.bands);
+      for (std::vector<double>& v : o.byBand) v.clear();  // a call that threw left its messages
+    }
     const auto worker = [&](int t) { return PassWorker<B, BandTable>(e_, g, band, &outboxes[t]); };
     KernelStats s{};
     switch (phase) {
@@ -291,6 +297,8 @@ class BoardKernel final : public KernelApi {
   const char* name_;
   std::unique_ptr<Groups> groups_;
   std::mutex groupsMutex_;
+  std::vector<Outbox> outboxes_;  // the band calls' workers' messages, kept between calls
+  std::mutex outboxesMutex_;
 
   const Groups& groups() {
     std::lock_guard<std::mutex> lock(groupsMutex_);
