@@ -64,6 +64,11 @@ struct BandTable {
     const uint64_t g = groupOf(index);
     if (holdsGroup(g)) __builtin_prefetch(localByte(localOf(index, g)), 1);
   }
+  // Children are always held, and addressed by their local index: the child group's base is
+  // translated once (a unit's children all lie in one group), not every child's index.
+  uint64_t childBase(uint64_t base) const { return static_cast<uint64_t>(map.slotOf[groupOf(base)]) * per; }
+  uint8_t* childByte(uint64_t child) const { return localByte(child); }
+  int loadChild(uint64_t child) const { return loadLocal(child); }
   bool seeksLoss() const { return false; }  // every loss reaches all its parents, as a message where not held
   int loadLocal(uint64_t local) const { return (__atomic_load_n(localByte(local), __ATOMIC_RELAXED) >> ((local & 3) << 1)) & 3; }
   int load(uint64_t index) const { return loadLocal(localOf(index, groupOf(index))); }

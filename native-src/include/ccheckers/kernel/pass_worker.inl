@@ -52,6 +52,13 @@ struct PassWorker {
 
   static constexpr uint64_t kNoBlocker = ~uint64_t{0};
 
+  /** The child group of P2 placement b, its base as the table addresses children. */
+  ChildGroup<B> childGroupOf(B b) const {
+    ChildGroup<B> cg = graph.childGroup(b);
+    cg.base = table.childBase(cg.base);
+    return cg;
+  }
+
   /** Visits stored state `index` = (a, b) if still unknown. Returns the child still unknown it
    *  stopped at (see waitForRevisit), else kNoBlocker. `sparse`: the children's group is rarely
    *  in cache (late passes, revisits), so all their indices are computed and prefetched first,
@@ -84,7 +91,7 @@ struct PassWorker {
     uint64_t unknown = kNoBlocker;
     for (int i = 0; i < count; i++) {
       const uint64_t child = sparse ? childIndex[i] : graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
-      const int v = table.load(child);
+      const int v = table.loadChild(child);
       if (v == kUnknown) {
         if (!table.seeksLoss()) return child;
         if (unknown == kNoBlocker) unknown = child;
@@ -168,13 +175,13 @@ struct PassWorker {
     for (size_t i = 0; i < states.size(); i++) {
       if (i + kAhead < states.size()) {
         table.prefetch(states[i + kAhead].index);
-        table.prefetch(states[i + kAhead].blocker);
+        __builtin_prefetch(table.childByte(states[i + kAhead].blocker));
       }
       const Waiting& s = states[i];
       if (cgFor && !(s.b == states[i - 1].b)) cgFor = false;
-      if (table.load(s.blocker) == kUnknown) continue;
+      if (table.loadChild(s.blocker) == kUnknown) continue;
       if (!cgFor) {
-        cg = graph.childGroup(s.b);
+        cg = childGroupOf(s.b);
         cgFor = true;
       }
       pass(s.index, s.a, s.b, cg, true);

@@ -87,7 +87,7 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
   const Groups& g = w.g;
   const Table& parts = w.table;
   B b = e.unrankP1(g.passOrder[unit]);
-  const ChildGroup<B> cg = w.graph.childGroup(b);
+  ChildGroup<B> cg = w.graph.childGroup(b);
   int childPart = 0;
   if constexpr (Table::kSends) {
     if (!parts.holdsGroup(cg.base / e.p2Placements)) throw std::invalid_argument("band units: a unit whose children the band does not hold");
@@ -95,6 +95,7 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
     childPart = parts.partOfGroup(cg.base / e.p2Placements);
     if (childPart < 0) return;  // not this call's units: no endUnit either
   }
+  cg.base = parts.childBase(cg.base);
   FreePlacements<B> p1(e, b);
   // Half of the placements are stored under their mirror image and skipped: every one is written
   // and only the others kept, since a branch on that would be mispredicted half the time.
@@ -185,8 +186,9 @@ void visitRequests(PassWorker<B, BandTable>& w, const double* messages, size_t f
     if (group >= w.g.rankOf.size()) throw std::invalid_argument("band visit: a request outside the state space");
     const B a = e.unrankP1(w.g.rankOf[group]);
     const B b = e.unrankP2(a, index - group * e.p2Placements);
-    const ChildGroup<B> cg = w.graph.childGroup(b);
+    ChildGroup<B> cg = w.graph.childGroup(b);
     if (!band.holdsGroup(cg.base / e.p2Placements)) throw std::invalid_argument("band visit: a request whose children the band does not hold");
+    cg.base = band.childBase(cg.base);
     w.waitForRevisit(index, w.pass(index, a, b, cg, true), a, b);
   }
   w.endUnit();

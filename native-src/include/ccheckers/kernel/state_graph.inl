@@ -70,7 +70,8 @@ class StateGraph {
     return cg.base + e.rankP2(cg.p1, mappedA ^ cellBit<B>(f) ^ cellBit<B>(t));
   }
 
-  /** out[0..count) for the `moves` of (a, b), whose children live in `cg`. Each is prefetched
+  /** out[0..count) for the `moves` of (a, b), whose children live in `cg` (indices as `table`
+   *  addresses children: see childBase). Each is prefetched
    *  from `table`: where the children's group is rarely in cache (sparse passes), the misses then
    *  overlap. */
   template <class Table>
@@ -78,7 +79,7 @@ class StateGraph {
     const B mappedA = childP2(a, cg);
     for (int i = 0; i < count; i++) {
       out[i] = childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
-      __builtin_prefetch(table.byte(out[i]));
+      __builtin_prefetch(table.childByte(out[i]));
     }
   }
 

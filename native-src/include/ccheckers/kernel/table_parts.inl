@@ -48,6 +48,11 @@ struct TableParts {
   /** The byte of stored state `index` (in one of the parts). */
   uint8_t* byte(uint64_t index) const { return inFirst(index) ? t0 + ((index >> 2) - byte0) : t1 + ((index >> 2) - byte1); }
   void prefetch(uint64_t index) const { __builtin_prefetch(byte(index)); }
+  // Children are addressed by their index in the table that holds them (see BandTable): here
+  // the stored index itself.
+  uint64_t childBase(uint64_t base) const { return base; }
+  uint8_t* childByte(uint64_t child) const { return byte(child); }
+  int loadChild(uint64_t child) const { return load(child); }
   int load(uint64_t index) const { return (__atomic_load_n(byte(index), __ATOMIC_RELAXED) >> ((index & 3) << 1)) & 3; }
   /** Sets a value where it was UNKNOWN; true when this call made the change. */
   bool prove(uint64_t index, int value) const {
