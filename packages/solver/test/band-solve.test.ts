@@ -19,6 +19,10 @@ import {
   childGroupsInProofOrder,
   copyStates,
   planBands,
+  minMessageBytes,
+  bandBytes,
+  shardLayout,
+  checkStore,
   planStore,
   solve,
   solveSharded,
@@ -93,15 +97,34 @@ describe('band plans', () => {
     const plan = planBands(space, { budget, kernelCopies: 1 });
     expect(plan.bandBytes + plan.messageBytes + plan.overheadBytes).toBeLessThanOrEqual(budget);
     expect(plan.bandBytes).toBeLessThanOrEqual(space.tableBytes / 8);
-    expect(plan.messageBytes).toBeGreaterThanOrEqual(space.tableBytes / 8);
+    // As much for messages as for the band (the budget's other half).
+    expect(plan.messageBytes).toBe(plan.bandBytes);
     expect(plan.bands).toBeGreaterThanOrEqual(8);
     expect(plan.bands).toBeLessThanOrEqual(9); // whole groups
   });
-  it('refuse a budget below one band and a MiB of messages, naming the minimum', () => {
+  it('refuse a budget below one band and its messages, naming the minimum', () => {
     const plan = planBands(space, { bands: 4, kernelCopies: 1 });
-    const minimum = plan.overheadBytes + plan.bandBytes + 2 ** 20;
-    expect(planBands(space, { bands: 4, budget: minimum, kernelCopies: 1 }).messageBytes).toBe(2 ** 20);
-    expect(() => planBands(space, { bands: 4, budget: minimum - 1, kernelCopies: 1 })).toThrow(/too small .* in 4 bands .* one band, 1\.0 MiB of messages .* in all/);
+    const minimum = plan.overheadBytes + plan.bandBytes + minMessageBytes(space);
+    expect(minMessageBytes(space)).toBe(16 * 8 * space.p2Placements); // 1.9 MiB: a unit's states, 16 messages each
+    expect(planBands(space, { bands: 4, budget: minimum, kernelCopies: 1 }).messageBytes).toBe(minMessageBytes(space));
+    expect(() => planBands(space, { bands: 4, budget: minimum - 1, kernelCopies: 1 })).toThrow(/too small .* in 4 bands .* one band, 1\.9 MiB of messages .* in all/);
+  });
+  it('take no more than they use from a large budget', () => {
+    const small = new StateSpace(variant(7, 2));
+    const plan = planBands(small, { budget: 30 * 2 ** 30, kernelCopies: 1 });
+    expect(plan.bands).toBe(1);
+    expect(plan.bandBytes + plan.messageBytes).toBeLessThanOrEqual(small.tableBytes + minMessageBytes(small));
+  });
+  it('hold a shard of the store in the band buffer, and refuse bands over 4 GiB (one typed array)', () => {
+    for (const n of [3, 4, 9]) {
+      expect(planBands(space, { bands: n, kernelCopies: 1 }).bandBytes).toBe(
+        Math.max(bandBytes(space, Math.ceil(space.groups / n)), ...shardLayout(space, n).shards.map((s) => s.bytes)),
+      );
+    }
+    // 6x6/6: a 134.8 GiB table; 34 bands would be 3.96 GiB, the shards of 4 groups a little more.
+    const big = new StateSpace(variant(6, 6));
+    expect(() => planBands(big, { bands: 33, kernelCopies: 1 })).toThrow(/bands of 6x6\/6 in 33 would be over 4 GiB .*: use --shards 35 or more/);
+    expect(planBands(big, { bands: 35, kernelCopies: 1 }).bandBytes).toBeLessThanOrEqual(2 ** 32);
   });
 });
 
@@ -184,8 +207,9 @@ describe('interrupted band solves', () => {
   it('resume from any save to the same table, leftovers removed', async () => {
     const v = variant(7, 2);
     const expected = same(inMemory.get('7/2')!);
-    // 5 bands: saves 1-5 are init, 6-10 pass 1, then later passes and the shards.
-    for (const stopAt of [1, 5, 7, 10, 13, 19]) {
+    // 5 bands: saves 1-5 are init, 6-10 pass 1, then later passes (4 in all), then the shards
+    // written from the bands (27: between two of them).
+    for (const stopAt of [1, 5, 7, 10, 13, 19, 27]) {
       const store = newStore();
       const controller = new AbortController();
       let saves = 0;
@@ -212,6 +236,7 @@ describe('interrupted band solves', () => {
       const backend = stopAt === 19 ? backends.at(-1)! : backends[0]!;
       const r = await solveSharded({ variant: v, rules: 'clean', backend, threads: 2, store, resume: true });
       expect(same(r)).toEqual(expected);
+      expect(r.storePasses).toBe('bands');
       expect(readdirSync(store).filter((f) => f.startsWith('band-') || f.startsWith('msg-'))).toEqual([]);
       expect(ShardStore.open(store).manifest.bands).toBeUndefined();
     }
@@ -237,11 +262,18 @@ describe('interrupted band solves', () => {
       },
     }).catch(() => {});
     const m = ShardStore.open(store).manifest;
+    // check lists the band and message files of a solve under way, all good.
+    const healthy = checkStore(store);
+    expect(healthy.shards).toHaveLength(4 + m.bands!.messages.length);
+    expect(healthy.shards.every((l) => l.ok)).toBe(true);
     const waiting = m.bands!.messages.find((f) => f.target === 2 && f.kind === 'values')!;
     const path = join(store, waiting.file);
     const bytes = readFileSync(path);
     bytes[8 * 5 + 3]! ^= 0x10;
     writeFileSync(path, bytes);
+    const damaged = checkStore(store).shards.filter((l) => !l.ok);
+    expect(damaged.map((l) => l.file)).toEqual([waiting.file]);
+    expect(damaged[0]!.problem).toMatch(/message file fails its CRC-32 check/);
     const before = readdirSync(store).sort();
     const resume = () => solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true });
     const error = await resume().catch((e: unknown) => e);
@@ -260,6 +292,12 @@ describe('interrupted band solves', () => {
     await expect(resume()).rejects.toThrow(new RegExp(`${bandPath}: band 2 fails its CRC-32 check`));
     band[7]! ^= 0x01;
     writeFileSync(bandPath, band);
+    // A store whose bands were cut otherwise (another version) is refused, not misread.
+    const manifestPath = join(store, 'manifest.json');
+    const text = readFileSync(manifestPath, 'utf8');
+    writeFileSync(manifestPath, text.replace(/"layoutCrc32": \d+/, '"layoutCrc32": 12345'));
+    await expect(resume()).rejects.toThrow(/its bands were cut by another version of ccheckers \(layout CRC-32 0x00003039\)/);
+    writeFileSync(manifestPath, text);
     // Tiles and clusters cannot continue band passes: they refuse the store.
     expect(() => planStore({ variant: v, rules: 'clean', store, resume: true }, 1)).toThrow(/is being solved by band passes, which tiles and clusters cannot continue/);
     expect(same(await resume())).toEqual(same(inMemory.get('7/2')!));

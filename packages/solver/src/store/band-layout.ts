@@ -13,7 +13,7 @@
  */
 import { CCheckersError, type StateSpace, WORDS, permuteSet, rankSet, unrankSet } from '@ccheckers/core';
 import { formatBytes } from '../memory.js';
-import { DEFAULT_SHARD_BYTES, overheadBytes } from './layout.js';
+import { overheadBytes, shardLayout } from './layout.js';
 
 export interface BandLayout {
   bands: number;
@@ -90,7 +90,7 @@ export function bandLayout(space: StateSpace, count: number): BandLayout {
 
 export interface BandPlan {
   bands: number;
-  /** The largest band's bytes: the band buffer. */
+  /** The band buffer: the largest band, or the largest shard of the store they end as. */
   bandBytes: number;
   /** Messages in memory at once: read from a file, or made by one kernel call. */
   messageBytes: number;
@@ -98,42 +98,63 @@ export interface BandPlan {
   budget?: number;
 }
 
-/** Messages per kernel call's worth of buffer: at least this much, whatever the budget. */
-export const MIN_MESSAGE_BYTES = 2 ** 20;
+/** Messages in memory: at least a MiB, and room for 16 messages per state of a unit (a kernel
+ *  call does at least one unit or one group, whose states make up to a few messages each). */
+export function minMessageBytes(space: StateSpace): number {
+  return Math.max(2 ** 20, 16 * 8 * space.p2Placements);
+}
+
+/** Messages in memory at most: reads and writes in pieces this large gain nothing more. */
+export const MAX_MESSAGE_BYTES = 2 ** 28;
+
+/** Bands about this size when neither --shards nor a small --memory sets them (few bands keep
+ *  the message files per step and the manifest small). */
+export const DEFAULT_BAND_BYTES = 2 ** 30;
 
 /**
  * The band count and buffers for a budget: without --shards the bands are about
- * DEFAULT_SHARD_BYTES, and with --memory small enough that a band takes at most half of what the
- * budget leaves for tables (the other half, and at least MIN_MESSAGE_BYTES, is for messages). Refuses a budget below one band
- * and MIN_MESSAGE_BYTES of messages plus the overhead, naming the minimum.
+ * DEFAULT_BAND_BYTES, and with --memory small enough that the band buffer takes at most half of
+ * what the budget leaves for tables (the rest, at least minMessageBytes, is for messages). The
+ * band buffer also holds a shard of the store the bands are written out as at the end. Refuses a
+ * budget below that buffer and minMessageBytes plus the overhead, naming the minimum, and bands
+ * over 4 GiB (one typed array).
  */
 export function planBands(space: StateSpace, options: { bands?: number; budget?: number; kernelCopies: number }): BandPlan {
   // The band maps (bandOf, slotOf, groups, units) come on top of the tiles' group maps.
   const overhead = overheadBytes(space, options.kernelCopies) + space.groups * 12 + space.p1Placements * 12;
   const forTables = options.budget === undefined ? Number.POSITIVE_INFINITY : options.budget - overhead;
+  const minMessages = minMessageBytes(space);
+  const bufferOf = (n: number) => Math.max(bandBytes(space, Math.ceil(space.groups / n)), ...shardLayout(space, n).shards.map((x) => x.bytes));
   let bands = options.bands;
   if (bands === undefined) {
-    bands = Math.max(1, Math.ceil(space.tableBytes / DEFAULT_SHARD_BYTES));
-    // Half the budget for the band, half (at least MIN_MESSAGE_BYTES) for the messages.
-    const forBand = forTables - Math.max(MIN_MESSAGE_BYTES, forTables / 2);
-    if (forBand < space.tableBytes) bands = Math.max(bands, Math.ceil(space.tableBytes / Math.max(1, forBand)));
-    // Bands are whole groups: one more where rounding up made the largest too big.
-    while (bands < space.groups && bandBytes(space, Math.ceil(space.groups / bands)) > forBand && forBand < space.tableBytes) bands++;
+    bands = Math.max(1, Math.ceil(space.tableBytes / DEFAULT_BAND_BYTES));
+    // Half the budget for the band, half (at least minMessages) for the messages.
+    const forBand = forTables - Math.max(minMessages, forTables / 2);
+    if (forBand < space.tableBytes) {
+      bands = Math.max(bands, Math.ceil(space.tableBytes / Math.max(1, forBand)));
+      // Bands and shards are whole groups: more where rounding up made the largest too big.
+      while (bands < space.groups && bufferOf(bands) > forBand) bands++;
+    }
   }
   bands = Math.min(bands, space.groups);
-  const largest = bandBytes(space, Math.ceil(space.groups / bands));
-  const messageBytes = options.budget === undefined ? Math.max(MIN_MESSAGE_BYTES, Math.min(2 ** 28, largest)) : forTables - largest;
-  if (messageBytes < MIN_MESSAGE_BYTES) {
-    const minimum = largest + MIN_MESSAGE_BYTES + overhead;
+  const buffer = bufferOf(bands);
+  if (buffer > 2 ** 32) {
+    const fewest = Math.ceil(space.tableBytes / 2 ** 32) + 1;
+    throw new CCheckersError('E_USAGE', `bands of ${space.variant.name} in ${bands} would be over 4 GiB (no typed array holds one): use --shards ${fewest} or more`);
+  }
+  // As much as the band (calls in proportion to it), within what the budget leaves.
+  const messageBytes = Math.min(forTables - buffer, Math.max(minMessages, Math.min(MAX_MESSAGE_BYTES, buffer)));
+  if (messageBytes < minMessages) {
+    const minimum = buffer + minMessages + overhead;
     throw new CCheckersError(
       'E_MEMORY',
-      `--memory ${formatBytes(options.budget!)} is too small for ${space.variant.name} in ${bands} bands of up to ${formatBytes(largest)}: ` +
-        `a band pass holds one band, ${formatBytes(MIN_MESSAGE_BYTES)} of messages and ${formatBytes(overhead)} of group maps and scratch, ` +
+      `--memory ${formatBytes(options.budget!)} is too small for ${space.variant.name} in ${bands} bands of up to ${formatBytes(buffer)}: ` +
+        `a band pass holds one band, ${formatBytes(minMessages)} of messages and ${formatBytes(overhead)} of group maps and scratch, ` +
         `${formatBytes(minimum)} in all` +
         (options.bands === undefined ? '' : ' (more --shards make bands smaller)'),
     );
   }
-  return { bands, bandBytes: largest, messageBytes, overheadBytes: overhead, ...(options.budget === undefined ? {} : { budget: options.budget }) };
+  return { bands, bandBytes: buffer, messageBytes, overheadBytes: overhead, ...(options.budget === undefined ? {} : { budget: options.budget }) };
 }
 
 /** The plan in one line, for stderr before a solve starts. */

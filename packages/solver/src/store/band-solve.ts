@@ -22,7 +22,8 @@
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BandMap, BandPhase, type BandResult, CCheckersError, type SolverKernel, StateSpace } from '@ccheckers/core';
-import type { PassRecord } from '../database.js';
+import { crc32Of } from '../crc.js';
+import { type PassRecord, hex } from '../database.js';
 import { checkMemory } from '../memory.js';
 import { lockOutput } from '../output-file.js';
 import { checkMoveless, chunkRanges } from '../solve.js';
@@ -53,7 +54,7 @@ function planBandStore(options: ShardedSolveOptions): { existing: ShardStore | u
   let bands = options.shards;
   if (existing) {
     existing.checkVariant(options.variant, options.rules);
-    const held = existing.manifest.bands?.count ?? existing.layout.shards.length;
+    const held = existing.manifest.bands?.count ?? existing.manifest.bandCount ?? existing.layout.shards.length;
     if (options.shards !== undefined && options.shards !== held) {
       throw new CCheckersError('E_USAGE', `${options.store} has ${held} shards; --shards ${options.shards} applies to new stores only`);
     }
@@ -79,12 +80,15 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
     store = ShardStore.create(options.store, options.variant, options.rules, shardLayout(space, plan.bands));
     store.manifest.bands = {
       count: plan.bands,
+      layoutCrc32: layoutCrc32(bandLayout(space, plan.bands)),
       files: Array.from({ length: plan.bands }, () => ({ file: '', crc32: 0 })),
       messages: [],
       next: { pass: 0, band: 0 },
       tally: emptyTally(),
     };
     store.manifest.proven = 0;
+    store.manifest.passes = 'bands';
+    store.manifest.bandCount = plan.bands;
   }
   const unlock = lockOutput(join(options.store, MANIFEST));
   try {
@@ -119,6 +123,10 @@ class BandSolve {
   ) {
     this.space = store.space;
     this.layout = bandLayout(this.space, plan.bands);
+    const recorded = store.manifest.bands?.layoutCrc32;
+    if (recorded !== undefined && recorded !== layoutCrc32(this.layout)) {
+      throw new CCheckersError('E_USAGE', `${join(store.dir, MANIFEST)}: its bands were cut by another version of ccheckers (layout CRC-32 ${hex(recorded)}); finish the solve with that version`);
+    }
     this.kernel = options.backend.solverKernel(options.variant, options.rules);
     // The TS kernel runs on this thread; the native one has its own threads.
     this.threads = options.backend.kernelThreads ? Math.max(1, Math.floor(options.threads)) : 1;
@@ -170,8 +178,7 @@ class BandSolve {
     while (this.m.stage === 'passes') await this.step();
     if (this.m.stage === 'finishing') {
       if (this.m.bands) this.writeShards();
-      const largest = Math.max(...this.store.layout.shards.map((s) => s.bytes));
-      const tally = countStore(this.store, this.bandBuffer.length >= largest ? this.bandBuffer : new Uint8Array(largest), (n) => {
+      const tally = countStore(this.store, this.bandBuffer, (n) => {
         this.bytesRead += n;
       });
       this.store.save([], (next) => {
@@ -248,7 +255,8 @@ class BandSolve {
         route(await this.call(BandPhase.VISIT, table, band, requests.subarray(at, at + per)), 'values', () => true);
       }
     };
-    try {
+    // A step that throws leaves its message files behind: leftovers, removed on resume.
+    {
       // The values the others sent, then the visits they asked for.
       for (const kind of ['values', 'requests'] as const) {
         for (const file of inbox.filter((f) => f.kind === kind)) {
@@ -262,7 +270,9 @@ class BandSolve {
       if (pass === 1) await this.units(band, table, route, (f) => progress(0.1 + 0.8 * f));
       // Requests for the unknown states held here: this band's own visited at once; in pass 1
       // none to later bands (their UNITS visit those states).
-      const chunks = chunkRanges(this.layout.groupsOf[band]!.length, Math.max(CALLS_PER_BAND, this.requestCalls(band)));
+      // At most a group per output buffer's worth of states a call (all could be unknown).
+      const perCall = Math.max(1, Math.floor(this.outputBuffer.length / this.space.p2Placements));
+      const chunks = chunkRanges(this.layout.groupsOf[band]!.length, Math.max(CALLS_PER_BAND, Math.ceil(this.layout.groupsOf[band]!.length / perCall)));
       for (const [i, [from, to]] of chunks.entries()) {
         const r = await this.call(BandPhase.REQUESTS, table, band, undefined, from, to);
         let at = 0;
@@ -272,17 +282,18 @@ class BandSolve {
           const requests = r.messages.subarray(at, at + count);
           at += count;
           if (count === 0) continue;
-          // This band's own are copied: the visits' output goes where they are.
-          if (target === band) own = pass > 1 ? requests.slice() : undefined;
+          // This band's own are copied (the visits' output goes where they are) to the input
+          // buffer, idle meanwhile and twice the output's size.
+          if (target === band && pass > 1) {
+            own = this.inputBuffer.subarray(0, count);
+            own.set(requests);
+          }
           else if (pass > 1 || target < band) writer.write(target, 'requests', requests);
         }
         if (own) await visit(own);
         progress(0.9 + (0.1 * (i + 1)) / chunks.length);
       }
       checkMoveless(this.moveless, this.options.variant);
-    } catch (e) {
-      writer.abort();
-      throw e;
     }
     const added = writer.finish();
     this.bytesRead += read;
@@ -333,12 +344,6 @@ class BandSolve {
     }
   }
 
-  /** Calls for the requests of a band: each lists at most half the input buffer (all unknown). */
-  private requestCalls(band: number): number {
-    const states = this.layout.groupsOf[band]!.length * this.space.p2Placements;
-    return Math.ceil(states / (this.inputBuffer.length / 2));
-  }
-
   /** Pass 1's visit of every state of the band's units, in calls sized to the message buffer. */
   private async units(
     band: number,
@@ -366,36 +371,50 @@ class BandSolve {
     const state = this.m.bands!;
     const per = this.space.p2Placements;
     // Every band's CRC first: the shards are made of pieces of them.
-    state.files.forEach((f, band) => {
+    state.files.forEach((_, band) => {
       this.store.loadBand(band, this.bandTable(band));
       this.bytesRead += bandBytes(this.space, this.layout.groupsOf[band]!.length);
     });
-    const fds = state.files.map((f) => openSync(join(this.store.dir, f.file), 'r'));
-    try {
-      const groupBuffer = new Uint8Array(Math.ceil(per / 4) + 1);
-      const shardBuffer = new Uint8Array(Math.max(...this.store.layout.shards.map((s) => s.bytes)));
-      for (const shard of this.store.layout.shards) {
-        if (this.m.shards[shard.index]!.file !== '') continue; // written before a resume
-        const bytes = shardBuffer.subarray(0, shard.bytes).fill(0);
+    // The band buffer holds a shard too (planBands): it is free now.
+    const piece = new Uint8Array(Math.ceil(per / 4) + 1);
+    for (const shard of this.store.layout.shards) {
+      if (this.m.shards[shard.index]!.file !== '') continue; // written before a resume
+      const bytes = this.bandBuffer.subarray(0, shard.bytes).fill(0);
+      let band = -1;
+      let fd = -1;
+      try {
         for (let g = shard.firstGroup; g < shard.firstGroup + shard.groups; g++) {
-          const band = this.layout.bandOf[g]!;
+          if (this.layout.bandOf[g] !== band) {
+            if (fd >= 0) closeSync(fd);
+            band = this.layout.bandOf[g]!;
+            fd = openSync(join(this.store.dir, state.files[band]!.file), 'r');
+          }
           const from = this.layout.slotOf[g]! * per;
           const first = Math.floor(from / 4);
-          const piece = groupBuffer.subarray(0, Math.ceil((from + per) / 4) - first);
-          readAt(fds[band]!, join(this.store.dir, state.files[band]!.file), piece, first, `band ${band}`);
-          copyStates(piece, from - first * 4, bytes, (g - shard.firstGroup) * per, per);
+          const bytesOfGroup = piece.subarray(0, Math.ceil((from + per) / 4) - first);
+          readAt(fd, join(this.store.dir, state.files[band]!.file), bytesOfGroup, first, `band ${band}`);
+          this.bytesRead += bytesOfGroup.length;
+          copyStates(bytesOfGroup, from - first * 4, bytes, (g - shard.firstGroup) * per, per);
         }
-        this.store.save([{ index: shard.index, bytes }], () => {});
-        this.bytesWritten += bytes.length;
+      } finally {
+        if (fd >= 0) closeSync(fd);
       }
-    } finally {
-      for (const fd of fds) closeSync(fd);
+      this.store.save([{ index: shard.index, bytes }], (next) => {
+        next.seconds = this.elapsed();
+      });
+      this.bytesWritten += bytes.length;
+      this.options.onSave?.(this.m.passLog.length);
     }
     this.store.save([], (next) => {
       delete next.bands;
     });
     this.store.removeLeftovers();
   }
+}
+
+/** CRC-32 of the band of every group: what a store records of its layout. */
+function layoutCrc32(layout: BandLayout): number {
+  return crc32Of(new Uint8Array(layout.bandOf.buffer, layout.bandOf.byteOffset, layout.bandOf.byteLength));
 }
 
 /** Copies `count` 2-bit states from state `from` of `src` to state `to` of `dst` (zero there). */

@@ -9,8 +9,10 @@ import { crc32Of } from '../crc.js';
 import { DatabaseError, HEADER_BYTES, hex, openForReading, readAll, readHeader, readPassLog, writeDatabase } from '../database.js';
 import { type DatabaseFile, type StoredValues, openDatabase } from '../database-file.js';
 import { type GameCounts, TableTally } from '../state-index.js';
+import { bandBytes, bandLayout } from './band-layout.js';
 import { shardLayout } from './layout.js';
-import { MANIFEST, ShardStore, StoreValues } from './shard-store.js';
+import { messageFileProblem } from './messages.js';
+import { type BandState, MANIFEST, ShardStore, StoreValues } from './shard-store.js';
 
 /** Whether `path` is a store's folder (else it is taken for a database file). */
 export function isStore(path: string): boolean {
@@ -115,6 +117,7 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
   let whole = true;
   const buffer = new Uint8Array(Math.max(...store.layout.shards.map((s) => s.bytes)));
   const shards: ShardCheck[] = [];
+  if (m.bands) return { path: dir, stage: m.stage, shards: checkBandFiles(store, m.bands) };
   for (const shard of store.layout.shards) {
     const entry = m.shards[shard.index]!;
     const line: ShardCheck = { shard: shard.index, file: entry.file, bytes: shard.bytes, expected: entry.crc32, actual: 0, ok: false };
@@ -150,4 +153,36 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
     report.recount = { counts, startValue, manifestAgrees };
   }
   return report;
+}
+
+/**
+ * A band solve under way: its shards are not written yet, so the lines are its band files and
+ * message files (size and CRC-32 each), numbered on from the bands.
+ */
+function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
+  const layout = bandLayout(store.space, state.count);
+  const lines: ShardCheck[] = [];
+  const buffer = new Uint8Array(Math.max(...layout.groupsOf.map((g) => bandBytes(store.space, g.length))));
+  state.files.forEach((f, band) => {
+    const bytes = bandBytes(store.space, layout.groupsOf[band]!.length);
+    const line: ShardCheck = { shard: band, file: f.file, bytes, expected: f.crc32, actual: f.crc32, ok: true };
+    if (f.file === '') {
+      line.problem = 'not written yet';
+      line.ok = store.manifest.stage === 'init';
+    } else {
+      try {
+        store.loadBand(band, buffer.subarray(0, bytes));
+      } catch (e) {
+        if (!(e instanceof CCheckersError)) throw e;
+        line.ok = false;
+        line.problem = e.message;
+      }
+    }
+    lines.push(line);
+  });
+  for (const f of state.messages) {
+    const problem = messageFileProblem(store.dir, f, buffer.length > 0 ? buffer : new Uint8Array(1 << 16));
+    lines.push({ shard: lines.length, file: f.file, bytes: f.bytes, expected: f.crc32, actual: f.crc32, ok: problem === undefined, ...(problem ? { problem } : {}) });
+  }
+  return lines;
 }

@@ -17,7 +17,7 @@ export function messageFileName(target: number, kind: MessageKind, pass: number,
 
 /** The message files of one step (pass, source), opened as messages for them come. */
 export class MessageWriter {
-  private readonly open = new Map<string, { fd: number; entry: MessageFile }>();
+  private readonly files = new Map<string, MessageFile>();
   bytesWritten = 0;
 
   constructor(
@@ -26,37 +26,61 @@ export class MessageWriter {
     private readonly source: number,
   ) {}
 
+  /** Appends to the file for (target, kind): opened for each write and closed, so that a step
+   *  never holds more than one descriptor whatever the band count. */
   write(target: number, kind: MessageKind, messages: Float64Array): void {
     if (messages.length === 0) return;
     const file = messageFileName(target, kind, this.pass, this.source);
-    let f = this.open.get(file);
-    if (!f) {
-      f = { fd: openSync(join(this.dir, file), 'w'), entry: { file, target, kind, pass: this.pass, source: this.source, bytes: 0, crc32: 0 } };
-      this.open.set(file, f);
-    }
-    const bytes = new Uint8Array(messages.buffer, messages.byteOffset, messages.byteLength);
-    for (let at = 0; at < bytes.length; ) at += writeSync(f.fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at));
-    f.entry.crc32 = crc32Of(bytes, f.entry.crc32);
-    f.entry.bytes += bytes.length;
-    this.bytesWritten += bytes.length;
-  }
-
-  /** Flushes and closes every file: what the manifest is to name. */
-  finish(): MessageFile[] {
-    const files: MessageFile[] = [];
-    for (const { fd, entry } of this.open.values()) {
-      fsyncSync(fd);
+    let entry = this.files.get(file);
+    const fd = openSync(join(this.dir, file), entry ? 'a' : 'w');
+    try {
+      entry ??= { file, target, kind, pass: this.pass, source: this.source, bytes: 0, crc32: 0 };
+      this.files.set(file, entry);
+      const bytes = new Uint8Array(messages.buffer, messages.byteOffset, messages.byteLength);
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at));
+      entry.crc32 = crc32Of(bytes, entry.crc32);
+      entry.bytes += bytes.length;
+      this.bytesWritten += bytes.length;
+    } finally {
       closeSync(fd);
-      files.push(entry);
     }
-    this.open.clear();
-    return files;
   }
 
-  /** Closes the files of a step that will not be saved (they are leftovers, removed on resume). */
-  abort(): void {
-    for (const { fd } of this.open.values()) closeSync(fd);
-    this.open.clear();
+  /** Flushes every file: what the manifest is to name. */
+  finish(): MessageFile[] {
+    for (const entry of this.files.values()) {
+      const fd = openSync(join(this.dir, entry.file), 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    return [...this.files.values()];
+  }
+}
+
+/** What is wrong with a message file (size, CRC-32), if anything: for check. */
+export function messageFileProblem(dir: string, file: MessageFile, buffer: Uint8Array): string | undefined {
+  const path = join(dir, file.file);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    return `${path}: message file is missing or unreadable (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
+  }
+  try {
+    const size = statSync(path).size;
+    if (size !== file.bytes) return `${path}: message file has ${size} bytes, the manifest records ${file.bytes}`;
+    let crc = 0;
+    for (let at = 0; at < size; at += buffer.length) {
+      const piece = buffer.subarray(0, Math.min(buffer.length, size - at));
+      readAt(fd, path, piece, at, 'message file');
+      crc = crc32Of(piece, crc);
+    }
+    return crc === file.crc32 ? undefined : `${path}: message file fails its CRC-32 check (manifest ${hex(file.crc32)})`;
+  } finally {
+    closeSync(fd);
   }
 }
 

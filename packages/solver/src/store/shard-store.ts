@@ -72,6 +72,9 @@ export interface BandPassTally {
 /** A band solve under way (band-solve.ts): its bands' files, its messages, the next step. */
 export interface BandState {
   count: number;
+  /** CRC-32 of the band of every group (band-layout.ts): a resume by a version that cuts the
+   *  bands otherwise is refused, not misread. */
+  layoutCrc32: number;
   /** Each band's table file ('' until init wrote it) and CRC-32. */
   files: Array<{ file: string; crc32: number }>;
   /** Message files written by steps done, not yet taken by their band. */
@@ -110,6 +113,9 @@ export interface Manifest {
   proven?: number;
   /** A band solve under way (the shards have no files until it finishes). */
   bands?: BandState;
+  /** The passes a solve of the store was started with (absent: tiles), and its band count. */
+  passes?: 'bands' | 'tiles';
+  bandCount?: number;
   /** When complete: the results, and the CRC-32 of the whole table (the shards in order). */
   results?: GameCounts & { startValue: number; tableCrc32: number };
 }

@@ -192,7 +192,7 @@ export function planStore(request: StoreRequest, kernelCopies: number): { existi
   }
   if (existing) {
     existing.checkVariant(request.variant, request.rules);
-    if (existing.manifest.bands) {
+    if (existing.manifest.bands || (existing.manifest.passes === 'bands' && existing.manifest.stage !== 'complete')) {
       throw new CCheckersError('E_USAGE', `${request.store} is being solved by band passes, which tiles and clusters cannot continue: resume it with solve --store --resume`);
     }
     if (request.shards !== undefined && request.shards !== existing.layout.shards.length) {
@@ -239,7 +239,7 @@ function passesOf(options: ShardedSolveOptions): StorePasses {
   if (options.resume) {
     try {
       const m = ShardStore.open(options.store).manifest;
-      if (m.bands) return 'bands';
+      if (m.bands || m.passes === 'bands') return 'bands';
       if (m.stage !== 'complete') return 'tiles';
     } catch {
       // no store yet (or a broken one: the solve says so)
