@@ -31,7 +31,7 @@ import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from
 import { shardLayout } from './layout.js';
 import { MessageWriter, readMessages } from './messages.js';
 import { type BandPassTally, MANIFEST, type Manifest, type MessageFile, ShardStore, readAt } from './shard-store.js';
-import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, countStore, storeResult } from './sharded-solve.js';
+import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
 const CALLS_PER_BAND = 16;
@@ -42,14 +42,7 @@ function emptyTally(): BandPassTally {
 
 /** The store to resume, if any, and the plan: the store's band count, or --shards and --memory. */
 function planBandStore(options: ShardedSolveOptions): { existing: ShardStore | undefined; plan: BandPlan } {
-  let existing: ShardStore | undefined;
-  if (options.resume) {
-    try {
-      existing = ShardStore.open(options.store);
-    } catch (e) {
-      if (!(e instanceof CCheckersError && /no manifest\.json/.test(e.message))) throw e;
-    }
-  }
+  const existing = storeToResume(options);
   const space = new StateSpace(options.variant);
   let bands = options.shards;
   if (existing) {

@@ -177,19 +177,23 @@ export interface StoreRequest {
   memoryLimit?: number;
 }
 
+/** With --resume, the store in the folder (none yet: a new one is made). */
+export function storeToResume(request: { store: string; resume?: boolean }): ShardStore | undefined {
+  if (!request.resume) return undefined;
+  try {
+    return ShardStore.open(request.store);
+  } catch (e) {
+    if (!(e instanceof CCheckersError && /no manifest\.json/.test(e.message))) throw e;
+    return undefined;
+  }
+}
+
 /**
  * The store to resume (its variant and shard count checked against the request), if any, and the
  * memory plan: the existing store's layout, or one from --shards and --memory for a new store.
  */
 export function planStore(request: StoreRequest, kernelCopies: number): { existing: ShardStore | undefined; plan: MemoryPlan } {
-  let existing: ShardStore | undefined;
-  if (request.resume) {
-    try {
-      existing = ShardStore.open(request.store);
-    } catch (e) {
-      if (!(e instanceof CCheckersError && /no manifest\.json/.test(e.message))) throw e;
-    }
-  }
+  const existing = storeToResume(request);
   if (existing) {
     existing.checkVariant(request.variant, request.rules);
     if (existing.manifest.bands || (existing.manifest.passes === 'bands' && existing.manifest.stage !== 'complete')) {
