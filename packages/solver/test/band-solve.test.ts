@@ -4,7 +4,7 @@
  * stopped at any save resumes to the same table; a damaged message or band file is refused with
  * its name, and nothing is overwritten.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StateSpace, variant } from '@ccheckers/core';
@@ -204,6 +204,59 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
 });
 
 describe('interrupted band solves', () => {
+  it('start again in a folder a solve killed before its first save left (its lock and temporary files only)', async () => {
+    const store = newStore();
+    mkdirSync(store);
+    writeFileSync(join(store, 'manifest.json.lock'), '999999\n');
+    writeFileSync(join(store, 'band-00000.g1.bin.tmp-999999'), 'half a band');
+    for (const resume of [true, false]) {
+      if (!resume) {
+        rmSync(store, { recursive: true });
+        mkdirSync(store);
+        writeFileSync(join(store, 'manifest.json.lock'), '999999\n');
+      }
+      const r = await solveSharded({ variant: variant(7, 2), rules: 'clean', backend: backends[0]!, threads: 1, store, shards: 3, resume });
+      expect(same(r)).toEqual(same(inMemory.get('7/2')!));
+      expect(readdirSync(store).filter((f) => f.includes('.tmp-') || f.startsWith('band-'))).toEqual([]);
+    }
+    const other = newStore();
+    mkdirSync(other);
+    writeFileSync(join(other, 'notes.txt'), 'mine');
+    await expect(solveSharded({ variant: variant(7, 2), rules: 'clean', backend: backends[0]!, threads: 1, store: other })).rejects.toThrow(/is not empty/);
+  });
+
+  it('refuse a manifest edited by hand: a message entry unlike its file, one lost, a bad next step', async () => {
+    const v = variant(7, 2);
+    const store = newStore();
+    const controller = new AbortController();
+    let saves = 0;
+    await solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, shards: 5, signal: controller.signal, onSave: () => {
+      if (++saves === 8) controller.abort();
+    } }).catch(() => {});
+    const manifestPath = join(store, 'manifest.json');
+    const text = readFileSync(manifestPath, 'utf8');
+    const m = JSON.parse(text);
+    const resume = () => solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true });
+    const edits: Array<[string, (m: any) => void, RegExp]> = [
+      ['target', (x) => (x.bands.messages[0].target = (x.bands.messages[0].target + 1) % 5), /corrupt manifest: band solve: message files/],
+      ['kind', (x) => (x.bands.messages[0].kind = 'other'), /corrupt manifest: band solve: message files/],
+      ['next', (x) => (x.bands.next = { pass: 1, band: 99 }), /corrupt manifest: band solve: next step/],
+      ['lost', (x) => (x.bands.messages = x.bands.messages.filter((f: { target: number }) => f.target !== x.bands.next.band)), /corrupt manifest: it does not name msg-.*, which band \d+ has not taken yet/],
+    ];
+    expect(m.bands.messages.some((f: { target: number }) => f.target === m.bands.next.band)).toBe(true);
+    const files = readdirSync(store).sort();
+    for (const [what, edit, error] of edits) {
+      const copy = JSON.parse(text);
+      edit(copy);
+      writeFileSync(manifestPath, JSON.stringify(copy));
+      await expect(resume(), what).rejects.toThrow(error);
+      expect(readdirSync(store).sort(), what).toEqual(files);
+    }
+    writeFileSync(manifestPath, text);
+    expect(same(await resume())).toEqual(same(inMemory.get('7/2')!));
+  });
+
+
   it('resume from any save to the same table, leftovers removed', async () => {
     const v = variant(7, 2);
     const expected = same(inMemory.get('7/2')!);

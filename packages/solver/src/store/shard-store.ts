@@ -141,7 +141,9 @@ export class ShardStore {
     if (!statSync(dir).isDirectory()) throw new CCheckersError('E_USAGE', `--store ${dir} is not a folder`);
     const holdsStore = existsSync(join(dir, MANIFEST));
     if (resume && holdsStore) return;
-    if (readdirSync(dir).length > 0) {
+    // A solve killed before its first save leaves its lock and temporary files only: the folder
+    // is as good as empty (a live solve's lock is refused when it is taken).
+    if (readdirSync(dir).some((f) => !/^manifest\.json\.lock(\.[0-9a-z-]+)?$|\.tmp-[0-9a-f-]+$/.test(f))) {
       throw new CCheckersError(
         'E_USAGE',
         holdsStore
@@ -376,6 +378,7 @@ export class ShardStore {
   /** Removes files the manifest does not name (a crash between writing a shard and the manifest). */
   removeLeftovers(): string[] {
     const bands = this.manifest.bands;
+    if (bands) this.checkUnlistedMessages(bands);
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
@@ -384,6 +387,26 @@ export class ShardStore {
       removed.push(file);
     }
     return removed;
+  }
+
+  /**
+   * A message file the manifest does not name is a leftover when its step is the one under way
+   * (not saved) or its target has taken it since (the deletion after that save was cut short).
+   * Any other is a message still to be taken that the manifest lost: refused, never deleted.
+   */
+  private checkUnlistedMessages(bands: BandState): void {
+    const named = new Set(bands.messages.map((f) => f.file));
+    const before = (p1: number, b1: number, p2: number, b2: number) => p1 < p2 || (p1 === p2 && b1 < b2);
+    for (const file of readdirSync(this.dir)) {
+      const m = /^msg-(\d+)-[vr]-p(\d+)-b(\d+)\.f64$/.exec(file);
+      if (!m || named.has(file)) continue;
+      const [target, pass, source] = [Number(m[1]), Number(m[2]), Number(m[3])];
+      if (!before(pass, source, bands.next.pass, bands.next.band)) continue; // the step under way
+      // Its target takes it at its first step after (pass, source).
+      const takenAt = target > source ? { pass, band: target } : { pass: pass + 1, band: target };
+      if (before(takenAt.pass, takenAt.band, bands.next.pass, bands.next.band)) continue;
+      throw new DatabaseError(join(this.dir, MANIFEST), `corrupt manifest: it does not name ${file}, which band ${target} has not taken yet`);
+    }
   }
 
   /** A database header (as single files have) for the store's contents, for queries and reports. */
@@ -451,8 +474,25 @@ function checkManifest(path: string, m: Manifest): void {
     b.files.forEach((f, i) => {
       if (typeof f.file !== 'string' || (f.file !== '' && !BAND_FILE.test(f.file))) throw bad(`band ${i} names the file "${String(f.file)}"`);
     });
-    if (!Array.isArray(b.messages) || b.messages.some((f) => typeof f.file !== 'string' || !MESSAGE_FILE.test(f.file) || !(f.target >= 0 && f.target < b.count))) {
+    // A message entry is its file's name: target, kind, pass and source must agree with it.
+    const named = (f: MessageFile) =>
+      typeof f.file === 'string' &&
+      f.file === `msg-${String(f.target).padStart(5, '0')}-${f.kind === 'values' ? 'v' : 'r'}-p${f.pass}-b${String(f.source).padStart(5, '0')}.f64` &&
+      (f.kind === 'values' || f.kind === 'requests') &&
+      Number.isSafeInteger(f.target) &&
+      f.target >= 0 &&
+      f.target < b.count &&
+      Number.isSafeInteger(f.source) &&
+      f.source >= 0 &&
+      f.source < b.count &&
+      Number.isSafeInteger(f.bytes) &&
+      f.bytes % 8 === 0;
+    if (!Array.isArray(b.messages) || !b.messages.every(named) || new Set(b.messages.map((f) => f.file)).size !== b.messages.length) {
       throw bad('band solve: message files');
+    }
+    const next = b.next as { pass?: unknown; band?: unknown } | null;
+    if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.band) || (next.pass as number) < 0 || (next.band as number) < 0 || (next.band as number) >= b.count) {
+      throw bad('band solve: next step');
     }
   }
   if (!['init', 'passes', 'finishing', 'complete'].includes(m.stage)) throw bad(`stage ${String(m.stage)}`);
