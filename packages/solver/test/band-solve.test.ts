@@ -24,9 +24,9 @@ import {
   shardLayout,
   checkStore,
   planStore,
-  solve,
   solveSharded,
 } from '../src/index.js';
+import { inMemorySolves, sameTable } from './support/in-memory.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-bands-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,18 +34,12 @@ const backends = await availableBackends();
 let stores = 0;
 const newStore = () => join(dir, `store-${stores++}`);
 
-const inMemory = new Map<string, SolveResult>();
+let inMemory: Map<string, SolveResult>;
 beforeAll(async () => {
-  for (const [board, pieces] of [
-    [7, 2],
-    [4, 6],
-  ] as const) {
-    inMemory.set(`${board}/${pieces}`, await solve({ variant: variant(board, pieces), rules: 'clean', backend: backends[0]!, threads: 1 }));
-  }
-  if (backends[0]!.kernelThreads) inMemory.set('7/3', await solve({ variant: variant(7, 3), rules: 'clean', backend: backends[0]!, threads: 2 }));
+  inMemory = await inMemorySolves(backends[0]!);
 }, 120_000);
 
-const same = (r: SolveResult) => ({ positions: r.positions, p1Wins: r.p1Wins, p2Wins: r.p2Wins, draws: r.draws, illegal: r.illegal, start: r.start, crc: r.tableCrc32 });
+const same = sameTable;
 
 /** A budget whose band is 1/`of` of the table, with as much (at least a MiB) for messages. */
 function budgetFor(board: number, pieces: number, of: number): number {

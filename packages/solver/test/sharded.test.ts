@@ -22,13 +22,14 @@ import {
   exportStore,
   importDatabase,
   overheadBytes,
+  type MemoryPlan,
   planMemory,
   planStore,
   readDatabase,
   shardLayout,
-  solve,
   solveSharded,
 } from '../src/index.js';
+import { inMemorySolves, sameTable } from './support/in-memory.js';
 import { randomPosition } from '../../core/test/support/random.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-shards-'));
@@ -43,18 +44,12 @@ function budgetFor(board: number, pieces: number, s: number, shards: number, ker
   return overheadBytes(space, kernelCopies) + shards * Math.max(...shardLayout(space, s).shards.map((x) => x.bytes));
 }
 
-const inMemory = new Map<string, SolveResult>();
+let inMemory: Map<string, SolveResult>;
 beforeAll(async () => {
-  for (const [board, pieces] of [
-    [7, 2],
-    [4, 6],
-  ] as const) {
-    inMemory.set(`${board}/${pieces}`, await solve({ variant: variant(board, pieces), rules: 'clean', backend: backends[0]!, threads: 1 }));
-  }
-  if (backends[0]!.kernelThreads) inMemory.set('7/3', await solve({ variant: variant(7, 3), rules: 'clean', backend: backends[0]!, threads: 2 }));
+  inMemory = await inMemorySolves(backends[0]!);
 }, 120_000);
 
-const same = (r: SolveResult) => ({ positions: r.positions, p1Wins: r.p1Wins, p2Wins: r.p2Wins, draws: r.draws, illegal: r.illegal, start: r.start, crc: r.tableCrc32 });
+const same = sameTable;
 
 describe.each(backends.map((b) => [b.name, b] as const))('sharded solves on %s', (_name, backend) => {
   // [board, pieces, shards, shards the budget holds (0: no budget), threads]
@@ -82,7 +77,7 @@ describe.each(backends.map((b) => [b.name, b] as const))('sharded solves on %s',
         store: newStore(),
         shards,
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
-        onPlan: (p) => (plan = p),
+        onPlan: (p) => (plan = p as MemoryPlan),
       });
       expect(same(r)).toEqual(same(inMemory.get(`${board}/${pieces}`)!));
       expect(r.shards).toBe(shards);

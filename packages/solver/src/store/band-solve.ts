@@ -30,7 +30,7 @@ import { checkMoveless, chunkRanges } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
 import { shardLayout } from './layout.js';
 import { MessageWriter, readMessages } from './messages.js';
-import { type BandPassTally, MANIFEST, type Manifest, type MessageFile, ShardStore, readAt } from './shard-store.js';
+import { type BandPassTally, MANIFEST, type Manifest, ShardStore, readAt } from './shard-store.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
@@ -41,9 +41,9 @@ function emptyTally(): BandPassTally {
 }
 
 /** The store to resume, if any, and the plan: the store's band count, or --shards and --memory. */
-function planBandStore(options: ShardedSolveOptions): { existing: ShardStore | undefined; plan: BandPlan } {
+function planBandStore(options: ShardedSolveOptions): { existing: ShardStore | undefined; space: StateSpace; plan: BandPlan } {
   const existing = storeToResume(options);
-  const space = new StateSpace(options.variant);
+  const space = existing?.space ?? new StateSpace(options.variant);
   let bands = options.shards;
   if (existing) {
     existing.checkVariant(options.variant, options.rules);
@@ -58,22 +58,22 @@ function planBandStore(options: ShardedSolveOptions): { existing: ShardStore | u
     ...(options.memoryLimit !== undefined ? { budget: options.memoryLimit } : {}),
     kernelCopies: 1,
   });
-  return { existing, plan };
+  return { existing, space, plan };
 }
 
 export async function solveBands(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
-  const { existing, plan } = planBandStore(options);
+  const { existing, space, plan } = planBandStore(options);
   checkMemory(plan.bandBytes + plan.messageBytes + plan.overheadBytes, options.memoryLimit);
   options.onPlan?.(plan);
+  const layout = bandLayout(space, plan.bands);
   let store: ShardStore;
   if (existing) {
     store = existing;
   } else {
-    const space = new StateSpace(options.variant);
     store = ShardStore.create(options.store, options.variant, options.rules, shardLayout(space, plan.bands));
     store.manifest.bands = {
       count: plan.bands,
-      layoutCrc32: layoutCrc32(bandLayout(space, plan.bands)),
+      layoutCrc32: layoutCrc32(layout),
       files: Array.from({ length: plan.bands }, () => ({ file: '', crc32: 0 })),
       messages: [],
       next: { pass: 0, band: 0 },
@@ -86,7 +86,7 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
   const unlock = lockOutput(join(options.store, MANIFEST));
   try {
     store.removeLeftovers();
-    return await new BandSolve(options, store, plan).run();
+    return await new BandSolve(options, store, plan, layout).run();
   } finally {
     unlock();
   }
@@ -94,7 +94,6 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
 
 class BandSolve {
   private readonly space: StateSpace;
-  private readonly layout: BandLayout;
   private readonly kernel: SolverKernel;
   private readonly threads: number;
   private readonly bandBuffer: Uint8Array;
@@ -112,10 +111,10 @@ class BandSolve {
   constructor(
     private readonly options: ShardedSolveOptions,
     private readonly store: ShardStore,
-    private readonly plan: BandPlan,
+    plan: BandPlan,
+    private readonly layout: BandLayout,
   ) {
     this.space = store.space;
-    this.layout = bandLayout(this.space, plan.bands);
     const recorded = store.manifest.bands?.layoutCrc32;
     if (recorded !== undefined && recorded !== layoutCrc32(this.layout)) {
       throw new CCheckersError('E_USAGE', `${join(store.dir, MANIFEST)}: its bands were cut by another version of ccheckers (layout CRC-32 ${hex(recorded)}); finish the solve with that version`);
@@ -230,14 +229,12 @@ class BandSolve {
     const progress = (fraction: number) =>
       this.report({ phase: 'pass', pass, fraction: (band + Math.min(1, fraction)) / bands, proven: (this.m.proven ?? 0) + changed, storedStates: this.space.states });
     // What a call decided: its changes here, its messages to the others.
-    const route = (r: BandResult, kind: MessageFile['kind'], keep: (target: number) => boolean) => {
+    const route = (r: BandResult) => {
       changed += r.wins + r.losses + r.illegal;
       let at = 0;
       r.counts.forEach((count, target) => {
-        if (count > 0 && keep(target)) {
-          writer.write(target, kind, r.messages.subarray(at, at + count));
-          if (kind === 'values') sentValues += count;
-        }
+        writer.write(target, 'values', r.messages.subarray(at, at + count));
+        sentValues += count;
         at += count;
       });
     };
@@ -245,49 +242,46 @@ class BandSolve {
       // A request makes up to a value and a win per parent: small calls keep the output bounded.
       const per = Math.max(256, Math.floor(this.inputBuffer.length / 32));
       for (let at = 0; at < requests.length; at += per) {
-        route(await this.call(BandPhase.VISIT, table, band, requests.subarray(at, at + per)), 'values', () => true);
+        route(await this.call(BandPhase.VISIT, table, band, requests.subarray(at, at + per)));
       }
     };
     // A step that throws leaves its message files behind: leftovers, removed on resume.
-    {
-      // The values the others sent, then the visits they asked for.
-      for (const kind of ['values', 'requests'] as const) {
-        for (const file of inbox.filter((f) => f.kind === kind)) {
-          read += await readMessages(this.store.dir, file, this.inputBuffer, async (messages) => {
-            if (kind === 'values') route(await this.call(BandPhase.APPLY, table, band, messages), 'values', () => true);
-            else await visit(messages);
-          });
-        }
+    // The values the others sent, then the visits they asked for.
+    for (const kind of ['values', 'requests'] as const) {
+      for (const file of inbox.filter((f) => f.kind === kind)) {
+        read += await readMessages(this.store.dir, file, this.inputBuffer, async (messages) => {
+          if (kind === 'values') route(await this.call(BandPhase.APPLY, table, band, messages));
+          else await visit(messages);
+        });
       }
-      progress(0.1);
-      if (pass === 1) await this.units(band, table, route, (f) => progress(0.1 + 0.8 * f));
-      // Requests for the unknown states held here: this band's own visited at once; in pass 1
-      // none to later bands (their UNITS visit those states).
-      // At most a group per output buffer's worth of states a call (all could be unknown).
-      const perCall = Math.max(1, Math.floor(this.outputBuffer.length / this.space.p2Placements));
-      const chunks = chunkRanges(this.layout.groupsOf[band]!.length, Math.max(CALLS_PER_BAND, Math.ceil(this.layout.groupsOf[band]!.length / perCall)));
-      for (const [i, [from, to]] of chunks.entries()) {
-        const r = await this.call(BandPhase.REQUESTS, table, band, undefined, from, to);
-        let at = 0;
-        let own: Float64Array | undefined;
-        for (let target = 0; target < bands; target++) {
-          const count = r.counts[target]!;
-          const requests = r.messages.subarray(at, at + count);
-          at += count;
-          if (count === 0) continue;
-          // This band's own are copied (the visits' output goes where they are) to the input
-          // buffer, idle meanwhile and twice the output's size.
-          if (target === band && pass > 1) {
-            own = this.inputBuffer.subarray(0, count);
-            own.set(requests);
-          }
-          else if (pass > 1 || target < band) writer.write(target, 'requests', requests);
-        }
-        if (own) await visit(own);
-        progress(0.9 + (0.1 * (i + 1)) / chunks.length);
-      }
-      checkMoveless(this.moveless, this.options.variant);
     }
+    progress(0.1);
+    if (pass === 1) await this.units(band, table, route, (f) => progress(0.1 + 0.8 * f));
+    // Requests for the unknown states held here: this band's own visited at once; in pass 1
+    // none to later bands (their UNITS visit those states).
+    // At most a group per output buffer's worth of states a call (all could be unknown).
+    const perCall = Math.max(1, Math.floor(this.outputBuffer.length / this.space.p2Placements));
+    const chunks = chunkRanges(this.layout.groupsOf[band]!.length, Math.max(CALLS_PER_BAND, Math.ceil(this.layout.groupsOf[band]!.length / perCall)));
+    for (const [i, [from, to]] of chunks.entries()) {
+      const r = await this.call(BandPhase.REQUESTS, table, band, undefined, from, to);
+      let at = 0;
+      let own: Float64Array | undefined;
+      for (let target = 0; target < bands; target++) {
+        const count = r.counts[target]!;
+        const requests = r.messages.subarray(at, at + count);
+        at += count;
+        if (count === 0) continue;
+        // This band's own are copied (the visits' output goes where they are) to the input
+        // buffer, idle meanwhile and twice the output's size.
+        if (target === band && pass > 1) {
+          own = this.inputBuffer.subarray(0, count);
+          own.set(requests);
+        } else if (pass > 1 || target < band) writer.write(target, 'requests', requests);
+      }
+      if (own) await visit(own);
+      progress(0.9 + (0.1 * (i + 1)) / chunks.length);
+    }
+    checkMoveless(this.moveless, this.options.variant);
     const added = writer.finish();
     this.bytesRead += read;
     this.bytesWritten += table.length + writer.bytesWritten;
@@ -341,7 +335,7 @@ class BandSolve {
   private async units(
     band: number,
     table: Uint8Array,
-    route: (r: BandResult, kind: MessageFile['kind'], keep: (target: number) => boolean) => void,
+    route: (r: BandResult) => void,
     progress: (fraction: number) => void,
   ): Promise<void> {
     const units = this.layout.unitsOf[band]!;
@@ -350,7 +344,7 @@ class BandSolve {
       const n = Math.max(1, Math.min(units.length - at, Math.floor(target / this.bytesPerUnit)));
       const r = await this.call(BandPhase.UNITS, table, band, units.subarray(at, at + n));
       this.bytesPerUnit = Math.max(this.bytesPerUnit * 0.5, (r.messages.length * 8) / n);
-      route(r, 'values', () => true);
+      route(r);
       at += n;
       progress(at / units.length);
     }

@@ -162,7 +162,7 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
 function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
   const layout = bandLayout(store.space, state.count);
   const lines: ShardCheck[] = [];
-  const buffer = new Uint8Array(Math.max(...layout.groupsOf.map((g) => bandBytes(store.space, g.length))));
+  const buffer = new Uint8Array(8 * Math.ceil(Math.max(2 ** 16, ...layout.groupsOf.map((g) => bandBytes(store.space, g.length))) / 8));
   state.files.forEach((f, band) => {
     const bytes = bandBytes(store.space, layout.groupsOf[band]!.length);
     const line: ShardCheck = { shard: band, file: f.file, bytes, expected: f.crc32, actual: f.crc32, ok: true };
@@ -181,7 +181,7 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
     lines.push(line);
   });
   for (const f of state.messages) {
-    const problem = messageFileProblem(store.dir, f, buffer.length > 0 ? buffer : new Uint8Array(1 << 16));
+    const problem = messageFileProblem(store.dir, f, new Float64Array(buffer.buffer));
     lines.push({ shard: lines.length, file: f.file, bytes: f.bytes, expected: f.crc32, actual: f.crc32, ok: problem === undefined, ...(problem ? { problem } : {}) });
   }
   return lines;

@@ -7,13 +7,9 @@ import { closeSync, fsyncSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32Of } from '../crc.js';
 import { DatabaseError, IO_CHUNK_BYTES, hex } from '../database.js';
-import { type MessageFile, readAt } from './shard-store.js';
+import { type MessageFile, messageFileName, readAt } from './shard-store.js';
 
 export type MessageKind = MessageFile['kind'];
-
-export function messageFileName(target: number, kind: MessageKind, pass: number, source: number): string {
-  return `msg-${String(target).padStart(5, '0')}-${kind === 'values' ? 'v' : 'r'}-p${pass}-b${String(source).padStart(5, '0')}.f64`;
-}
 
 /** The message files of one step (pass, source), opened as messages for them come. */
 export class MessageWriter {
@@ -60,36 +56,12 @@ export class MessageWriter {
   }
 }
 
-/** What is wrong with a message file (size, CRC-32), if anything: for check. */
-export function messageFileProblem(dir: string, file: MessageFile, buffer: Uint8Array): string | undefined {
-  const path = join(dir, file.file);
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (e) {
-    return `${path}: message file is missing or unreadable (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
-  }
-  try {
-    const size = statSync(path).size;
-    if (size !== file.bytes) return `${path}: message file has ${size} bytes, the manifest records ${file.bytes}`;
-    let crc = 0;
-    for (let at = 0; at < size; at += buffer.length) {
-      const piece = buffer.subarray(0, Math.min(buffer.length, size - at));
-      readAt(fd, path, piece, at, 'message file');
-      crc = crc32Of(piece, crc);
-    }
-    return crc === file.crc32 ? undefined : `${path}: message file fails its CRC-32 check (manifest ${hex(file.crc32)})`;
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
- * Calls `use` on the messages of `file` in chunks of at most `buffer`'s length. The CRC-32 is
- * checked at the end; a file of the wrong size or CRC, or whose messages `use` refuses, is a
- * DatabaseError naming it (its band is not saved then: nothing it did is kept).
+ * The messages of `file` in chunks of at most `buffer`'s length (each a view of it, valid until
+ * the next). A file missing, of the wrong size, or failing its CRC-32 (checked after the last
+ * chunk) is a DatabaseError naming it.
  */
-export async function readMessages(dir: string, file: MessageFile, buffer: Float64Array, use: (messages: Float64Array) => void | Promise<void>): Promise<number> {
+function* messageChunks(dir: string, file: MessageFile, buffer: Float64Array): Generator<Float64Array> {
   const path = join(dir, file.file);
   let fd: number;
   try {
@@ -106,17 +78,39 @@ export async function readMessages(dir: string, file: MessageFile, buffer: Float
       const n = Math.min(bytes.length, size - at);
       readAt(fd, path, bytes.subarray(0, n), at, 'message file');
       crc = crc32Of(bytes.subarray(0, n), crc);
-      try {
-        await use(buffer.subarray(0, n / 8));
-      } catch (e) {
-        if (e instanceof RangeError) throw new DatabaseError(path, `message file holds messages its band refuses (${e.message})`);
-        throw e;
-      }
+      yield buffer.subarray(0, n / 8);
       at += n;
     }
   } finally {
     closeSync(fd);
   }
   if (crc !== file.crc32) throw new DatabaseError(path, `message file fails its CRC-32 check (manifest ${hex(file.crc32)})`);
+}
+
+/** What is wrong with a message file (size, CRC-32), if anything: for check. */
+export function messageFileProblem(dir: string, file: MessageFile, buffer: Float64Array): string | undefined {
+  try {
+    for (const _ of messageChunks(dir, file, buffer));
+    return undefined;
+  } catch (e) {
+    if (e instanceof DatabaseError) return e.message;
+    throw e;
+  }
+}
+
+/**
+ * Calls `use` on the messages of `file` in chunks of at most `buffer`'s length. The CRC-32 is
+ * checked at the end; a file of the wrong size or CRC, or whose messages `use` refuses, is a
+ * DatabaseError naming it (its band is not saved then: nothing it did is kept).
+ */
+export async function readMessages(dir: string, file: MessageFile, buffer: Float64Array, use: (messages: Float64Array) => void | Promise<void>): Promise<number> {
+  for (const messages of messageChunks(dir, file, buffer)) {
+    try {
+      await use(messages);
+    } catch (e) {
+      if (e instanceof RangeError) throw new DatabaseError(join(dir, file.file), `message file holds messages its band refuses (${e.message})`);
+      throw e;
+    }
+  }
   return file.bytes;
 }

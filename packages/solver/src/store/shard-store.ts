@@ -85,7 +85,12 @@ export interface BandState {
 }
 
 export const BAND_FILE = /^band-\d{5,}\.g\d+\.bin$/;
-export const MESSAGE_FILE = /^msg-\d{5,}-[vr]-p\d+-b\d{5,}\.f64$/;
+/** Message file names: target, kind (v, r), pass, source. */
+export const MESSAGE_FILE = /^msg-(\d{5,})-([vr])-p(\d+)-b(\d{5,})\.f64$/;
+
+export function messageFileName(target: number, kind: MessageFile['kind'], pass: number, source: number): string {
+  return `msg-${String(target).padStart(5, '0')}-${kind === 'values' ? 'v' : 'r'}-p${pass}-b${String(source).padStart(5, '0')}.f64`;
+}
 
 export interface Manifest {
   format: typeof FORMAT;
@@ -338,35 +343,32 @@ export class ShardStore {
       throw new DatabaseError(path, `band ${index} is missing or unreadable (${(e as Error).message})`);
     }
     if (size !== into.length) throw new DatabaseError(path, `band ${index} has ${size} bytes, its groups take ${into.length}`);
-    const bytes = into;
     const fd = openSync(path, 'r');
     try {
-      readAt(fd, path, bytes, 0, `band ${index}`);
+      readAt(fd, path, into, 0, `band ${index}`);
     } finally {
       closeSync(fd);
     }
-    if (crc32Of(bytes) !== entry.crc32) throw new DatabaseError(path, `band ${index} fails its CRC-32 check (manifest ${hex(entry.crc32)})`);
-    return bytes;
+    if (crc32Of(into) !== entry.crc32) throw new DatabaseError(path, `band ${index} fails its CRC-32 check (manifest ${hex(entry.crc32)})`);
+    return into;
   }
 
   /**
-   * Ends a step of a band solve atomically: the band's new table file (if any), the message files
-   * the step wrote (already flushed), the ones it took, and the manifest changes `update` makes.
+   * Ends a step of a band solve atomically: the band's new table file, the message files the
+   * step wrote (already flushed), the ones it took, and the manifest changes `update` makes.
    * Taken and replaced files go once the manifest no longer names them.
    */
-  saveBandStep(band: { index: number; bytes: Uint8Array } | undefined, added: MessageFile[], taken: string[], update: (m: Manifest) => void): void {
+  saveBandStep(band: { index: number; bytes: Uint8Array }, added: MessageFile[], taken: string[], update: (m: Manifest) => void): void {
     const m: Manifest = structuredClone(this.manifest);
     const state = m.bands!;
     m.generation++;
     const replaced: string[] = [...taken];
-    if (band) {
-      const entry = state.files[band.index]!;
-      const file = `band-${String(band.index).padStart(5, '0')}.g${m.generation}.bin`;
-      writeFileAtomically(join(this.dir, file), band.bytes, false);
-      if (entry.file !== '') replaced.push(entry.file);
-      entry.file = file;
-      entry.crc32 = crc32Of(band.bytes);
-    }
+    const entry = state.files[band.index]!;
+    const file = `band-${String(band.index).padStart(5, '0')}.g${m.generation}.bin`;
+    writeFileAtomically(join(this.dir, file), band.bytes, false);
+    if (entry.file !== '') replaced.push(entry.file);
+    entry.file = file;
+    entry.crc32 = crc32Of(band.bytes);
     const gone = new Set(taken);
     state.messages = [...state.messages.filter((f) => !gone.has(f.file)), ...added];
     update(m);
@@ -398,9 +400,9 @@ export class ShardStore {
     const named = new Set(bands.messages.map((f) => f.file));
     const before = (p1: number, b1: number, p2: number, b2: number) => p1 < p2 || (p1 === p2 && b1 < b2);
     for (const file of readdirSync(this.dir)) {
-      const m = /^msg-(\d+)-[vr]-p(\d+)-b(\d+)\.f64$/.exec(file);
+      const m = MESSAGE_FILE.exec(file);
       if (!m || named.has(file)) continue;
-      const [target, pass, source] = [Number(m[1]), Number(m[2]), Number(m[3])];
+      const [target, pass, source] = [Number(m[1]), Number(m[3]), Number(m[4])];
       if (!before(pass, source, bands.next.pass, bands.next.band)) continue; // the step under way
       // Its target takes it at its first step after (pass, source).
       const takenAt = target > source ? { pass, band: target } : { pass: pass + 1, band: target };
@@ -477,7 +479,7 @@ function checkManifest(path: string, m: Manifest): void {
     // A message entry is its file's name: target, kind, pass and source must agree with it.
     const named = (f: MessageFile) =>
       typeof f.file === 'string' &&
-      f.file === `msg-${String(f.target).padStart(5, '0')}-${f.kind === 'values' ? 'v' : 'r'}-p${f.pass}-b${String(f.source).padStart(5, '0')}.f64` &&
+      f.file === messageFileName(f.target, f.kind, f.pass, f.source) &&
       (f.kind === 'values' || f.kind === 'requests') &&
       Number.isSafeInteger(f.target) &&
       f.target >= 0 &&

@@ -240,14 +240,12 @@ export async function solveSharded(options: ShardedSolveOptions): Promise<Sharde
 
 /** The passes of a solve: a store being resumed keeps its own. */
 function passesOf(options: ShardedSolveOptions): StorePasses {
-  if (options.resume) {
-    try {
-      const m = ShardStore.open(options.store).manifest;
-      if (m.bands || m.passes === 'bands') return 'bands';
-      if (m.stage !== 'complete') return 'tiles';
-    } catch {
-      // no store yet (or a broken one: the solve says so)
-    }
+  try {
+    const m = storeToResume(options)?.manifest;
+    if (m?.bands || m?.passes === 'bands') return 'bands';
+    if (m && m.stage !== 'complete') return 'tiles';
+  } catch {
+    // a broken store: the solve says so
   }
   return options.passes ?? 'bands';
 }
