@@ -7,8 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "../src/kernel_common.hpp"
 #include "ccheckers/jump_magic.hpp"
 #include "ccheckers/kernel_api.hpp"
+
+// The band table's helpers (message sort) on their own: they use no engine.
+namespace cck {
+namespace band_check {
+#include "ccheckers/kernel/band_table.inl"
+}  // namespace band_check
+}  // namespace cck
 
 using namespace cck;
 
@@ -39,8 +47,38 @@ static std::set<std::pair<int, int>> movesOf(KernelApi& k, const PosWords& p) {
   return s;
 }
 
+/** sortMessages against std::sort + std::unique: sizes on both sides of the radix threshold (256),
+ *  keys of 1 to 53 bits (1 to 5 radix passes; past 2^32), with and without repeats. */
+static int checkSortMessages() {
+  int checked = 0;
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  const auto random = [&x] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x;
+  };
+  std::vector<uint64_t> scratch;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{255}, size_t{256}, size_t{5000}, size_t{100000}}) {
+    for (int bits : {1, 8, 11, 12, 30, 33, 40, 53}) {
+      for (bool repeats : {false, true}) {
+        std::vector<double> m(n);
+        const uint64_t range = uint64_t{1} << bits;
+        for (size_t i = 0; i < n; i++) m[i] = static_cast<double>(random() % (repeats ? std::max<uint64_t>(1, std::min<uint64_t>(range, n / 3 + 1)) : range));
+        std::vector<double> expected = m;
+        std::sort(expected.begin(), expected.end());
+        expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+        const size_t kept = band_check::sortMessages(m.data(), n, scratch);
+        m.resize(kept);
+        CHECK(m == expected, "sortMessages of %zu keys of %d bits (repeats %d)", n, bits, repeats);
+        checked++;
+      }
+    }
+  }
+  return checked;
+}
+
 int main() {
   int checked = 0;
+  checked += checkSortMessages() > 0;
   CpuInfo cpu = detectCpu();
   std::printf("cpu: x86=%d bmi2=%d fast=%d vendor=%s family=0x%x\n", cpu.x86, cpu.bmi2, cpu.fastBmi2, cpu.vendor, cpu.family);
   auto kernels = [&](int m, int k, std::vector<int> start) {

@@ -75,9 +75,9 @@ struct BandMap {
 enum class BandPhase { Init, Units, Visit, Requests, Apply };
 
 /**
- * A band call's messages, band by band: counts[b] messages for band b, in band order. They are
- * written to `given` (the caller's buffer of `capacity` doubles) where they fit, else to
- * `messages`; `inGiven` says which.
+ * A band call's messages, band by band: counts[b] messages for band b, in band order, each band's
+ * sorted ascending and without repeats. They are written to `given` (the caller's buffer of
+ * `capacity` doubles) where they fit before the repeats go, else to `messages`; `inGiven` says which.
  */
 struct BandOutput {
   double* given = nullptr;

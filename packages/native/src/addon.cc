@@ -345,7 +345,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
         messages = Napi::Float64Array::New(env, out.count, given.ArrayBuffer(), given.ByteOffset());
       } else {
         messages = Napi::Float64Array::New(env, out.count);
-        std::copy(out.messages.begin(), out.messages.end(), messages.Data());
+        std::copy_n(out.messages.begin(), out.count, messages.Data());  // the repeats dropped: count <= size
       }
       Napi::Float64Array counts = Napi::Float64Array::New(env, out.counts.size());
       std::copy(out.counts.begin(), out.counts.end(), counts.Data());

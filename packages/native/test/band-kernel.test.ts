@@ -120,12 +120,15 @@ function statsOf(r: KernelStats): KernelStats {
   return { wins: r.wins, losses: r.losses, illegal: r.illegal, terminal: r.terminal, moveless: r.moveless };
 }
 
-/** A call's messages, band by band, each band's sorted (threads send in any order). */
-function sortedByBand(r: BandResult): Float64Array[] {
+/** A call's messages, band by band; each band's must be in increasing order (sorted, no repeats:
+ *  the kernels combine them whatever the threads' order). */
+function byBand(r: BandResult, what: string): Float64Array[] {
   let at = 0;
-  return Array.from(r.counts, (count) => {
-    const slice = r.messages.slice(at, at + count).sort();
+  return Array.from(r.counts, (count, b) => {
+    const slice = r.messages.slice(at, at + count);
     at += count;
+    const unordered = slice.findIndex((m, i) => i > 0 && !(m > slice[i - 1]!));
+    expect(unordered, `${what}: messages to band ${b} out of order at ${unordered}`).toBe(-1);
     return slice;
   });
 }
@@ -134,12 +137,12 @@ function sameBytes(a: ArrayBufferView, b: ArrayBufferView): boolean {
   return Buffer.compare(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), new Uint8Array(b.buffer, b.byteOffset, b.byteLength)) === 0;
 }
 
-/** Expects two calls to have given the same counts and the same messages (as multisets per band). */
+/** Expects two calls to have given the same counts and the same messages, each band's in order. */
 function expectSameResult(got: BandResult, expected: BandResult, what: string): void {
   expect(statsOf(got), what).toEqual(statsOf(expected));
   expect(Array.from(got.counts), what).toEqual(Array.from(expected.counts));
-  const g = sortedByBand(got);
-  const e = sortedByBand(expected);
+  const g = byBand(got, what);
+  const e = byBand(expected, what);
   for (let b = 0; b < e.length; b++) expect(sameBytes(g[b]!, e[b]!), `${what}: messages to band ${b}`).toBe(true);
 }
 

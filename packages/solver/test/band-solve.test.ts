@@ -276,7 +276,7 @@ describe('interrupted band solves', () => {
         }),
       ).rejects.toThrow(ShardedSolveInterrupted);
       // Leftovers of a crash in the middle of a step: its message files, a band file.
-      writeFileSync(join(store, 'msg-00001-v-p9-b00002.f64'), 'half a message file');
+      writeFileSync(join(store, 'msg-00001-v-p9-b00002.msg'), 'half a message file');
       writeFileSync(join(store, 'band-00001.g999.bin'), 'half a band');
       // The last one resumes on another backend (the TS one where the native addon loads), and
       // without --passes: the store keeps its own.
@@ -326,7 +326,7 @@ describe('interrupted band solves', () => {
     const error = await resume().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DatabaseError);
     expect((error as Error).message).toContain(path);
-    expect((error as Error).message).toMatch(/message file (fails its CRC-32 check|holds messages its band refuses)/);
+    expect((error as Error).message).toMatch(/message file (fails its CRC-32 check|holds messages its band refuses|is not a list of message runs|holds \d+ messages)/);
     expect(readdirSync(store).sort()).toEqual(before);
     expect(ShardStore.open(store).manifest).toEqual(m);
     // Put right, the solve goes on; a band file damaged instead is refused the same way.
@@ -344,6 +344,11 @@ describe('interrupted band solves', () => {
     const text = readFileSync(manifestPath, 'utf8');
     writeFileSync(manifestPath, text.replace(/"layoutCrc32": \d+/, '"layoutCrc32": 12345'));
     await expect(resume()).rejects.toThrow(/its bands were cut by another version of ccheckers \(layout CRC-32 0x00003039\)/);
+    writeFileSync(manifestPath, text);
+    // So is one whose message files an earlier version coded as float64 numbers.
+    expect(text).toMatch(/,\s*"messageCoding": "leb128-runs"/);
+    writeFileSync(manifestPath, text.replace(/,\s*"messageCoding": "leb128-runs"/, ''));
+    await expect(resume()).rejects.toThrow(/message files are coded as float64; this ccheckers codes them as leb128-runs/);
     writeFileSync(manifestPath, text);
     // Tiles and clusters cannot continue band passes: they refuse the store.
     expect(() => planStore({ variant: v, rules: 'clean', store, resume: true }, 1)).toThrow(/is being solved by band passes, which tiles and clusters cannot continue/);

@@ -272,7 +272,7 @@ class BoardKernel final : public KernelApi {
         s = applyValues(band, input, 0, inputCount);
         break;
     }
-    collectOutboxes(outboxes, map.bands, out);
+    collectOutboxes(outboxes, map.bands, out, threads, sortScratch_);
     return s;
   }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
@@ -298,6 +298,7 @@ class BoardKernel final : public KernelApi {
   std::unique_ptr<Groups> groups_;
   std::mutex groupsMutex_;
   std::vector<Outbox> outboxes_;  // the band calls' workers' messages, kept between calls
+  SortScratch sortScratch_;       // and the scratch their sorts use
   std::mutex outboxesMutex_;
 
   const Groups& groups() {

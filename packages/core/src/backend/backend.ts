@@ -173,7 +173,8 @@ export function bandMessage(index: number, value: number): number {
 }
 
 /** A band call's counts (changes to the held band) and its messages, band by band: counts[b] of
- *  them for band b, in band order. */
+ *  them for band b, in band order, each band's sorted ascending and without repeats (combined:
+ *  several visits that send a state the same value send it once). */
 export interface BandResult extends KernelStats {
   messages: Float64Array;
   counts: Float64Array;
@@ -207,7 +208,8 @@ export interface SolverKernel {
   distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   /** A band call on the held band `table` (see BandPhase). The messages are returned in the
-   *  front of `output` where they fit (a view of it: valid until the next call), else in a new array. */
+   *  front of `output` where they fit before their repeats are dropped (a view of it: valid until
+   *  the next call), else in a new array. */
   band(
     phase: BandPhase,
     table: Uint8Array,

@@ -207,21 +207,37 @@ export class Outbox {
   }
 }
 
-/** The workers' outboxes as one output, band by band (emptied): the messages in the front of
- *  `output` where they fit (a view of it), else in a new array. */
+/**
+ * Sorts messages m ascending and drops repeats (message combining: a state sent the same value by
+ * several visits is sent it once, and the file of a run of sorted messages codes each as its
+ * distance from the one before). Returns the count kept, in the front of m. (Native: a radix sort.)
+ */
+export function sortMessages(m: Float64Array): number {
+  if (m.length < 2) return m.length;
+  m.sort();
+  let kept = 1;
+  for (let i = 1; i < m.length; i++) if (m[i] !== m[kept - 1]) m[kept++] = m[i]!;
+  return kept;
+}
+
+/** The workers' outboxes as one output, band by band, each band's messages sorted and without
+ *  repeats (sortMessages); the outboxes are emptied. The messages are in the front of `output`
+ *  where they all fit before the repeats go (a view of it), else in a new array. */
 export function collectOutboxes(outboxes: readonly Outbox[], bands: number, output?: Float64Array): { messages: Float64Array; counts: Float64Array } {
   const counts = new Float64Array(bands);
   let total = 0;
   for (const o of outboxes) for (let b = 0; b < bands; b++) total += o.byBand[b]!.length;
-  const messages = output !== undefined && output.length >= total ? output.subarray(0, total) : new Float64Array(total);
+  const all = output !== undefined && output.length >= total ? output : new Float64Array(total);
   let at = 0;
   for (let b = 0; b < bands; b++) {
+    const start = at;
     for (const o of outboxes) {
       const list = o.byBand[b]!;
-      for (let i = 0; i < list.length; i++) messages[at++] = list[i]!;
-      counts[b]! += list.length;
+      for (let i = 0; i < list.length; i++) all[at++] = list[i]!;
       o.byBand[b] = [];
     }
+    counts[b] = sortMessages(all.subarray(start, at));
+    at = start + counts[b]!;
   }
-  return { messages, counts };
+  return { messages: all.subarray(0, at), counts };
 }

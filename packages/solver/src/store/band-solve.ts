@@ -29,8 +29,8 @@ import { lockOutput } from '../output-file.js';
 import { checkMoveless, chunkRanges } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
 import { shardLayout } from './layout.js';
-import { MessageWriter, readMessages } from './messages.js';
-import { type BandPassTally, MANIFEST, type Manifest, ShardStore, readAt } from './shard-store.js';
+import { type MessageBuffers, MessageWriter, readMessages } from './messages.js';
+import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, ShardStore, readAt } from './shard-store.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
@@ -76,6 +76,7 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
       layoutCrc32: layoutCrc32(layout),
       files: Array.from({ length: plan.bands }, () => ({ file: '', crc32: 0 })),
       messages: [],
+      messageCoding: MESSAGE_CODING,
       next: { pass: 0, band: 0 },
       tally: emptyTally(),
     };
@@ -98,6 +99,8 @@ class BandSolve {
   private readonly threads: number;
   private readonly bandBuffer: Uint8Array;
   private readonly inputBuffer: Float64Array;
+  private readonly readBuffers: MessageBuffers;
+  private readonly writeBuffer: Uint8Array;
   private readonly outputBuffer: Float64Array;
   private readonly report: NonNullable<ShardedSolveOptions['onProgress']>;
   private readonly started = performance.now();
@@ -123,9 +126,12 @@ class BandSolve {
     // The TS kernel runs on this thread; the native one has its own threads.
     this.threads = options.backend.kernelThreads ? Math.max(1, Math.floor(options.threads)) : 1;
     this.bandBuffer = new Uint8Array(plan.bandBytes);
-    // Half the message bytes for what is read, a quarter for what a call makes (its copy in the
-    // kernel takes the last quarter).
-    this.inputBuffer = new Float64Array(Math.max(256, Math.floor(plan.messageBytes / 2 / 8)));
+    // The message bytes: a quarter for messages read (decoded), a sixteenth each for the bytes of
+    // message files read and written, a quarter for what a call makes, a quarter for the kernel
+    // (its outboxes and their sort: calls are sized to make half the output buffer).
+    this.inputBuffer = new Float64Array(Math.max(256, Math.floor(plan.messageBytes / 4 / 8)));
+    this.readBuffers = { bytes: new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16))), messages: this.inputBuffer };
+    this.writeBuffer = new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16)));
     this.outputBuffer = new Float64Array(Math.max(256, Math.floor(plan.messageBytes / 4 / 8)));
     this.report = options.onProgress ?? (() => {});
     this.secondsBefore = store.manifest.seconds;
@@ -224,7 +230,7 @@ class BandSolve {
     let read = table.length;
     let changed = 0;
     let sentValues = 0;
-    const writer = new MessageWriter(this.store.dir, pass, band);
+    const writer = new MessageWriter(this.store.dir, pass, band, this.writeBuffer);
     const inbox = state.messages.filter((f) => f.target === band);
     const progress = (fraction: number) =>
       this.report({ phase: 'pass', pass, fraction: (band + Math.min(1, fraction)) / bands, proven: (this.m.proven ?? 0) + changed, storedStates: this.space.states });
@@ -249,7 +255,7 @@ class BandSolve {
     // The values the others sent, then the visits they asked for.
     for (const kind of ['values', 'requests'] as const) {
       for (const file of inbox.filter((f) => f.kind === kind)) {
-        read += await readMessages(this.store.dir, file, this.inputBuffer, async (messages) => {
+        read += await readMessages(this.store.dir, file, this.readBuffers, async (messages) => {
           if (kind === 'values') route(await this.call(BandPhase.APPLY, table, band, messages));
           else await visit(messages);
         });
@@ -272,7 +278,7 @@ class BandSolve {
         at += count;
         if (count === 0) continue;
         // This band's own are copied (the visits' output goes where they are) to the input
-        // buffer, idle meanwhile and twice the output's size.
+        // buffer, idle meanwhile and as large as the output.
         if (target === band && pass > 1) {
           own = this.inputBuffer.subarray(0, count);
           own.set(requests);
@@ -297,7 +303,7 @@ class BandSolve {
         const t = s.tally;
         t.changed += changed;
         t.sentValues += sentValues;
-        t.messagesWritten += writer.bytesWritten / 8;
+        t.messagesWritten += writer.messagesWritten;
         t.seconds += seconds;
         t.bytesRead += read;
         t.bytesWritten += table.length + writer.bytesWritten;

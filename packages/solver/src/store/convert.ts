@@ -180,8 +180,11 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
     }
     lines.push(line);
   });
+  // Message files read in pieces through the band buffer: bytes in its first part, messages after.
+  const half = Math.floor(buffer.length / 16) * 8;
+  const buffers = { bytes: buffer.subarray(0, half), messages: new Float64Array(buffer.buffer, buffer.byteOffset + half, half / 8) };
   for (const f of state.messages) {
-    const problem = messageFileProblem(store.dir, f, new Float64Array(buffer.buffer));
+    const problem = messageFileProblem(store.dir, f, buffers);
     lines.push({ shard: lines.length, file: f.file, bytes: f.bytes, expected: f.crc32, actual: f.crc32, ok: problem === undefined, ...(problem ? { problem } : {}) });
   }
   return lines;

@@ -46,7 +46,8 @@ export interface PassInProgress {
 }
 
 /** A message file of the band passes (band-solve.ts): messages of one kind that step (pass,
- *  source) sent to band `target`, as float64 numbers (see core's bandMessage). */
+ *  source) sent to band `target` (see core's bandMessage), `count` of them coded in `bytes`
+ *  (runs of distances: messages.ts). */
 export interface MessageFile {
   file: string;
   target: number;
@@ -54,8 +55,13 @@ export interface MessageFile {
   pass: number;
   source: number;
   bytes: number;
+  count: number;
   crc32: number;
 }
+
+/** How message files are coded (messages.ts); a band solve under way whose manifest names
+ *  another (float64 files, before) is refused, not misread. */
+export const MESSAGE_CODING = 'leb128-runs';
 
 /** What the pass under way of a band solve has done so far. */
 export interface BandPassTally {
@@ -77,8 +83,9 @@ export interface BandState {
   layoutCrc32: number;
   /** Each band's table file ('' until init wrote it) and CRC-32. */
   files: Array<{ file: string; crc32: number }>;
-  /** Message files written by steps done, not yet taken by their band. */
+  /** Message files written by steps done, not yet taken by their band, and their coding. */
   messages: MessageFile[];
+  messageCoding: typeof MESSAGE_CODING;
   /** The next step: band `band` of pass `pass` (pass 0 is init). */
   next: { pass: number; band: number };
   tally: BandPassTally;
@@ -86,10 +93,10 @@ export interface BandState {
 
 export const BAND_FILE = /^band-\d{5,}\.g\d+\.bin$/;
 /** Message file names: target, kind (v, r), pass, source. */
-export const MESSAGE_FILE = /^msg-(\d{5,})-([vr])-p(\d+)-b(\d{5,})\.f64$/;
+export const MESSAGE_FILE = /^msg-(\d{5,})-([vr])-p(\d+)-b(\d{5,})\.msg$/;
 
 export function messageFileName(target: number, kind: MessageFile['kind'], pass: number, source: number): string {
-  return `msg-${String(target).padStart(5, '0')}-${kind === 'values' ? 'v' : 'r'}-p${pass}-b${String(source).padStart(5, '0')}.f64`;
+  return `msg-${String(target).padStart(5, '0')}-${kind === 'values' ? 'v' : 'r'}-p${pass}-b${String(source).padStart(5, '0')}.msg`;
 }
 
 export interface Manifest {
@@ -384,7 +391,7 @@ export class ShardStore {
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
-      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+\.bin|msg-[0-9a-z-]+\.f64|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
+      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+\.bin|msg-[0-9a-z-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
       unlinkSync(join(this.dir, file));
       removed.push(file);
     }
@@ -476,6 +483,10 @@ function checkManifest(path: string, m: Manifest): void {
     b.files.forEach((f, i) => {
       if (typeof f.file !== 'string' || (f.file !== '' && !BAND_FILE.test(f.file))) throw bad(`band ${i} names the file "${String(f.file)}"`);
     });
+    if (b.messageCoding !== MESSAGE_CODING) {
+      // Float64 message files (no messageCoding): a store of a band solve left by an earlier version.
+      throw new DatabaseError(path, `a band solve under way whose message files are coded as ${String(b.messageCoding ?? 'float64')}; this ccheckers codes them as ${MESSAGE_CODING}: finish the solve with the version that started it, or start it again`);
+    }
     // A message entry is its file's name: target, kind, pass and source must agree with it.
     const named = (f: MessageFile) =>
       typeof f.file === 'string' &&
@@ -488,7 +499,10 @@ function checkManifest(path: string, m: Manifest): void {
       f.source >= 0 &&
       f.source < b.count &&
       Number.isSafeInteger(f.bytes) &&
-      f.bytes % 8 === 0;
+      f.bytes > 0 &&
+      Number.isSafeInteger(f.count) &&
+      f.count > 0 &&
+      f.count <= f.bytes;
     if (!Array.isArray(b.messages) || !b.messages.every(named) || new Set(b.messages.map((f) => f.file)).size !== b.messages.length) {
       throw bad('band solve: message files');
     }

@@ -1,0 +1,160 @@
+/**
+ * Message files of the band passes: runs of LEB128 distances (src/store/messages.ts), coded and
+ * decoded in any pieces, on both sides of 2^32 and up to 2^53 - 1, and refused when damaged.
+ */
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MessageDecoder, MessageEncoder, MessageWriter, messageFileProblem, readMessages } from '../src/store/messages.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Deterministic pseudo-random numbers in [0, 1). */
+function random(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+/** Increasing messages: dense stretches, wide jumps, both sides of 2^32 (and of 2^34, a band's
+ *  4 GiB of states times 4), the largest message there is. */
+function sampleRuns(): Float64Array[] {
+  const next = random(7);
+  const dense = Float64Array.from({ length: 3000 }, (_, i) => i * 4 + 1 + (i % 3));
+  const around = (at: number) => Float64Array.from({ length: 40 }, (_, i) => at - 20 + i);
+  const wide: number[] = [];
+  for (let m = Math.floor(next() * 100); m < 2 ** 53 && wide.length < 2000; m += 1 + Math.floor(next() * 2 ** (next() * 50))) wide.push(m);
+  return [dense, around(2 ** 32), around(2 ** 34 * 4), Float64Array.of(2 ** 53 - 1), Float64Array.of(0), Float64Array.from(wide), Float64Array.of(5, 2 ** 40, 2 ** 53 - 2)];
+}
+
+function encode(runs: Float64Array[], bufferBytes: number): Uint8Array {
+  const pieces: Uint8Array[] = [];
+  const encoder = new MessageEncoder(new Uint8Array(bufferBytes), (bytes) => pieces.push(bytes.slice()));
+  for (const run of runs) encoder.run(run);
+  encoder.flushNow();
+  return Buffer.concat(pieces);
+}
+
+/** Decodes `bytes` given in pieces of `piece` bytes into an output of `out` messages at a time. */
+function decode(bytes: Uint8Array, piece: number, out: number): { messages: number[]; atEnd: boolean } {
+  const decoder = new MessageDecoder();
+  const buffer = new Float64Array(out);
+  const messages: number[] = [];
+  let filled = 0;
+  for (let from = 0; from < bytes.length; from += piece) {
+    const chunk = bytes.subarray(from, Math.min(bytes.length, from + piece));
+    for (let next = 0; next < chunk.length; ) {
+      [next, filled] = decoder.decode(chunk, next, buffer, filled);
+      if (filled === buffer.length) {
+        messages.push(...buffer);
+        filled = 0;
+      }
+    }
+  }
+  messages.push(...buffer.subarray(0, filled));
+  return { messages, atEnd: decoder.atEnd };
+}
+
+describe('message runs', () => {
+  const runs = sampleRuns();
+  const all = runs.flatMap((r) => Array.from(r));
+
+  it.each([
+    [32, 1, 1],
+    [32, 3, 7],
+    [100, 1000, 1],
+    [1 << 16, 1 << 20, 5000],
+    [1 << 16, 5, 1 << 16],
+  ])('code and decode every message exactly (buffer %i bytes, pieces of %i bytes, %i messages out)', (bufferBytes, piece, out) => {
+    const bytes = encode(runs, bufferBytes);
+    const { messages, atEnd } = decode(bytes, piece, out);
+    expect(atEnd).toBe(true);
+    expect(messages).toEqual(all);
+  });
+
+  it("code a band's dense messages in a byte each", () => {
+    const run = Float64Array.from({ length: 100_000 }, (_, i) => i * 4 + 2 + (i % 2));
+    const bytes = encode([run], 1 << 20);
+    // The count (3 bytes) and first message (1 byte), then distances 5 and 3: a byte each.
+    expect(bytes.length).toBe(3 + 100_000);
+  });
+
+  it('refuse to code what no kernel makes: messages not increasing, not integers, 2^53 or more', () => {
+    const encoder = new MessageEncoder(new Uint8Array(64), () => {});
+    expect(() => encoder.run(Float64Array.of(4, 4))).toThrow(/message 4 after 4/);
+    expect(() => encoder.run(Float64Array.of(9, 8))).toThrow(/message 8 after 9/);
+    expect(() => encoder.run(Float64Array.of(1.5))).toThrow(RangeError);
+    expect(() => encoder.run(Float64Array.of(-1))).toThrow(RangeError);
+    expect(() => encoder.run(Float64Array.of(2 ** 53))).toThrow(RangeError);
+    expect(() => new MessageEncoder(new Uint8Array(31), () => {})).toThrow(/at least 32 bytes/);
+  });
+
+  it('refuse bytes no encoder writes: an empty run, a repeat, a number of 2^53 or more, a cut run', () => {
+    const out = new Float64Array(16);
+    expect(() => new MessageDecoder().decode(Uint8Array.of(0), 0, out, 0)).toThrow(/an empty run/);
+    expect(() => new MessageDecoder().decode(Uint8Array.of(2, 5, 0), 0, out, 0)).toThrow(/a message repeated/);
+    const huge = Uint8Array.of(1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x10);
+    expect(() => new MessageDecoder().decode(huge, 0, out, 0)).toThrow(/2\^53 or more/);
+    expect(() => new MessageDecoder().decode(Uint8Array.of(1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1), 0, out, 0)).toThrow(/2\^53 or more/);
+    for (const cut of [Uint8Array.of(3, 1, 1), Uint8Array.of(1, 0x85)]) {
+      const decoder = new MessageDecoder();
+      decoder.decode(cut, 0, out, 0);
+      expect(decoder.atEnd).toBe(false);
+    }
+  });
+});
+
+describe('message files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ccheckers-messages-'));
+  dirs.push(dir);
+  const runs = sampleRuns();
+  const all = runs.flatMap((r) => Array.from(r));
+  // A small write buffer (runs split, several writes each) and read pieces smaller than a run.
+  const writer = new MessageWriter(dir, 1, 0, new Uint8Array(256));
+  for (const run of runs) writer.write(3, 'values', run);
+  writer.write(2, 'requests', Float64Array.of(8, 12));
+  const files = writer.finish();
+  const buffers = () => ({ bytes: new Uint8Array(40), messages: new Float64Array(33) });
+  const values = files.find((f) => f.kind === 'values')!;
+
+  it('write runs to one file per target and kind, and read back every message', async () => {
+    expect(files.map((f) => [f.file, f.count])).toEqual([
+      ['msg-00003-v-p1-b00000.msg', all.length],
+      ['msg-00002-r-p1-b00000.msg', 2],
+    ]);
+    expect(writer.messagesWritten).toBe(all.length + 2);
+    expect(writer.bytesWritten).toBe(values.bytes + files[1]!.bytes);
+    const read: number[] = [];
+    await readMessages(dir, values, buffers(), (m) => {
+      read.push(...m);
+    });
+    expect(read).toEqual(all);
+    expect(messageFileProblem(dir, values, buffers())).toBeUndefined();
+  });
+
+  it('refuse a damaged, cut or miscounted file, naming it', () => {
+    const path = join(dir, values.file);
+    const bytes = readFileSync(path);
+    try {
+      const flipped = Buffer.from(bytes);
+      flipped[flipped.length >> 1]! ^= 0x04;
+      writeFileSync(path, flipped);
+      expect(messageFileProblem(dir, values, buffers())).toMatch(new RegExp(`^${path}: message file (fails its CRC-32 check|is not a list of message runs|holds \\d+ messages)`));
+      writeFileSync(path, bytes);
+      expect(messageFileProblem(dir, { ...values, count: values.count + 1 }, buffers())).toBe(`${path}: message file holds ${values.count} messages, the manifest records ${values.count + 1}`);
+      truncateSync(path, bytes.length - 1);
+      expect(messageFileProblem(dir, { ...values, bytes: bytes.length - 1 }, buffers())).toBe(`${path}: message file ends inside a run`);
+      expect(messageFileProblem(dir, values, buffers())).toMatch(/message file has \d+ bytes, the manifest records/);
+    } finally {
+      writeFileSync(path, bytes);
+    }
+  });
+});
