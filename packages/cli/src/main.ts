@@ -186,11 +186,28 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
       process.stderr.write(`ccheckers: ${prefix(e)}${e.message}\n`);
       return EXIT_ERROR;
     }
+    const full = diskFull(e);
+    if (full) {
+      process.stderr.write(`ccheckers: ${full}\n`);
+      return EXIT_ERROR;
+    }
     process.stderr.write(`ccheckers: fatal error: ${(e as Error).message ?? String(e)}\n`);
     if (process.env.CCHECKERS_DEBUG === '1') process.stderr.write(`${(e as Error).stack}\n`);
     return EXIT_ERROR;
   }
   return code;
+}
+
+/** What to do when a write found the disk full: every file is written whole before anything
+ *  names it, so the saves before stand (a solve's --resume continues from the last). */
+function diskFull(e: unknown): string | undefined {
+  const error = e as NodeJS.ErrnoException;
+  if (error?.code !== 'ENOSPC' && error?.code !== 'EDQUOT') return undefined;
+  const where = error.path ? ` writing ${error.path}` : '';
+  return (
+    `no space left on the disk${where} (${error.code}): what was saved before is intact; free some space and run the ` +
+    'same command again (a solve with --resume continues from its last save)'
+  );
 }
 
 function prefix(e: CCheckersError): string {

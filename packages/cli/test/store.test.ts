@@ -97,6 +97,30 @@ describe('solve --store', () => {
   });
 });
 
+describe('solve --store on a full disk', () => {
+  it('stops with what to do (exit 2), keeps every save, and --resume ends with the same table', () => {
+    const store = join(dir, 'full-disk');
+    const args = ['solve', '--board', '7', '--pieces', '2', '--store', store, '--shards', '5', '--memory', '17.5M', '--threads', '1', '--quiet'];
+    const full = runHooked({ diskFullAfterBytes: 700_000 }, args);
+    expect(full.status, full.stderr).toBe(2);
+    expect(full.stderr).toMatch(/^ccheckers: no space left on the disk \(ENOSPC\): what was saved before is intact; free some space and run the same command again \(a solve with --resume continues from its last save\)$/m);
+    const saved = JSON.parse(readFileSync(join(store, 'manifest.json'), 'utf8'));
+    expect(saved.stage).toBe('passes');
+    const resumed = run([...args, '--resume', '--json']);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout).tableCrc32).toBe(expectedCrc);
+    expect(readdirSync(store).filter((f) => f.includes('.tmp-') || f.startsWith('msg-') || f.startsWith('band-'))).toEqual([]);
+  });
+
+  it('names a --store path through a file', () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'not a folder\n');
+    const r = solveStore(join(file, 'store'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`--store ${join(file, 'store')}: cannot make the folder: a part of its path is a file, not a folder`);
+  });
+});
+
 describe('a solved store', () => {
   const store = join(dir, 'solved');
   beforeAll(() => {

@@ -10,12 +10,28 @@
 //   {"killOnJob": N}            worker: SIGKILL at the start of its N-th job (says which on stderr)
 //   {"killAfterJobWork": N}     worker: SIGKILL when its N-th job's files are written, before
 //                               BullMQ hears of it (says which on stderr)
-import { writeFileSync } from 'node:fs';
+//   {"diskFullAfterBytes": N}   every fs.writeSync to a file fails with ENOSPC once N bytes are
+//                               written (the disk full; the modules' named imports see it too)
+import fs, { writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { jobId } from '@ccheckers/solver';
 import { main } from '../../dist/main.js';
 
 const [spec, ...args] = process.argv.slice(2);
 const wanted = JSON.parse(spec);
+if (wanted.diskFullAfterBytes !== undefined) {
+  const writeSync = fs.writeSync;
+  let room = wanted.diskFullAfterBytes;
+  fs.writeSync = (fd, data, ...rest) => {
+    if (fd > 2) {
+      const length = typeof data === 'string' ? Buffer.byteLength(data) : typeof rest[1] === 'number' ? rest[1] : data.byteLength - (rest[0] ?? 0);
+      if (length > room) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+      room -= length;
+    }
+    return writeSync(fd, data, ...rest);
+  };
+  syncBuiltinESMExports();
+}
 const out = args[args.indexOf('--out') + 1];
 let saves = 0;
 let commits = 0;

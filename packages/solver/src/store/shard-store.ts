@@ -168,7 +168,13 @@ export class ShardStore {
   /** A new store in `dir` (absent or empty): every shard all zero (unknown), stage 'init'. */
   static create(dir: string, v: Variant, rules: RuleMode, layout: ShardLayout): ShardStore {
     ShardStore.checkPath(dir, false);
-    mkdirSync(dir, { recursive: true });
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = code === 'ENOTDIR' ? 'a part of its path is a file, not a folder' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? `not allowed (${code})` : (e as Error).message;
+      throw new CCheckersError('E_USAGE', `--store ${dir}: cannot make the folder: ${why}`);
+    }
     const space = new StateSpace(v);
     const manifest: Manifest = {
       format: FORMAT,
