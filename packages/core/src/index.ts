@@ -21,3 +21,4 @@ export * from './backend/describe.js';
 export * from './solver-space/state-space.js';
 export * from './solver-space/value-table.js';
 export * from './solver-space/ts-kernel.js';
+export * from './solver-space/message-runs.js';

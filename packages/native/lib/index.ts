@@ -23,6 +23,7 @@ import {
   checkPlacementRank,
   type Engine,
   type KernelStats,
+  type MessageRuns,
   type Move,
   type PassOptions,
   type Position,
@@ -93,11 +94,13 @@ export type NativeCodePath = 'bmi2' | 'portable' | 'portable-baseline';
 /** Constants of the C++ code that core has too (REVISIT_LAG, BENCH_SAMPLES, DESCRIBE_FIELDS). */
 export interface NativeConstants {
   revisitLag: number;
+  /** Numbers in a message decoder's state (core's MESSAGE_RUN_STATE). */
+  messageRunState: number;
   benchSamples: number;
   describeFields: number;
 }
 
-interface Addon {
+interface Addon extends MessageRuns {
   Kernel: new (size: number, pieces: number, rules: number, start: number[], kernel: NativeCodePath) => AddonKernel;
   cpuInfo(): CpuInfo;
   constants: NativeConstants;
@@ -172,6 +175,13 @@ function prebuildFor(platform: string, arch: string): string | undefined {
 /** The C++ side's constants, where the addon loaded. */
 export function nativeConstants(): NativeConstants | undefined {
   return nativeStatus().loaded ? addon!.constants : undefined;
+}
+
+/** The addon, loaded (an Error where it cannot load). */
+function loadedAddon(): Addon {
+  const s = nativeStatus();
+  if (!s.loaded || !addon) throw new Error(`native backend unavailable: ${s.error}`);
+  return addon;
 }
 
 function kernelOf(v: Variant, rules: RuleMode, which: NativeCodePath): AddonKernel {
@@ -313,12 +323,19 @@ class NativeSolverKernel implements SolverKernel {
   }
 }
 
+/** The message coding in C++ (message_runs.hpp), the same on both kernels. */
+const nativeMessageRuns: MessageRuns = {
+  encodeMessageRun: (messages, from, to, bytes, at) => loadedAddon().encodeMessageRun(messages, from, to, bytes, at),
+  decodeMessageRuns: (bytes, from, out, at, state) => loadedAddon().decodeMessageRuns(bytes, from, out, at, state),
+};
+
 function makeBackend(name: BackendName, which: 'bmi2' | 'portable'): Backend {
   return {
     name,
     kernelThreads: true,
     engine: (v, rules) => new NativeEngine(v, rules, which),
     solverKernel: (v, rules) => new NativeSolverKernel(v, rules, which),
+    messageRuns: nativeMessageRuns,
   };
 }
 

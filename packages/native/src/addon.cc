@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ccheckers/kernel_api.hpp"
+#include "ccheckers/message_runs.hpp"
 
 namespace {
 
@@ -376,11 +377,57 @@ class Addon : public Napi::Addon<Addon> {
     constants.Set("revisitLag", static_cast<double>(cck::kRevisitLag));
     constants.Set("benchSamples", cck::kBenchSamples);
     constants.Set("describeFields", cck::kDescribeFields);
+    constants.Set("messageRunState", static_cast<double>(cck::kMessageRunState));
     DefineAddon(exports, {InstanceValue("Kernel", Kernel::Define(env)), InstanceMethod("cpuInfo", &Addon::CpuInfo),
-                          InstanceValue("constants", constants)});
+                          InstanceMethod("encodeMessageRun", &Addon::EncodeMessageRun),
+                          InstanceMethod("decodeMessageRuns", &Addon::DecodeMessageRuns), InstanceValue("constants", constants)});
   }
 
  private:
+  // The message coding of band files (message_runs.hpp; core's message-runs.ts checks the
+  // arguments' ranges the same way): one call per run, or per piece of a file.
+  static Napi::TypedArray typedArg(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type type, const char* what) {
+    if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != type) {
+      throw Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a " + what);
+    }
+    return info[i].As<Napi::TypedArray>();
+  }
+  static size_t indexArg(const Napi::CallbackInfo& info, size_t i, size_t limit) {
+    const double x = info[i].As<Napi::Number>().DoubleValue();
+    if (!(x >= 0 && x <= static_cast<double>(limit) && x == static_cast<double>(static_cast<size_t>(x)))) {
+      throw Napi::RangeError::New(info.Env(), "message coding: an argument is not an index of its array");
+    }
+    return static_cast<size_t>(x);
+  }
+  Napi::Value EncodeMessageRun(const Napi::CallbackInfo& info) {
+    Napi::Float64Array messages = typedArg(info, 0, napi_float64_array, "Float64Array").As<Napi::Float64Array>();
+    Napi::Uint8Array bytes = typedArg(info, 3, napi_uint8_array, "Uint8Array").As<Napi::Uint8Array>();
+    const size_t to = indexArg(info, 2, messages.ElementLength());
+    const size_t from = indexArg(info, 1, to);
+    const size_t at = indexArg(info, 4, bytes.ElementLength());
+    if (from == to || (bytes.ElementLength() - at) / cck::kMaxNumberBytes < to - from + 2) {  // as core's encodeMessageRun
+      throw Napi::RangeError::New(info.Env(), "message encoder: an empty run, or too few bytes for its worst case");
+    }
+    try {
+      return Napi::Number::New(info.Env(), static_cast<double>(cck::encodeMessageRun(messages.Data(), from, to, bytes.Data(), at)));
+    } catch (const std::invalid_argument& e) {
+      throw Napi::RangeError::New(info.Env(), e.what());
+    }
+  }
+  Napi::Value DecodeMessageRuns(const Napi::CallbackInfo& info) {
+    Napi::Uint8Array bytes = typedArg(info, 0, napi_uint8_array, "Uint8Array").As<Napi::Uint8Array>();
+    Napi::Float64Array out = typedArg(info, 2, napi_float64_array, "Float64Array").As<Napi::Float64Array>();
+    Napi::Float64Array state = typedArg(info, 4, napi_float64_array, "Float64Array").As<Napi::Float64Array>();
+    const size_t from = indexArg(info, 1, bytes.ElementLength());
+    const size_t at = indexArg(info, 3, out.ElementLength());
+    if (state.ElementLength() != cck::kMessageRunState) throw Napi::RangeError::New(info.Env(), "message decoder: a state of the wrong length");
+    try {
+      cck::decodeMessageRuns(bytes.Data(), from, bytes.ElementLength(), out.Data(), at, out.ElementLength(), state.Data());
+    } catch (const std::invalid_argument& e) {
+      throw Napi::RangeError::New(info.Env(), e.what());
+    }
+    return info.Env().Undefined();
+  }
   Napi::Value CpuInfo(const Napi::CallbackInfo& info) {
     cck::CpuInfo c = cck::detectCpu();
     Napi::Object o = Napi::Object::New(info.Env());

@@ -11,6 +11,7 @@ import {
   BENCH_OPS,
   BENCH_SAMPLES,
   REVISIT_LAG,
+  MESSAGE_RUN_STATE,
   DESCRIBE_FIELDS,
   DESCRIBE_NAMES,
   type Engine,
@@ -40,7 +41,7 @@ it.skipIf(!status.loaded && process.env.PREBUILDS_ONLY !== '1')('loads the addon
 });
 
 it.skipIf(!status.loaded)('the C++ constants equal core\'s (revisit lag, bench samples, describe fields)', () => {
-  expect(nativeConstants()).toEqual({ revisitLag: REVISIT_LAG, benchSamples: BENCH_SAMPLES, describeFields: DESCRIBE_FIELDS });
+  expect(nativeConstants()).toEqual({ revisitLag: REVISIT_LAG, benchSamples: BENCH_SAMPLES, describeFields: DESCRIBE_FIELDS, messageRunState: MESSAGE_RUN_STATE });
 });
 
 const kernels = [

@@ -1,12 +1,20 @@
 /**
- * Message files of the band passes: runs of LEB128 distances (src/store/messages.ts), coded and
- * decoded in any pieces, on both sides of 2^32 and up to 2^53 - 1, and refused when damaged.
+ * Message files of the band passes: runs of LEB128 distances (core's message-runs.ts, native's
+ * message_runs.hpp; src/store/messages.ts), coded and decoded in any pieces by every backend's
+ * coding into the same bytes, on both sides of 2^32 and up to 2^53 - 1, and refused when damaged.
  */
 import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type MessageRuns, newMessageRunState, tsMessageRuns } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { availableBackends } from '../src/index.js';
 import { MessageDecoder, MessageEncoder, MessageWriter, messageFileProblem, readMessages } from '../src/store/messages.js';
+
+// Every coding there is here: TS, and C++ where the addon loads (both native backends share it).
+const codings: Array<[string, MessageRuns]> = [['ts', tsMessageRuns]];
+const native = (await availableBackends()).find((b) => b.name !== 'ts');
+if (native) codings.push([native.name, native.messageRuns]);
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -35,17 +43,17 @@ function sampleRuns(): Float64Array[] {
   return [dense, around(2 ** 32), around(2 ** 34 * 4), Float64Array.of(2 ** 53 - 1), Float64Array.of(0), Float64Array.from(wide), Float64Array.of(5, 2 ** 40, 2 ** 53 - 2)];
 }
 
-function encode(runs: Float64Array[], bufferBytes: number): Uint8Array {
+function encode(coding: MessageRuns, runs: Float64Array[], bufferBytes: number): Uint8Array {
   const pieces: Uint8Array[] = [];
-  const encoder = new MessageEncoder(new Uint8Array(bufferBytes), (bytes) => pieces.push(bytes.slice()));
+  const encoder = new MessageEncoder(coding, new Uint8Array(bufferBytes), (bytes) => pieces.push(bytes.slice()));
   for (const run of runs) encoder.run(run);
   encoder.flushNow();
   return Buffer.concat(pieces);
 }
 
 /** Decodes `bytes` given in pieces of `piece` bytes into an output of `out` messages at a time. */
-function decode(bytes: Uint8Array, piece: number, out: number): { messages: number[]; atEnd: boolean } {
-  const decoder = new MessageDecoder();
+function decode(coding: MessageRuns, bytes: Uint8Array, piece: number, out: number): { messages: number[]; atEnd: boolean } {
+  const decoder = new MessageDecoder(coding);
   const buffer = new Float64Array(out);
   const messages: number[] = [];
   let filled = 0;
@@ -63,7 +71,7 @@ function decode(bytes: Uint8Array, piece: number, out: number): { messages: numb
   return { messages, atEnd: decoder.atEnd };
 }
 
-describe('message runs', () => {
+describe.each(codings)('message runs coded by %s', (name, coding) => {
   const runs = sampleRuns();
   const all = runs.flatMap((r) => Array.from(r));
 
@@ -74,55 +82,83 @@ describe('message runs', () => {
     [1 << 16, 1 << 20, 5000],
     [1 << 16, 5, 1 << 16],
   ])('code and decode every message exactly (buffer %i bytes, pieces of %i bytes, %i messages out)', (bufferBytes, piece, out) => {
-    const bytes = encode(runs, bufferBytes);
-    const { messages, atEnd } = decode(bytes, piece, out);
-    expect(atEnd).toBe(true);
-    expect(messages).toEqual(all);
+    const bytes = encode(coding, runs, bufferBytes);
+    // Every coding makes the same bytes, and decodes the others'.
+    for (const [other, otherCoding] of codings) {
+      expect(Buffer.compare(encode(otherCoding, runs, bufferBytes), bytes), `${name} and ${other} code alike`).toBe(0);
+      const { messages, atEnd } = decode(otherCoding, bytes, piece, out);
+      expect(atEnd).toBe(true);
+      expect(messages).toEqual(all);
+    }
   });
 
   it("code a band's dense messages in a byte each", () => {
     const run = Float64Array.from({ length: 100_000 }, (_, i) => i * 4 + 2 + (i % 2));
-    const bytes = encode([run], 1 << 20);
+    const bytes = encode(coding, [run], 1 << 20);
     // The count (3 bytes) and first message (1 byte), then distances 5 and 3: a byte each.
     expect(bytes.length).toBe(3 + 100_000);
   });
 
   it('refuse to code what no kernel makes: messages not increasing, not integers, 2^53 or more', () => {
-    const encoder = new MessageEncoder(new Uint8Array(64), () => {});
-    expect(() => encoder.run(Float64Array.of(4, 4))).toThrow(/message 4 after 4/);
-    expect(() => encoder.run(Float64Array.of(9, 8))).toThrow(/message 8 after 9/);
-    expect(() => encoder.run(Float64Array.of(1.5))).toThrow(RangeError);
-    expect(() => encoder.run(Float64Array.of(-1))).toThrow(RangeError);
-    expect(() => encoder.run(Float64Array.of(2 ** 53))).toThrow(RangeError);
-    expect(() => new MessageEncoder(new Uint8Array(31), () => {})).toThrow(/at least 32 bytes/);
+    const encoder = new MessageEncoder(coding, new Uint8Array(64), () => {});
+    for (const bad of [Float64Array.of(4, 4), Float64Array.of(9, 8), Float64Array.of(1.5), Float64Array.of(-1), Float64Array.of(2 ** 53), Float64Array.of(Number.NaN)]) {
+      expect(() => encoder.run(bad), String(bad)).toThrow(new RangeError('message encoder: a run is increasing integers below 2^53'));
+    }
+    expect(() => new MessageEncoder(coding, new Uint8Array(31), () => {})).toThrow(/at least 32 bytes/);
+    // The functions themselves check their arguments (a native one would write out of bounds).
+    const m = Float64Array.of(1, 2, 3);
+    expect(() => coding.encodeMessageRun(m, 0, 3, new Uint8Array(39), 0)).toThrow(/too few bytes for its worst case/);
+    expect(() => coding.encodeMessageRun(m, 1, 1, new Uint8Array(64), 0)).toThrow(/an empty run/);
+    expect(() => coding.encodeMessageRun(m, 0, 4, new Uint8Array(64), 0)).toThrow(/not an index of its array/);
+    expect(() => coding.encodeMessageRun(m, 2, 1, new Uint8Array(64), 0)).toThrow(/not an index of its array/);
+    expect(() => coding.encodeMessageRun(m, 0, 3, new Uint8Array(64), 65)).toThrow(/not an index of its array/);
+    expect(coding.encodeMessageRun(m, 0, 3, new Uint8Array(64), 24)).toBe(28);
   });
 
   it('refuse bytes no encoder writes: an empty run, a repeat, a number of 2^53 or more, a cut run', () => {
     const out = new Float64Array(16);
-    expect(() => new MessageDecoder().decode(Uint8Array.of(0), 0, out, 0)).toThrow(/an empty run/);
-    expect(() => new MessageDecoder().decode(Uint8Array.of(2, 5, 0), 0, out, 0)).toThrow(/a message repeated/);
+    const decoder = () => new MessageDecoder(coding);
+    expect(() => decoder().decode(Uint8Array.of(0), 0, out, 0)).toThrow(/an empty run/);
+    expect(() => decoder().decode(Uint8Array.of(2, 5, 0), 0, out, 0)).toThrow(/a message repeated/);
     const huge = Uint8Array.of(1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x10);
-    expect(() => new MessageDecoder().decode(huge, 0, out, 0)).toThrow(/2\^53 or more/);
-    expect(() => new MessageDecoder().decode(Uint8Array.of(1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1), 0, out, 0)).toThrow(/2\^53 or more/);
+    expect(() => decoder().decode(huge, 0, out, 0)).toThrow(/a message of 2\^53 or more/);
+    expect(() => decoder().decode(Uint8Array.of(1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1), 0, out, 0)).toThrow(/a number of 2\^53 or more/);
+    // Arguments and states no decoder makes.
+    expect(() => coding.decodeMessageRuns(Uint8Array.of(1, 1), 3, out, 0, newMessageRunState())).toThrow(/not an index of its array/);
+    expect(() => coding.decodeMessageRuns(Uint8Array.of(1, 1), 0, out, 17, newMessageRunState())).toThrow(/not an index of its array/);
+    expect(() => coding.decodeMessageRuns(Uint8Array.of(1, 1), 0, out, 0, new Float64Array(5))).toThrow(/a state of the wrong length/);
+    for (const [i, x] of [
+      [0, -1],
+      [1, -2],
+      [1, 0.5],
+      [2, 1],
+      [3, 3],
+      [3, 2 ** 56],
+      [0, Number.NaN],
+    ] as const) {
+      const state = newMessageRunState();
+      state[i] = x;
+      expect(() => coding.decodeMessageRuns(Uint8Array.of(1, 1), 0, out, 0, state), `state[${i}] = ${x}`).toThrow(/a state no decoder left/);
+    }
     for (const cut of [Uint8Array.of(3, 1, 1), Uint8Array.of(1, 0x85)]) {
-      const decoder = new MessageDecoder();
+      const decoder = new MessageDecoder(coding);
       decoder.decode(cut, 0, out, 0);
       expect(decoder.atEnd).toBe(false);
     }
   });
 });
 
-describe('message files', () => {
+describe.each(codings)('message files coded by %s', (_, coding) => {
   const dir = mkdtempSync(join(tmpdir(), 'ccheckers-messages-'));
   dirs.push(dir);
   const runs = sampleRuns();
   const all = runs.flatMap((r) => Array.from(r));
   // A small write buffer (runs split, several writes each) and read pieces smaller than a run.
-  const writer = new MessageWriter(dir, 1, 0, new Uint8Array(256));
+  const writer = new MessageWriter(dir, 1, 0, coding, new Uint8Array(256));
   for (const run of runs) writer.write(3, 'values', run);
   writer.write(2, 'requests', Float64Array.of(8, 12));
   const files = writer.finish();
-  const buffers = () => ({ bytes: new Uint8Array(40), messages: new Float64Array(33) });
+  const buffers = () => ({ runs: coding, bytes: new Uint8Array(40), messages: new Float64Array(33) });
   const values = files.find((f) => f.kind === 'values')!;
 
   it('write runs to one file per target and kind, and read back every message', async () => {

@@ -5,6 +5,7 @@
  */
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import type { Move, Position, Side } from '../position/position.js';
+import type { MessageRuns } from '../solver-space/message-runs.js';
 
 export type BackendName = 'ts' | 'native-bmi2' | 'native-portable';
 export const BACKEND_NAMES: readonly BackendName[] = ['native-bmi2', 'native-portable', 'ts'];
@@ -228,4 +229,6 @@ export interface Backend {
   readonly kernelThreads: boolean;
   engine(v: Variant, rules: RuleMode): Engine;
   solverKernel(v: Variant, rules: RuleMode): SolverKernel;
+  /** The coding of band message files (the same bytes on every backend). */
+  readonly messageRuns: MessageRuns;
 }

@@ -7,6 +7,7 @@ import { BitboardEngine, type JumpMethod, type WordPosition } from '../engine/en
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { type Move, type Position, type Side, fromWords, toWords } from '../position/position.js';
 import { nextCombination, rankSet } from '../ranking/combination.js';
+import { tsMessageRuns } from '../solver-space/message-runs.js';
 import { TsSolverKernel } from '../solver-space/ts-kernel.js';
 import { type Backend, type BenchOp, type BenchRun, type Engine, type SolverKernel, checkPlacementRank } from './backend.js';
 import { describePositions } from './describe.js';
@@ -211,4 +212,5 @@ export const tsBackend: Backend = {
   kernelThreads: false,
   engine: (v, rules) => new TsEngine(v, rules),
   solverKernel: (v, rules): SolverKernel => new TsSolverKernel(v, rules),
+  messageRuns: tsMessageRuns,
 };

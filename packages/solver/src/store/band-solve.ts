@@ -29,7 +29,7 @@ import { lockOutput } from '../output-file.js';
 import { checkMoveless, chunkRanges } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
 import { shardLayout } from './layout.js';
-import { type MessageBuffers, MessageWriter, readMessages } from './messages.js';
+import { type MessageReading, MessageWriter, readMessages } from './messages.js';
 import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, ShardStore, readAt } from './shard-store.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
@@ -99,7 +99,7 @@ class BandSolve {
   private readonly threads: number;
   private readonly bandBuffer: Uint8Array;
   private readonly inputBuffer: Float64Array;
-  private readonly readBuffers: MessageBuffers;
+  private readonly reading: MessageReading;
   private readonly writeBuffer: Uint8Array;
   private readonly outputBuffer: Float64Array;
   private readonly report: NonNullable<ShardedSolveOptions['onProgress']>;
@@ -130,7 +130,7 @@ class BandSolve {
     // message files read and written, a quarter for what a call makes, a quarter for the kernel
     // (its outboxes and their sort: calls are sized to make half the output buffer).
     this.inputBuffer = new Float64Array(Math.max(256, Math.floor(plan.messageBytes / 4 / 8)));
-    this.readBuffers = { bytes: new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16))), messages: this.inputBuffer };
+    this.reading = { runs: options.backend.messageRuns, bytes: new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16))), messages: this.inputBuffer };
     this.writeBuffer = new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16)));
     this.outputBuffer = new Float64Array(Math.max(256, Math.floor(plan.messageBytes / 4 / 8)));
     this.report = options.onProgress ?? (() => {});
@@ -230,7 +230,7 @@ class BandSolve {
     let read = table.length;
     let changed = 0;
     let sentValues = 0;
-    const writer = new MessageWriter(this.store.dir, pass, band, this.writeBuffer);
+    const writer = new MessageWriter(this.store.dir, pass, band, this.options.backend.messageRuns, this.writeBuffer);
     const inbox = state.messages.filter((f) => f.target === band);
     const progress = (fraction: number) =>
       this.report({ phase: 'pass', pass, fraction: (band + Math.min(1, fraction)) / bands, proven: (this.m.proven ?? 0) + changed, storedStates: this.space.states });
@@ -255,7 +255,7 @@ class BandSolve {
     // The values the others sent, then the visits they asked for.
     for (const kind of ['values', 'requests'] as const) {
       for (const file of inbox.filter((f) => f.kind === kind)) {
-        read += await readMessages(this.store.dir, file, this.readBuffers, async (messages) => {
+        read += await readMessages(this.store.dir, file, this.reading, async (messages) => {
           if (kind === 'values') route(await this.call(BandPhase.APPLY, table, band, messages));
           else await visit(messages);
         });

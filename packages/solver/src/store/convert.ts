@@ -4,7 +4,7 @@
  */
 import { closeSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CCheckersError, StateSpace, variant } from '@ccheckers/core';
+import { CCheckersError, StateSpace, tsMessageRuns, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { DatabaseError, HEADER_BYTES, hex, openForReading, readAll, readHeader, readPassLog, writeDatabase } from '../database.js';
 import { type DatabaseFile, type StoredValues, openDatabase } from '../database-file.js';
@@ -180,11 +180,12 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
     }
     lines.push(line);
   });
-  // Message files read in pieces through the band buffer: bytes in its first part, messages after.
+  // Message files read in pieces through the band buffer (bytes in its first part, messages after),
+  // decoded by the TS coding (every backend codes the same bytes).
   const half = Math.floor(buffer.length / 16) * 8;
-  const buffers = { bytes: buffer.subarray(0, half), messages: new Float64Array(buffer.buffer, buffer.byteOffset + half, half / 8) };
+  const reading = { runs: tsMessageRuns, bytes: buffer.subarray(0, half), messages: new Float64Array(buffer.buffer, buffer.byteOffset + half, half / 8) };
   for (const f of state.messages) {
-    const problem = messageFileProblem(store.dir, f, buffers);
+    const problem = messageFileProblem(store.dir, f, reading);
     lines.push({ shard: lines.length, file: f.file, bytes: f.bytes, expected: f.crc32, actual: f.crc32, ok: problem === undefined, ...(problem ? { problem } : {}) });
   }
   return lines;

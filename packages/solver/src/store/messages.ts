@@ -3,49 +3,27 @@
  * a pass sends to each other band, one file per target and kind, written while the step runs,
  * flushed before the manifest names them, read back in chunks by the target band's step.
  *
- * A file is a sequence of runs, each the messages of one kernel call to that band, which the
- * kernels give sorted and without repeats: a run is its count, its first message, then each
- * message's distance from the one before, every number in LEB128 (7 bits a byte, the high bit set
- * on all bytes but a number's last). A band's messages are its local indices times 4 plus the
- * value, so the distances are small: 7x7/3 in 9 bands writes about 1.5 bytes a message, where
- * float64 numbers took 8.
+ * A file is a sequence of runs, each the messages of one kernel call to that band (sorted, without
+ * repeats): core's message-runs.ts has the coding, which each backend brings (native: C++).
  */
 import { closeSync, fsyncSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAX_NUMBER_BYTES, type MessageRuns, RUN_NEXT_BYTE, RUN_NEXT_OUT, atRunBoundary, newMessageRunState } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { DatabaseError, IO_CHUNK_BYTES, hex } from '../database.js';
 import { type MessageFile, messageFileName, readAt } from './shard-store.js';
 
 export type MessageKind = MessageFile['kind'];
 
-/** The bytes of a LEB128 number at most: messages are below 2^53. */
-const MAX_NUMBER_BYTES = 8;
-const TWO_POW_53 = 2 ** 53;
-
-/** Writes `n` (an integer, 0 <= n < 2^53) at bytes[at] in LEB128; returns the end. */
-function writeNumber(bytes: Uint8Array, at: number, n: number): number {
-  // Bit operations only below 2^31 (they work on 32 bits): above, division.
-  while (n >= 0x80) {
-    if (n < 0x80000000) {
-      bytes[at++] = (n & 0x7f) | 0x80;
-      n >>>= 7;
-    } else {
-      bytes[at++] = (n % 128) | 0x80;
-      n = Math.floor(n / 128);
-    }
-  }
-  bytes[at++] = n;
-  return at;
-}
-
 /**
- * Codes runs of messages into `bytes`: run(m) codes m (increasing, below 2^53) as one run or
+ * Codes messages into `bytes`: run(m) codes m (increasing integers below 2^53) as one run or
  * more, calling flush(bytes used) whenever the buffer cannot take the worst case of the next.
  */
 export class MessageEncoder {
   private at = 0;
 
   constructor(
+    private readonly runs: MessageRuns,
     private readonly bytes: Uint8Array,
     private readonly flush: (bytes: Uint8Array) => void,
   ) {
@@ -53,23 +31,12 @@ export class MessageEncoder {
   }
 
   run(messages: Float64Array): void {
-    const bytes = this.bytes;
     // At most this many messages a run, so that a run's worst case fits an empty buffer.
-    const perRun = Math.floor(bytes.length / MAX_NUMBER_BYTES) - 2;
+    const perRun = Math.floor(this.bytes.length / MAX_NUMBER_BYTES) - 2;
     for (let from = 0; from < messages.length; from += perRun) {
       const to = Math.min(messages.length, from + perRun);
-      if (this.at + (to - from + 2) * MAX_NUMBER_BYTES > bytes.length) this.flushNow();
-      let at = writeNumber(bytes, this.at, to - from);
-      let last = -1;
-      for (let i = from; i < to; i++) {
-        const m = messages[i]!;
-        if (!(m > last && m < TWO_POW_53 && Number.isInteger(m))) {
-          throw new RangeError(`message encoder: message ${m} after ${last} (a run is increasing integers below 2^53)`);
-        }
-        at = writeNumber(bytes, at, last < 0 ? m : m - last);
-        last = m;
-      }
-      this.at = at;
+      if (this.at + (to - from + 2) * MAX_NUMBER_BYTES > this.bytes.length) this.flushNow();
+      this.at = this.runs.encodeMessageRun(messages, from, to, this.bytes, this.at);
     }
   }
 
@@ -80,55 +47,23 @@ export class MessageEncoder {
   }
 }
 
-/**
- * Decodes message files piece by piece: decode() takes any split of the bytes (a number may span
- * two pieces) and stops when `out` is full. Refuses what no encoder writes: an empty run, a
- * message not above the one before, a number of 2^53 or more.
- */
+/** Decodes message files piece by piece: decode() takes any split of the bytes (a number may span
+ *  two pieces) and stops when `out` is full. */
 export class MessageDecoder {
-  /** Messages left in the run (0: a run's count comes next). */
-  private left = 0;
-  /** The run's last message (-1 before its first). */
-  private last = -1;
-  /** The number being read: its value so far, and the weight of its next 7 bits. */
-  private value = 0;
-  private weight = 1;
+  private readonly state = newMessageRunState();
+
+  constructor(private readonly runs: MessageRuns) {}
 
   /** Decodes bytes[from, bytes.length) into out[at, out.length): stops at the end of either.
    *  Returns [the next byte to decode, the next free place of out]. */
   decode(bytes: Uint8Array, from: number, out: Float64Array, at: number): [number, number] {
-    let { left, last, value, weight } = this;
-    let i = from;
-    while (i < bytes.length && at < out.length) {
-      const b = bytes[i++]!;
-      value += (b & 0x7f) * weight;
-      if (b & 0x80) {
-        weight *= 128;
-        if (weight > TWO_POW_53) throw new RangeError('a number of 2^53 or more');
-        continue;
-      }
-      if (left === 0) {
-        if (value === 0) throw new RangeError('an empty run');
-        left = value;
-        last = -1;
-      } else {
-        if (last >= 0 && value === 0) throw new RangeError('a message repeated');
-        const m = last < 0 ? value : last + value;
-        if (m >= TWO_POW_53) throw new RangeError('a message of 2^53 or more');
-        out[at++] = m;
-        last = m;
-        left--;
-      }
-      value = 0;
-      weight = 1;
-    }
-    Object.assign(this, { left, last, value, weight });
-    return [i, at];
+    this.runs.decodeMessageRuns(bytes, from, out, at, this.state);
+    return [this.state[RUN_NEXT_BYTE]!, this.state[RUN_NEXT_OUT]!];
   }
 
   /** Between runs (the end of a whole file). */
   get atEnd(): boolean {
-    return this.left === 0 && this.weight === 1;
+    return atRunBoundary(this.state);
   }
 }
 
@@ -143,6 +78,7 @@ export class MessageWriter {
     private readonly dir: string,
     private readonly pass: number,
     private readonly source: number,
+    private readonly runs: MessageRuns,
     private readonly buffer: Uint8Array,
   ) {}
 
@@ -158,7 +94,7 @@ export class MessageWriter {
       entry ??= { file, target, kind, pass: this.pass, source: this.source, bytes: 0, count: 0, crc32: 0 };
       this.files.set(file, entry);
       const written = entry;
-      const encoder = new MessageEncoder(this.buffer, (bytes) => {
+      const encoder = new MessageEncoder(this.runs, this.buffer, (bytes) => {
         for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at));
         written.crc32 = crc32Of(bytes, written.crc32);
         written.bytes += bytes.length;
@@ -187,19 +123,21 @@ export class MessageWriter {
   }
 }
 
-/** Buffers a reader needs: the file's bytes in pieces, the messages decoded from them. */
-export interface MessageBuffers {
+/** What a reader needs: the coding, buffers for the file's bytes in pieces and the messages
+ *  decoded from them. */
+export interface MessageReading {
+  runs: MessageRuns;
   bytes: Uint8Array;
   messages: Float64Array;
 }
 
 /**
- * The messages of `file` in chunks of at most `buffers.messages`' length (each a view of it, valid
+ * The messages of `file` in chunks of at most `reading.messages`' length (each a view of it, valid
  * until the next). A file missing, of the wrong size, that does not decode into the count of
  * messages the manifest records, or that fails its CRC-32 (checked after the last chunk) is a
  * DatabaseError naming it.
  */
-function* messageChunks(dir: string, file: MessageFile, buffers: MessageBuffers): Generator<Float64Array> {
+function* messageChunks(dir: string, file: MessageFile, reading: MessageReading): Generator<Float64Array> {
   const path = join(dir, file.file);
   let fd: number;
   try {
@@ -207,8 +145,8 @@ function* messageChunks(dir: string, file: MessageFile, buffers: MessageBuffers)
   } catch (e) {
     throw new DatabaseError(path, `message file is missing or unreadable (${(e as Error).message})`);
   }
-  const { bytes, messages } = buffers;
-  const decoder = new MessageDecoder();
+  const { bytes, messages } = reading;
+  const decoder = new MessageDecoder(reading.runs);
   let crc = 0;
   let count = 0;
   try {
@@ -248,9 +186,9 @@ function* messageChunks(dir: string, file: MessageFile, buffers: MessageBuffers)
 }
 
 /** What is wrong with a message file (size, coding, count, CRC-32), if anything: for check. */
-export function messageFileProblem(dir: string, file: MessageFile, buffers: MessageBuffers): string | undefined {
+export function messageFileProblem(dir: string, file: MessageFile, reading: MessageReading): string | undefined {
   try {
-    for (const _ of messageChunks(dir, file, buffers));
+    for (const _ of messageChunks(dir, file, reading));
     return undefined;
   } catch (e) {
     if (e instanceof DatabaseError) return e.message;
@@ -259,13 +197,13 @@ export function messageFileProblem(dir: string, file: MessageFile, buffers: Mess
 }
 
 /**
- * Calls `use` on the messages of `file` in chunks of at most `buffers.messages`' length. The
+ * Calls `use` on the messages of `file` in chunks of at most `reading.messages`' length. The
  * CRC-32 and count are checked at the end; a file of the wrong size, coding, count or CRC, or whose
  * messages `use` refuses, is a DatabaseError naming it (its band is not saved then: nothing it
  * did is kept). Returns the bytes read.
  */
-export async function readMessages(dir: string, file: MessageFile, buffers: MessageBuffers, use: (messages: Float64Array) => void | Promise<void>): Promise<number> {
-  for (const messages of messageChunks(dir, file, buffers)) {
+export async function readMessages(dir: string, file: MessageFile, reading: MessageReading, use: (messages: Float64Array) => void | Promise<void>): Promise<number> {
+  for (const messages of messageChunks(dir, file, reading)) {
     try {
       await use(messages);
     } catch (e) {
