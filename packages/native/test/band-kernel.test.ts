@@ -379,3 +379,57 @@ describe('band passes end to end, 7x7 with 2 pieces, 3 bands of the proof order'
     expect(sameBytes(table, truth)).toBe(true);
   });
 });
+
+describe('a band of more than 2^32 states (7x7/4, the first of 3 bands: 5.3e9 states, 1.3 GB)', () => {
+  it('APPLY, REQUESTS and VISIT address states on both sides of 2^32 alike on every kernel', () => {
+    const v = variant(7, 4);
+    const space = new StateSpace(v);
+    const per = space.p2Placements;
+    const order = Array.from({ length: space.groups }, (_, g) => g);
+    const map = dealGroups(order, 3, (i) => Math.floor((i * 3) / space.groups))[0]!;
+    const states = map.groups.length * per;
+    expect(states).toBeGreaterThan(2 ** 32);
+    // Band 0 holds the first groups in order: a local index is the stored index.
+    expect(storedIndex(space, map, 2 ** 32 + 7)).toBe(2 ** 32 + 7);
+    const locals = [2 ** 32 - 5, 2 ** 32 - 2, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 32 + 4, states - 1];
+    const values = Float64Array.from(locals, (local, i) => bandMessage(local, 1 + (i % 3)));
+    const slot = Math.floor(2 ** 32 / per);
+    const inSlot = locals.filter((l) => Math.floor(l / per) === slot);
+    expect(inSlot.length).toBeGreaterThan(4);
+    const runs = [['ts', new TsSolverKernel(v, 'clean', space)] as const, ...natives.map(([name, backend]) => [name, backend.solverKernel(v, 'clean')] as const)].map(
+      ([name, k]) => {
+        // Every state won but those of the slot around 2^32 and the last: a visit there finds its
+        // children won (a loss) and sends the parents their win.
+        let table: Uint8Array | undefined = new Uint8Array(Math.ceil(states / 4)).fill(0x55);
+        table.fill(0, Math.floor((slot * per) / 4), Math.ceil(((slot + 1) * per) / 4));
+        table[table.length - 1] = 0;
+        const applied = k.band(BandPhase.APPLY, table, map, values, 0, 0);
+        expect(applied.wins + applied.losses + applied.illegal, name).toBe(locals.length);
+        locals.forEach((local, i) => expect(readValue(table!, local), `${name}: state ${local}`).toBe(1 + (i % 3)));
+        const r = k.band(BandPhase.REQUESTS, table, map, undefined, slot, slot + 1);
+        const requests = Array.from(r.messages, (m) => (m - (m % 4)) / 4);
+        expect(requests.length, name).toBe(per - inSlot.length);
+        expect(requests.filter((s) => inSlot.includes(s)), name).toEqual([]);
+        expect(requests.reduce((a, b) => Math.max(a, b)), name).toBeGreaterThan(2 ** 32);
+        // The requests for this band (their children are here) visited: decisions on states
+        // past 2^32, from children read by local index.
+        const own = r.messages.slice(0, r.counts[0]!);
+        expect(own.length, `${name}: requests to band 0 of ${JSON.stringify(Array.from(r.counts))}`).toBeGreaterThan(0);
+        const visited = k.band(BandPhase.VISIT, table, map, own, 0, 0);
+        const bytes = table.slice(Math.floor((slot * per) / 4), Math.ceil(((slot + 1) * per) / 4));
+        const last = table[table.length - 1];
+        table = undefined;
+        return { name, bytes, last, counts: Array.from(r.counts), messages: r.messages.slice(), visited: { ...statsOf(visited), counts: Array.from(visited.counts), messages: visited.messages.slice() } };
+      },
+    );
+    for (const run of runs.slice(1)) {
+      expect(sameBytes(run.bytes, runs[0]!.bytes), `${run.name}: the band's bytes around 2^32`).toBe(true);
+      expect(run.last, run.name).toBe(runs[0]!.last);
+      expect(run.counts, run.name).toEqual(runs[0]!.counts);
+      expect(sameBytes(run.messages, runs[0]!.messages), `${run.name}: requests`).toBe(true);
+      expect({ ...run.visited, messages: undefined }, run.name).toEqual({ ...runs[0]!.visited, messages: undefined });
+      expect(sameBytes(run.visited.messages, runs[0]!.visited.messages), `${run.name}: what the visits sent`).toBe(true);
+    }
+    expect(runs[0]!.visited.wins + runs[0]!.visited.losses + runs[0]!.visited.messages.length).toBeGreaterThan(0);
+  });
+});
