@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { StateSpace, variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -321,6 +322,9 @@ describe('interrupted band solves', () => {
     const damaged = checkStore(store).shards.filter((l) => !l.ok);
     expect(damaged.map((l) => l.file)).toEqual([waiting.file]);
     expect(damaged[0]!.problem).toMatch(/message file fails its CRC-32 check/);
+    // The CRC-32 of the file as it is, beside the manifest's.
+    expect(damaged[0]!.actual).toBe(crc32(bytes));
+    expect(damaged[0]!.actual).not.toBe(waiting.crc32);
     const before = readdirSync(store).sort();
     const resume = () => solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true });
     const error = await resume().catch((e: unknown) => e);
@@ -337,6 +341,7 @@ describe('interrupted band solves', () => {
     band[7]! ^= 0x01;
     writeFileSync(bandPath, band);
     await expect(resume()).rejects.toThrow(new RegExp(`${bandPath}: band 2 fails its CRC-32 check`));
+    expect(checkStore(store).shards[2]).toMatchObject({ ok: false, expected: m.bands!.files[2]!.crc32, actual: crc32(band) });
     band[7]! ^= 0x01;
     writeFileSync(bandPath, band);
     // A store whose bands were cut otherwise (another version) is refused, not misread.
