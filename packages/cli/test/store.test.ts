@@ -153,6 +153,10 @@ describe('a solved store', () => {
     expect(checked.status).toBe(1);
     expect(checked.stdout).toMatch(/^0 .* ok$/m);
     expect(checked.stdout).toMatch(/^1 .*corrupt shard 1: checksum 0x[0-9a-f]{8} but the manifest records/m);
+    // A recount needs every shard: it says why it was not made.
+    const recounted = run(['check', '--db', copy, '--recount']);
+    expect(recounted.status).toBe(1);
+    expect(recounted.stdout).toMatch(/^counts {4}not recounted: not every shard could be read$/m);
     const queried = run(['query', '--db', copy, START]);
     expect(queried.status).toBe(2);
     expect(queried.stderr).toContain(`${shard}: corrupt shard 1`);

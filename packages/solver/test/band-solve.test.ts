@@ -314,6 +314,7 @@ describe('interrupted band solves', () => {
     const healthy = checkStore(store);
     expect(healthy.shards).toHaveLength(4 + m.bands!.messages.length);
     expect(healthy.shards.every((l) => l.ok)).toBe(true);
+    expect(checkStore(store, { recount: true }).recountSkipped).toMatch(/^the solve is under way in bands, its shards not written yet/);
     const waiting = m.bands!.messages.find((f) => f.target === 2 && f.kind === 'values')!;
     const path = join(store, waiting.file);
     const bytes = readFileSync(path);

@@ -111,6 +111,7 @@ function storeJson(r: StoreCheckReport) {
     shards: r.shards.map((c) => ({ ...c, expected: hex(c.expected), actual: hex(c.actual) })),
     ...(r.table ? { table: { ...r.table, expected: hex(r.table.expected), actual: hex(r.table.actual) } } : {}),
     ...(r.recount ? { recount: { ...r.recount.counts, start: START[r.recount.startValue], manifestAgrees: r.recount.manifestAgrees } } : {}),
+    ...(r.recountSkipped ? { recountSkipped: r.recountSkipped } : {}),
   };
 }
 
@@ -130,5 +131,6 @@ function storeText(r: StoreCheckReport): string {
       `          ${r.recount.manifestAgrees ? 'the manifest agrees with the shards' : 'the manifest DISAGREES with the shards'}`,
     );
   }
+  if (r.recountSkipped) lines.push(`counts    not recounted: ${r.recountSkipped}`);
   return lines.join('\n');
 }
