@@ -56,7 +56,7 @@ static int checkSortMessages() {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     return x;
   };
-  std::vector<uint64_t> scratch;
+  std::vector<size_t> counts(band_check::kSortCounts);
   for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{255}, size_t{256}, size_t{5000}, size_t{100000}}) {
     for (int bits : {1, 8, 11, 12, 30, 33, 40, 53}) {
       for (bool repeats : {false, true}) {
@@ -66,9 +66,53 @@ static int checkSortMessages() {
         std::vector<double> expected = m;
         std::sort(expected.begin(), expected.end());
         expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
-        const size_t kept = band_check::sortMessages(m.data(), n, scratch);
+        std::vector<uint64_t> keys(n);
+        const size_t kept = band_check::sortMessages(m.data(), n, keys.data(), counts.data());
         m.resize(kept);
         CHECK(m == expected, "sortMessages of %zu keys of %d bits (repeats %d)", n, bits, repeats);
+        checked++;
+      }
+    }
+  }
+  // collectOutboxes: 3 workers' outboxes for 5 bands (one empty, one small, repeats within and
+  // across workers), sorted on 1 and 3 threads, into the caller's buffer and into its own.
+  for (size_t total : {size_t{5000}, size_t{300000}}) {
+    std::vector<band_check::Outbox> outboxes(3, band_check::Outbox(5));
+    std::vector<std::vector<double>> expected(5);
+    for (size_t i = 0; i < total; i++) {
+      const uint32_t band = random() % 4 == 0 ? 3 : (random() % 2 == 0 ? 0 : 4);
+      const double m = static_cast<double>(random() % (band == 4 ? (uint64_t{1} << 40) : total / 2));
+      outboxes[i % 3].byBand[band].push_back(m);
+      expected[band].push_back(m);
+    }
+    outboxes[1].byBand[1].push_back(7);
+    expected[1].push_back(7);
+    for (auto& e : expected) {
+      std::sort(e.begin(), e.end());
+      e.erase(std::unique(e.begin(), e.end()), e.end());
+    }
+    for (int threads : {1, 3}) {
+      for (bool given : {true, false}) {
+        std::vector<band_check::Outbox> copy = outboxes;
+        std::vector<double> buffer(total + 1, -1);
+        BandOutput out;
+        if (given) {
+          out.given = buffer.data();
+          out.capacity = buffer.size();
+        }
+        band_check::SortScratch scratch;
+        band_check::collectOutboxes(copy, 5, out, threads, scratch);
+        const double* got = out.inGiven ? buffer.data() : out.messages.data();
+        CHECK(out.inGiven == given, "collectOutboxes into the caller's buffer where it fits");
+        size_t at = 0;
+        for (uint32_t b = 0; b < 5; b++) {
+          CHECK(out.counts[b] == static_cast<double>(expected[b].size()), "collectOutboxes count of band %u (%zu messages, %d threads)", b, total, threads);
+          CHECK(std::equal(expected[b].begin(), expected[b].end(), got + at), "collectOutboxes messages of band %u (%zu messages, %d threads)", b, total, threads);
+          at += expected[b].size();
+        }
+        CHECK(out.count == at, "collectOutboxes total");
+        for (const auto& o : copy)
+          for (const auto& v : o.byBand) CHECK(v.empty(), "collectOutboxes empties the outboxes");
         checked++;
       }
     }

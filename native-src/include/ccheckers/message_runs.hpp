@@ -3,6 +3,7 @@
 // number in LEB128 (7 bits a byte, the high bit set on all bytes of a number but its last).
 // Messages are integers below 2^53 (band_table.inl's messageOf), increasing within a run.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -48,11 +49,12 @@ enum MessageRunState { kRunLeft, kRunLast, kRunValue, kRunWeight, kRunNextByte, 
  *  a run and a number across calls. Refuses what no encoder writes: an empty run, a message not
  *  above the one before, a number of 2^53 or more. */
 inline void decodeMessageRuns(const uint8_t* bytes, size_t from, size_t count, double* out, size_t at, size_t capacity, double* state) {
-  const auto integer = [](double x, double low, double high) { return x >= low && x < high && x == static_cast<double>(static_cast<int64_t>(x)); };
+  // Checked before any cast (a double out of an integer type's range is undefined behaviour).
+  const auto integer = [](double x, double low, double high) { return x >= low && x < high && x == std::floor(x); };
   const double limit = static_cast<double>(kTwoPow53);
   bool weightOk = false;
   for (int s = 0; s <= 49; s += 7) weightOk = weightOk || state[kRunWeight] == static_cast<double>(uint64_t{1} << s);
-  if (!integer(state[kRunLeft], 0, limit) || !integer(state[kRunLast], -1, limit) || !integer(state[kRunValue], 0, state[kRunWeight]) || !weightOk) {
+  if (!weightOk || !integer(state[kRunLeft], 0, limit) || !integer(state[kRunLast], -1, limit) || !integer(state[kRunValue], 0, state[kRunWeight])) {
     throw std::invalid_argument("message decoder: a state no decoder left");
   }
   uint64_t left = static_cast<uint64_t>(state[kRunLeft]);
@@ -70,6 +72,7 @@ inline void decodeMessageRuns(const uint8_t* bytes, size_t from, size_t count, d
       if (shift > 53) throw std::invalid_argument("a number of 2^53 or more");
       continue;
     }
+    if (value >= kTwoPow53) throw std::invalid_argument("a number of 2^53 or more");
     if (left == 0) {
       if (value == 0) throw std::invalid_argument("an empty run");
       left = value;

@@ -174,7 +174,7 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
   it(`INIT, APPLY, UNITS, REQUESTS, VISIT agree on every kernel (${kernels.map(([n]) => n).join(', ')}) and with the solve`, () => {
     const tables = kernels.map(() => new Uint8Array(bandBytes(space, map)));
     const slots = map.groups.length;
-    const run = (what: string, call: (k: SolverKernel, table: Uint8Array) => BandResult, twoThreads?: 'same' | 'consistent') => {
+    const run = (what: string, call: (k: SolverKernel, table: Uint8Array, threads?: number) => BandResult, twoThreads?: 'same' | 'consistent') => {
       const before = tables[0]!.slice();
       const results = kernels.map(([, k], i) => call(k, tables[i]!));
       for (let i = 1; i < kernels.length; i++) {
@@ -192,7 +192,7 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
         const [name, backend] = natives[0]!;
         const k = backend.solverKernel(v, rules);
         const table = before.slice();
-        const r = call(k, table);
+        const r = call(k, table, 2);
         if (twoThreads === 'same') {
           expect(sameBytes(table, tables[0]!), `${what}: ${name} on 2 threads, band table`).toBe(true);
           expectSameResult(r, results[0]!, `${what}: ${name} on 2 threads`);
@@ -211,7 +211,7 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
       return results[0]!;
     };
 
-    const init = run('INIT', (k, t) => k.band(BandPhase.INIT, t, map, undefined, 0, slots, 1), 'same');
+    const init = run('INIT', (k, t, threads = 1) => k.band(BandPhase.INIT, t, map, undefined, 0, slots, threads), 'same');
     expect(init.illegal + init.terminal + init.wins).toBeGreaterThan(0);
     expect(init.messages.length).toBe(0);
 
@@ -222,17 +222,17 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
       if (readValue(tables[0]!, local) === UNKNOWN && value !== UNKNOWN) values.push(bandMessage(local, value));
     }
     values.push(values[0]!);
-    const apply = run('APPLY', (k, t) => k.band(BandPhase.APPLY, t, map, Float64Array.from(values), 0, 0, 1));
+    const apply = run('APPLY', (k, t, threads = 1) => k.band(BandPhase.APPLY, t, map, Float64Array.from(values), 0, 0, threads));
     expect(apply.wins + apply.losses).toBe(values.length - 1);
 
-    const unitCall = run('UNITS', (k, t) => k.band(BandPhase.UNITS, t, map, units, 0, 0, 1), 'consistent');
+    const unitCall = run('UNITS', (k, t, threads = 1) => k.band(BandPhase.UNITS, t, map, units, 0, 0, threads), 'consistent');
     expect(unitCall.wins + unitCall.losses).toBeGreaterThan(0);
     // Messages only for the other bands (values of states held elsewhere, and wins of parents).
     expect(unitCall.counts[map.held]).toBe(0);
     expect(unitCall.messages.length).toBeGreaterThan(0);
     for (const m of unitCall.messages) expect(m % 4 === 1 || m % 4 === 2).toBe(true);
 
-    const requests = run('REQUESTS', (k, t) => k.band(BandPhase.REQUESTS, t, map, undefined, 0, slots, 1), 'same');
+    const requests = run('REQUESTS', (k, t, threads = 1) => k.band(BandPhase.REQUESTS, t, map, undefined, 0, slots, threads), 'same');
     let unknown = 0;
     for (let local = 0; local < slots * per; local++) if (readValue(tables[0]!, local) === UNKNOWN) unknown++;
     expect(requests.messages.length).toBe(unknown);
@@ -241,7 +241,7 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
     const own = requests.messages.slice(offset, offset + requests.counts[map.held]!);
     expect(own.length).toBeGreaterThan(0);
 
-    const visit = run('VISIT', (k, t) => k.band(BandPhase.VISIT, t, map, own, 0, 0, 1), 'consistent');
+    const visit = run('VISIT', (k, t, threads = 1) => k.band(BandPhase.VISIT, t, map, own, 0, 0, threads), 'consistent');
     expect(visit.wins + visit.losses + visit.messages.length).toBeGreaterThan(0);
   });
 

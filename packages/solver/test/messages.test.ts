@@ -121,7 +121,11 @@ describe.each(codings)('message runs coded by %s', (name, coding) => {
     expect(() => decoder().decode(Uint8Array.of(0), 0, out, 0)).toThrow(/an empty run/);
     expect(() => decoder().decode(Uint8Array.of(2, 5, 0), 0, out, 0)).toThrow(/a message repeated/);
     const huge = Uint8Array.of(1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x10);
-    expect(() => decoder().decode(huge, 0, out, 0)).toThrow(/a message of 2\^53 or more/);
+    expect(() => decoder().decode(huge, 0, out, 0)).toThrow(/a number of 2\^53 or more/);
+    // A count of 2^53 or more (8 bytes), and a distance that takes a message there.
+    expect(() => decoder().decode(Uint8Array.of(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f), 0, out, 0)).toThrow(/a number of 2\^53 or more/);
+    const nearTop = Uint8Array.of(2, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 2);
+    expect(() => decoder().decode(nearTop, 0, out, 0)).toThrow(/a message of 2\^53 or more/);
     expect(() => decoder().decode(Uint8Array.of(1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 1), 0, out, 0)).toThrow(/a number of 2\^53 or more/);
     // Arguments and states no decoder makes.
     expect(() => coding.decodeMessageRuns(Uint8Array.of(1, 1), 3, out, 0, newMessageRunState())).toThrow(/not an index of its array/);

@@ -93,18 +93,21 @@ struct Outbox {
   void sendRequest(uint32_t band, uint64_t index) { byBand[band].push_back(messageOf(index, 0)); }
 };
 
+/** The radix sort's digits: up to 11 bits each (2,048 counts, in L1), up to 5 (55 bits, more
+ *  than the 53 of any message). */
+constexpr int kMaxDigitBits = 11, kMaxDigits = 5;
+constexpr size_t kSortCounts = static_cast<size_t>(kMaxDigits) << kMaxDigitBits;
+
 /**
  * Sorts messages m[0, n) ascending and drops repeats (message combining: a state sent the same
  * value by several visits is sent it once, and the file of a run of sorted messages codes each as
- * its distance from the one before, about 2 bytes instead of 8). Returns the count kept, in the
- * front of m. A radix sort on the integers (digits of up to 11 bits: a band's local indices times
- * 4 have 20 to 40 bits), through `scratch` and m's own memory; `scratch` keeps its memory between
- * calls.
+ * its distance from the one before, about a byte instead of 8). Returns the count kept, in the
+ * front of m. A radix sort on the integers (digits of up to 11 bits, as few as the keys' highest
+ * bit needs: a band's local indices times 4, or stored indices times 4 for requests), through
+ * `keys` (n of them) and m's own memory; `counts` holds kSortCounts. Allocates nothing.
  */
-inline size_t sortMessages(double* m, size_t n, std::vector<uint64_t>& scratch) {
+inline size_t sortMessages(double* m, size_t n, uint64_t* keys, size_t* counts) {
   if (n < 2) return n;
-  if (scratch.size() < n) scratch.resize(n);
-  uint64_t* keys = scratch.data();
   // m's memory holds integers between passes: read and written through memcpy (no aliasing).
   const auto loadKey = [m](size_t i) {
     uint64_t k;
@@ -113,30 +116,31 @@ inline size_t sortMessages(double* m, size_t n, std::vector<uint64_t>& scratch) 
   };
   const auto storeKey = [m](size_t i, uint64_t k) { std::memcpy(m + i, &k, sizeof k); };
   bool inKeys = true;  // where the keys are after the passes so far
-  if (n < 256) {
+  uint64_t bitsUsed = 0;
+  for (size_t i = 0; i < n; i++) bitsUsed |= static_cast<uint64_t>(m[i]);
+  const int bits = bitsUsed == 0 ? 1 : 64 - __builtin_clzll(bitsUsed);
+  const int digits = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
+  if (n < 256 || digits > kMaxDigits) {
+    // Few keys (or, never from messageOf, more than 55 bits): a comparison sort.
     for (size_t i = 0; i < n; i++) keys[i] = static_cast<uint64_t>(m[i]);
     std::sort(keys, keys + n);
   } else {
-    // Digits of up to 11 bits, as few as the keys' highest bit needs; every digit's counts in
-    // the one read that converts the keys, then one scatter per digit not the same in all keys.
-    constexpr int kMaxDigitBits = 11, kMaxDigits = 5;  // 55 bits >= the 53 of a message
-    uint64_t bitsUsed = 0;
-    for (size_t i = 0; i < n; i++) bitsUsed |= static_cast<uint64_t>(m[i]);
-    const int bits = bitsUsed == 0 ? 1 : 64 - __builtin_clzll(bitsUsed);
-    const int digits = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
+    // Every digit's counts in the one read that converts the keys, then one scatter per digit
+    // that is not the same in all keys.
     const int width = (bits + digits - 1) / digits;
     const uint64_t mask = (uint64_t{1} << width) - 1;
-    static thread_local std::vector<size_t> counts;
-    counts.assign(static_cast<size_t>(kMaxDigits) << kMaxDigitBits, 0);
     size_t* bucket[kMaxDigits];
-    for (int d = 0; d < kMaxDigits; d++) bucket[d] = counts.data() + (static_cast<size_t>(d) << kMaxDigitBits);
+    for (int d = 0; d < digits; d++) {
+      bucket[d] = counts + (static_cast<size_t>(d) << kMaxDigitBits);
+      std::fill(bucket[d], bucket[d] + mask + 1, size_t{0});
+    }
     for (size_t i = 0; i < n; i++) {
       const uint64_t k = keys[i] = static_cast<uint64_t>(m[i]);
       for (int d = 0; d < digits; d++) bucket[d][(k >> (d * width)) & mask]++;
     }
     for (int d = 0; d < digits; d++) {
-      if (bucket[d][(keys[0] >> (d * width)) & mask] == n) continue;  // the same digit everywhere
       const int shift = d * width;
+      if (bucket[d][(keys[0] >> shift) & mask] == n) continue;  // the same digit everywhere
       size_t at = 0;
       for (uint64_t v = 0; v <= mask; v++) at += std::exchange(bucket[d][v], at);
       if (inKeys) {
@@ -162,13 +166,19 @@ inline size_t sortMessages(double* m, size_t n, std::vector<uint64_t>& scratch) 
   return kept;
 }
 
-/** Sort scratch for each thread of collectOutboxes, kept between calls (like the outboxes). */
-using SortScratch = std::vector<std::vector<uint64_t>>;
+/** What collectOutboxes' sorts use, kept between calls (like the outboxes): a key for every
+ *  message of the call (band b's sort uses the keys from its first message's place on), and the
+ *  digit counts of each sorting thread. */
+struct SortScratch {
+  std::vector<uint64_t> keys;
+  std::vector<std::vector<size_t>> counts;
+};
 
 /** The workers' outboxes as one output, band by band, each band's messages sorted and without
  *  repeats (sortMessages; the bands sorted on up to `threads` threads). The outboxes are emptied
  *  and keep their memory for the next call (fresh vectors each call cost a page fault per 4 KiB
- *  of messages: 7x7/3 spent more time in them than in its visits). */
+ *  of messages: 7x7/3 spent more time in them than in its visits). The sorts' memory is one key
+ *  per message, whatever the threads. */
 inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandOutput& out, int threads, SortScratch& scratch) {
   out.counts.assign(bands, 0);
   std::vector<size_t> start(bands + 1, 0);
@@ -184,38 +194,36 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
     out.messages.resize(total);
     to = out.messages.data();
   }
+  const int sorters = total < (size_t{1} << 16) ? 1 : static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
+  // All the sorts' memory taken here, on the calling thread: a bad_alloc in a sorting thread
+  // would end the process (std::terminate); here it is the call's error.
+  if (scratch.keys.size() < total) scratch.keys.resize(total);
+  if (scratch.counts.size() < static_cast<size_t>(sorters)) scratch.counts.resize(sorters);
+  for (int t = 0; t < sorters; t++) scratch.counts[t].resize(kSortCounts);
   std::vector<size_t> kept(bands, 0);
   std::atomic<uint32_t> next{0};
-  const auto sortBands = [&](std::vector<uint64_t>& keys) {
+  const auto sortBands = [&](int t) {
     for (uint32_t b; (b = next.fetch_add(1)) < bands;) {
       double* at = to + start[b];
       for (Outbox& o : outboxes) {
         at = std::copy(o.byBand[b].begin(), o.byBand[b].end(), at);
         o.byBand[b].clear();
       }
-      kept[b] = sortMessages(to + start[b], start[b + 1] - start[b], keys);
+      kept[b] = sortMessages(to + start[b], start[b + 1] - start[b], scratch.keys.data() + start[b], scratch.counts[t].data());
     }
   };
-  const int sorters = static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
-  // Every scratch sized here, on the calling thread: a bad_alloc in a sorting thread would end
-  // the process (std::terminate), here it is the call's error.
-  size_t largest = 0;
-  for (uint32_t b = 0; b < bands; b++) largest = std::max(largest, start[b + 1] - start[b]);
-  if (scratch.size() < static_cast<size_t>(sorters)) scratch.resize(sorters);
-  for (int t = 0; t < sorters; t++)
-    if (scratch[t].size() < largest) scratch[t].resize(largest);
-  if (sorters <= 1 || total < (size_t{1} << 16)) {
-    sortBands(scratch[0]);
+  if (sorters <= 1) {
+    sortBands(0);
   } else {
     std::vector<std::thread> pool;
     try {
-      for (int t = 1; t < sorters; t++) pool.emplace_back([&, t] { sortBands(scratch[t]); });
+      for (int t = 1; t < sorters; t++) pool.emplace_back(sortBands, t);
+      sortBands(0);
     } catch (...) {
       next.store(bands);  // a thread could not be started: the others are joined first
       for (std::thread& th : pool) th.join();
       throw;
     }
-    sortBands(scratch[0]);
     for (std::thread& th : pool) th.join();
   }
   // The bands' kept messages moved together, in band order.

@@ -105,6 +105,7 @@ export function decodeMessageRuns(bytes: Uint8Array, from: number, out: Float64A
       if (weight > TWO_POW_53) throw new RangeError('a number of 2^53 or more');
       continue;
     }
+    if (value >= TWO_POW_53) throw new RangeError('a number of 2^53 or more');
     if (left === 0) {
       if (value === 0) throw new RangeError('an empty run');
       left = value;

@@ -128,7 +128,8 @@ class BandSolve {
     this.bandBuffer = new Uint8Array(plan.bandBytes);
     // The message bytes: a quarter for messages read (decoded), a sixteenth each for the bytes of
     // message files read and written, a quarter for what a call makes, a quarter for the kernel
-    // (its outboxes and their sort: calls are sized to make half the output buffer).
+    // (its outboxes and their sort keys: UNITS and REQUESTS calls are sized to make half the
+    // output buffer; a VISIT call makes up to a value and the parents' wins per request).
     this.inputBuffer = new Float64Array(Math.max(256, Math.floor(plan.messageBytes / 4 / 8)));
     this.reading = { runs: options.backend.messageRuns, bytes: new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16))), messages: this.inputBuffer };
     this.writeBuffer = new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16)));
@@ -265,8 +266,9 @@ class BandSolve {
     if (pass === 1) await this.units(band, table, route, (f) => progress(0.1 + 0.8 * f));
     // Requests for the unknown states held here: this band's own visited at once; in pass 1
     // none to later bands (their UNITS visit those states).
-    // At most a group per output buffer's worth of states a call (all could be unknown).
-    const perCall = Math.max(1, Math.floor(this.outputBuffer.length / this.space.p2Placements));
+    // At most half the output buffer's worth of states a call (all could be unknown): the
+    // kernel's outboxes and sort keys are as many again, a quarter of the message memory.
+    const perCall = Math.max(1, Math.floor(this.outputBuffer.length / 2 / this.space.p2Placements));
     const chunks = chunkRanges(this.layout.groupsOf[band]!.length, Math.max(CALLS_PER_BAND, Math.ceil(this.layout.groupsOf[band]!.length / perCall)));
     for (const [i, [from, to]] of chunks.entries()) {
       const r = await this.call(BandPhase.REQUESTS, table, band, undefined, from, to);
