@@ -4,18 +4,12 @@
 // 1.3 bytes a message, as 7x7/3 in 9 bands writes), coded and decoded through 64 KiB buffers.
 // A benchmark, not a test: run it on a quiet machine.
 //   node bench/message-runs.mjs [messages, default 20e6] [messages per run, default 200000]
-import { MAX_NUMBER_BYTES, newMessageRunState, tsMessageRuns } from '@ccheckers/core';
+import { MAX_NUMBER_BYTES, newMessageRunState, seededRandom, tsMessageRuns } from '@ccheckers/core';
 import { availableBackends } from '@ccheckers/solver';
 
 const total = Number(process.argv[2] ?? 20e6);
 const perRun = Number(process.argv[3] ?? 200_000);
-let x = 12345;
-const next = () => {
-  x ^= x << 13;
-  x ^= x >>> 17;
-  x ^= x << 5;
-  return (x >>> 0) / 2 ** 32;
-};
+const next = seededRandom(12345);
 // Increasing messages, gaps of 1 to 7 (local index * 4 + value, a quarter of the states sent).
 const messages = new Float64Array(total);
 for (let i = 0, m = 0; i < total; i++) messages[i] = m += 1 + Math.floor(next() * 7);

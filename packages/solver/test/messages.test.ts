@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type MessageRuns, newMessageRunState, tsMessageRuns } from '@ccheckers/core';
+import { type MessageRuns, newMessageRunState, seededRandom, tsMessageRuns } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { availableBackends } from '../src/index.js';
 import { MessageDecoder, MessageEncoder, MessageWriter, messageFileProblem, readMessages } from '../src/store/messages.js';
@@ -21,21 +21,10 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Deterministic pseudo-random numbers in [0, 1). */
-function random(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 2 ** 32;
-  };
-}
-
 /** Increasing messages: dense stretches, wide jumps, both sides of 2^32 (and of 2^34, a band's
  *  4 GiB of states times 4), the largest message there is. */
 function sampleRuns(): Float64Array[] {
-  const next = random(7);
+  const next = seededRandom(7);
   const dense = Float64Array.from({ length: 3000 }, (_, i) => i * 4 + 1 + (i % 3));
   const around = (at: number) => Float64Array.from({ length: 40 }, (_, i) => at - 20 + i);
   const wide: number[] = [];
