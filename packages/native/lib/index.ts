@@ -185,10 +185,10 @@ function loadedAddon(): Addon {
 }
 
 function kernelOf(v: Variant, rules: RuleMode, which: NativeCodePath): AddonKernel {
+  const loaded = loadedAddon();
   const s = nativeStatus();
-  if (!s.loaded || !addon) throw new Error(`native backend unavailable: ${s.error}`);
   if (which === 'bmi2' && !s.bmi2Usable) throw new Error(`native-bmi2 unavailable: ${s.bmi2Reason}`);
-  return new addon.Kernel(v.size, v.pieces, rules === 'published' ? 1 : 0, [...v.p1Start], which);
+  return new loaded.Kernel(v.size, v.pieces, rules === 'published' ? 1 : 0, [...v.p1Start], which);
 }
 
 function positionWords(p: Position, out = new Uint32Array(7)): Uint32Array {

@@ -46,6 +46,15 @@ uint8_t* bytesArg(const Napi::CallbackInfo& info, size_t i, size_t& length) {
   return a.Data();
 }
 
+double* float64Arg(const Napi::CallbackInfo& info, size_t i, size_t& length) {
+  if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+    throw Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a Float64Array");
+  }
+  auto a = info[i].As<Napi::Float64Array>();
+  length = a.ElementLength();
+  return a.Data();
+}
+
 // A unit number (group or P2 placement): an integer in 0 .. 2^32 - 1. Uint32Value() would wrap
 // 2^32 + 5 to 5 and run the kernel on the wrong units, so anything else is a RangeError.
 uint32_t unitArg(const Napi::CallbackInfo& info, size_t i) {
@@ -386,12 +395,6 @@ class Addon : public Napi::Addon<Addon> {
  private:
   // The message coding of band files (message_runs.hpp; core's message-runs.ts checks the
   // arguments' ranges the same way): one call per run, or per piece of a file.
-  static Napi::TypedArray typedArg(const Napi::CallbackInfo& info, size_t i, napi_typedarray_type type, const char* what) {
-    if (!info[i].IsTypedArray() || info[i].As<Napi::TypedArray>().TypedArrayType() != type) {
-      throw Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a " + what);
-    }
-    return info[i].As<Napi::TypedArray>();
-  }
   static size_t indexArg(const Napi::CallbackInfo& info, size_t i, size_t limit) {
     const double x = info[i].As<Napi::Number>().DoubleValue();
     if (!(x >= 0 && x <= static_cast<double>(limit) && x == static_cast<double>(static_cast<size_t>(x)))) {
@@ -400,29 +403,31 @@ class Addon : public Napi::Addon<Addon> {
     return static_cast<size_t>(x);
   }
   Napi::Value EncodeMessageRun(const Napi::CallbackInfo& info) {
-    Napi::Float64Array messages = typedArg(info, 0, napi_float64_array, "Float64Array").As<Napi::Float64Array>();
-    Napi::Uint8Array bytes = typedArg(info, 3, napi_uint8_array, "Uint8Array").As<Napi::Uint8Array>();
-    const size_t to = indexArg(info, 2, messages.ElementLength());
+    size_t count = 0, length = 0;
+    const double* messages = float64Arg(info, 0, count);
+    uint8_t* bytes = bytesArg(info, 3, length);
+    const size_t to = indexArg(info, 2, count);
     const size_t from = indexArg(info, 1, to);
-    const size_t at = indexArg(info, 4, bytes.ElementLength());
-    if (from == to || (bytes.ElementLength() - at) / cck::kMaxNumberBytes < to - from + 2) {  // as core's encodeMessageRun
+    const size_t at = indexArg(info, 4, length);
+    if (from == to || (length - at) / cck::kMaxNumberBytes < to - from + 2) {  // as core's encodeMessageRun
       throw Napi::RangeError::New(info.Env(), "message encoder: an empty run, or too few bytes for its worst case");
     }
     try {
-      return Napi::Number::New(info.Env(), static_cast<double>(cck::encodeMessageRun(messages.Data(), from, to, bytes.Data(), at)));
+      return Napi::Number::New(info.Env(), static_cast<double>(cck::encodeMessageRun(messages, from, to, bytes, at)));
     } catch (const std::invalid_argument& e) {
       throw Napi::RangeError::New(info.Env(), e.what());
     }
   }
   Napi::Value DecodeMessageRuns(const Napi::CallbackInfo& info) {
-    Napi::Uint8Array bytes = typedArg(info, 0, napi_uint8_array, "Uint8Array").As<Napi::Uint8Array>();
-    Napi::Float64Array out = typedArg(info, 2, napi_float64_array, "Float64Array").As<Napi::Float64Array>();
-    Napi::Float64Array state = typedArg(info, 4, napi_float64_array, "Float64Array").As<Napi::Float64Array>();
-    const size_t from = indexArg(info, 1, bytes.ElementLength());
-    const size_t at = indexArg(info, 3, out.ElementLength());
-    if (state.ElementLength() != cck::kMessageRunState) throw Napi::RangeError::New(info.Env(), "message decoder: a state of the wrong length");
+    size_t length = 0, capacity = 0, stateLength = 0;
+    const uint8_t* bytes = bytesArg(info, 0, length);
+    double* out = float64Arg(info, 2, capacity);
+    double* state = float64Arg(info, 4, stateLength);
+    const size_t from = indexArg(info, 1, length);
+    const size_t at = indexArg(info, 3, capacity);
+    if (stateLength != cck::kMessageRunState) throw Napi::RangeError::New(info.Env(), "message decoder: a state of the wrong length");
     try {
-      cck::decodeMessageRuns(bytes.Data(), from, bytes.ElementLength(), out.Data(), at, out.ElementLength(), state.Data());
+      cck::decodeMessageRuns(bytes, from, length, out, at, capacity, state);
     } catch (const std::invalid_argument& e) {
       throw Napi::RangeError::New(info.Env(), e.what());
     }
