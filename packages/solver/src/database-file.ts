@@ -150,7 +150,7 @@ export function openDatabase(path: string): DatabaseFile {
 }
 
 /** Streams `bytes` bytes from `position` in chunks, with each chunk's offset from `position`. */
-function streamBytes(fd: number, position: number, bytes: number, visit: (chunk: Uint8Array, offset: number) => void): void {
+export function streamBytes(fd: number, position: number, bytes: number, visit: (chunk: Uint8Array, offset: number) => void): void {
   const buffer = new Uint8Array(Math.min(IO_CHUNK_BYTES, Math.max(1, bytes)));
   for (let at = 0; at < bytes; at += buffer.length) {
     const chunk = buffer.subarray(0, Math.min(buffer.length, bytes - at));

@@ -2,12 +2,12 @@
  * A store and a single database file, each made from the other (streamed, in the memory of one
  * shard), and a store's checksums verified: `ccheckers convert` and `ccheckers check --db DIR`.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CCheckersError, StateSpace, tsMessageRuns, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { DatabaseError, HEADER_BYTES, hex, openForReading, readAll, readHeader, readPassLog, writeDatabase } from '../database.js';
-import { type DatabaseFile, type StoredValues, openDatabase } from '../database-file.js';
+import { type DatabaseFile, type StoredValues, openDatabase, streamBytes } from '../database-file.js';
 import { type GameCounts, TableTally } from '../state-index.js';
 import { bandBytes, bandLayout } from './band-layout.js';
 import { shardLayout } from './layout.js';
@@ -183,7 +183,7 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
         if (!(e instanceof CCheckersError)) throw e;
         line.ok = false;
         line.problem = e.message;
-        line.actual = crcOfFile(join(store.dir, f.file), buffer);
+        line.actual = crcOfFile(join(store.dir, f.file));
       }
     }
     lines.push(line);
@@ -194,15 +194,15 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
   const reading = { runs: tsMessageRuns, bytes: buffer.subarray(0, half), messages: new Float64Array(buffer.buffer, buffer.byteOffset + half, half / 8) };
   for (const f of state.messages) {
     const problem = messageFileProblem(store.dir, f, reading);
-    const actual = problem === undefined ? f.crc32 : crcOfFile(join(store.dir, f.file), buffer);
+    const actual = problem === undefined ? f.crc32 : crcOfFile(join(store.dir, f.file));
     lines.push({ shard: lines.length, file: f.file, bytes: f.bytes, expected: f.crc32, actual, ok: problem === undefined, ...(problem ? { problem } : {}) });
   }
   return lines;
 }
 
-/** The CRC-32 of a file's bytes as they are, read through `buffer` (0 where it cannot be read, as
- *  for a missing shard): what check shows as "actual" next to a problem. */
-function crcOfFile(path: string, buffer: Uint8Array): number {
+/** The CRC-32 of a file's bytes as they are (0 where it cannot be read, as for a missing shard):
+ *  what check shows as "actual" next to a problem. */
+function crcOfFile(path: string): number {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -211,7 +211,9 @@ function crcOfFile(path: string, buffer: Uint8Array): number {
   }
   try {
     let crc = 0;
-    for (let at = 0, n: number; (n = readSync(fd, buffer, 0, buffer.length, at)) > 0; at += n) crc = crc32Of(buffer.subarray(0, n), crc);
+    streamBytes(fd, 0, fstatSync(fd).size, (chunk) => {
+      crc = crc32Of(chunk, crc);
+    });
     return crc;
   } finally {
     closeSync(fd);
