@@ -19,3 +19,4 @@
 #include "ccheckers/jump_magic.hpp"
 #include "ccheckers/kernel_api.hpp"
 #include "ccheckers/pext_pdep.hpp"
+#include "ccheckers/thread_pool.hpp"

@@ -75,7 +75,8 @@ static int checkSortMessages() {
     }
   }
   // collectOutboxes: 3 workers' outboxes for 5 bands (one empty, one small, repeats within and
-  // across workers), sorted on 1 and 3 threads, into the caller's buffer and into its own.
+  // across workers), sorted on 1 and 3 threads, into the caller's buffer (keys there too, or
+  // not) and into its own.
   for (size_t total : {size_t{5000}, size_t{300000}}) {
     std::vector<band_check::Outbox> outboxes(3, band_check::Outbox(5));
     std::vector<std::vector<double>> expected(5);
@@ -92,16 +93,19 @@ static int checkSortMessages() {
       e.erase(std::unique(e.begin(), e.end()), e.end());
     }
     for (int threads : {1, 3}) {
-      for (bool given : {true, false}) {
+      // Given a buffer with room for the messages only, with room for their sort keys too, none.
+      for (size_t room : {total + 1, 2 * total + 1, size_t{0}}) {
+        const bool given = room > 0;
         std::vector<band_check::Outbox> copy = outboxes;
-        std::vector<double> buffer(total + 1, -1);
+        std::vector<double> buffer(room, -1);
         BandOutput out;
         if (given) {
           out.given = buffer.data();
           out.capacity = buffer.size();
         }
         band_check::SortScratch scratch;
-        band_check::collectOutboxes(copy, 5, out, threads, scratch);
+        ThreadPool pool;
+        band_check::collectOutboxes(copy, 5, out, threads, scratch, pool);
         const double* got = out.inGiven ? buffer.data() : out.messages.data();
         CHECK(out.inGiven == given, "collectOutboxes into the caller's buffer where it fits");
         size_t at = 0;
@@ -120,9 +124,45 @@ static int checkSortMessages() {
   return checked;
 }
 
+// ThreadPool: every t of a run called once, on threads kept between runs; two runs at once (one
+// finds the kept threads busy and starts its own); a run of 1 on the calling thread.
+static int checkThreadPool() {
+  ThreadPool pool;
+  int checked = 0;
+  for (int round = 0; round < 200; round++) {
+    const int n = 1 + round % 4;
+    std::vector<std::atomic<int>> calls(n);
+    std::atomic<int> total{0};
+    pool.run(n, [&](int t) {
+      calls[t]++;
+      total++;
+    });
+    bool once = total == n;
+    for (auto& c : calls) once = once && c == 1;
+    CHECK(once, "ThreadPool run %d of %d threads calls each t once", round, n);
+  }
+  CHECK(pool.started() == 3, "ThreadPool keeps its threads (started %zu for runs of up to 4)", pool.started());
+  const std::thread::id caller = std::this_thread::get_id();
+  std::thread::id ranOn;
+  pool.run(1, [&](int) { ranOn = std::this_thread::get_id(); });
+  CHECK(ranOn == caller, "ThreadPool run of 1 on the calling thread");
+  std::atomic<int> done{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 2; c++) {
+    callers.emplace_back([&] {
+      for (int r = 0; r < 100; r++) pool.run(3, [&](int) { done++; });
+    });
+  }
+  for (auto& th : callers) th.join();
+  CHECK(done == 600, "ThreadPool runs from two threads at once (%d of 600 calls)", done.load());
+  checked++;
+  return checked;
+}
+
 int main() {
   int checked = 0;
   checked += checkSortMessages() > 0;
+  checked += checkThreadPool();
   CpuInfo cpu = detectCpu();
   std::printf("cpu: x86=%d bmi2=%d fast=%d vendor=%s family=0x%x\n", cpu.x86, cpu.bmi2, cpu.fastBmi2, cpu.vendor, cpu.family);
   auto kernels = [&](int m, int k, std::vector<int> start) {

@@ -78,6 +78,7 @@ enum class BandPhase { Init, Units, Visit, Requests, Apply };
  * A band call's messages, band by band: counts[b] messages for band b, in band order, each band's
  * sorted ascending and without repeats. They are written to `given` (the caller's buffer of
  * `capacity` doubles) where they fit before the repeats go, else to `messages`; `inGiven` says which.
+ * Where `given` holds them twice over, the sort's keys use the part past them (garbage after).
  */
 struct BandOutput {
   double* given = nullptr;

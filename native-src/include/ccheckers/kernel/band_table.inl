@@ -167,19 +167,19 @@ inline size_t sortMessages(double* m, size_t n, uint64_t* keys, size_t* counts) 
 }
 
 /** What collectOutboxes' sorts use, kept between calls (like the outboxes): a key for every
- *  message of the call (band b's sort uses the keys from its first message's place on), and the
- *  digit counts of each sorting thread. */
+ *  message of a call whose output buffer has no room for them (band b's sort uses the keys from
+ *  its first message's place on), and the digit counts of each sorting thread. */
 struct SortScratch {
   std::vector<uint64_t> keys;
   std::vector<std::vector<size_t>> counts;
 };
 
 /** The workers' outboxes as one output, band by band, each band's messages sorted and without
- *  repeats (sortMessages; the bands sorted on up to `threads` threads). The outboxes are emptied
+ *  repeats (sortMessages; the bands sorted on up to `threads` threads of `pool`). The outboxes are emptied
  *  and keep their memory for the next call (fresh vectors each call cost a page fault per 4 KiB
  *  of messages: 7x7/3 spent more time in them than in its visits). The sorts' memory is one key
- *  per message, whatever the threads. */
-inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandOutput& out, int threads, SortScratch& scratch) {
+ *  per message, whatever the threads: the output buffer's free part where it has room. */
+inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandOutput& out, int threads, SortScratch& scratch, ThreadPool& pool) {
   out.counts.assign(bands, 0);
   std::vector<size_t> start(bands + 1, 0);
   for (uint32_t b = 0; b < bands; b++) {
@@ -194,10 +194,18 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
     out.messages.resize(total);
     to = out.messages.data();
   }
-  const int sorters = total < (size_t{1} << 16) ? 1 : static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
-  // All the sorts' memory taken here, on the calling thread: a bad_alloc in a sorting thread
-  // would end the process (std::terminate); here it is the call's error.
-  if (scratch.keys.size() < total) scratch.keys.resize(total);
+  const int sorters = total < (size_t{1} << 12) ? 1 : static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
+  // The keys: in the caller's buffer past the messages where it holds them twice over (no memory
+  // of the kernel's own: band-solve.ts sizes its calls so), else in the scratch. All the sorts'
+  // memory is taken here, on the calling thread: a bad_alloc in a sorting thread would end the
+  // process (std::terminate); here it is the call's error.
+  uint64_t* keys = nullptr;
+  if (out.inGiven && out.capacity - total >= total) {
+    keys = reinterpret_cast<uint64_t*>(out.given + total);
+  } else {
+    if (scratch.keys.size() < total) scratch.keys.resize(total);
+    keys = scratch.keys.data();
+  }
   if (scratch.counts.size() < static_cast<size_t>(sorters)) scratch.counts.resize(sorters);
   for (int t = 0; t < sorters; t++) scratch.counts[t].resize(kSortCounts);
   std::vector<size_t> kept(bands, 0);
@@ -209,23 +217,10 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
         at = std::copy(o.byBand[b].begin(), o.byBand[b].end(), at);
         o.byBand[b].clear();
       }
-      kept[b] = sortMessages(to + start[b], start[b + 1] - start[b], scratch.keys.data() + start[b], scratch.counts[t].data());
+      kept[b] = sortMessages(to + start[b], start[b + 1] - start[b], keys + start[b], scratch.counts[t].data());
     }
   };
-  if (sorters <= 1) {
-    sortBands(0);
-  } else {
-    std::vector<std::thread> pool;
-    try {
-      for (int t = 1; t < sorters; t++) pool.emplace_back(sortBands, t);
-      sortBands(0);
-    } catch (...) {
-      next.store(bands);  // a thread could not be started: the others are joined first
-      for (std::thread& th : pool) th.join();
-      throw;
-    }
-    for (std::thread& th : pool) th.join();
-  }
+  pool.run(sorters, sortBands);
   // The bands' kept messages moved together, in band order.
   size_t count = 0;
   for (uint32_t b = 0; b < bands; b++) {

@@ -219,7 +219,7 @@ class BoardKernel final : public KernelApi {
     const TableWindow window{firstGroup, 0, nullptr, 0, 0, 0, false};  // the groups its bytes hold
     const TableParts<true> parts = partsOf<true>(table, bytes, &window, true);
     checkGroupsInOnePart(parts, from, to);
-    return forEachUnit(to - from, threads, [&](int) { return PassWorker<B, TableParts<true>>(e_, g, parts); },
+    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts<true>>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { initGroup(w, from + i); });
   }
   KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, const TableWindow* window) override {
@@ -246,40 +246,44 @@ class BoardKernel final : public KernelApi {
     switch (phase) {
       case BandPhase::Init:
         checkUnits(from, to, map.slots);
-        s = forEachUnit(to - from, threads, worker, [&](auto& w, uint32_t i, int) { initGroup(w, map.groups[from + i]); });
+        s = forEachUnit(pool_, to - from, threads, worker, [&](auto& w, uint32_t i, int) { initGroup(w, map.groups[from + i]); });
         break;
       case BandPhase::Units:
         for (size_t i = 0; i < inputCount; i++)
           if (!(input[i] >= 0 && input[i] < static_cast<double>(e_.p1Placements)) || input[i] != static_cast<double>(static_cast<uint32_t>(input[i]))) {
             throw std::invalid_argument("band units: a unit outside the proof order");
           }
-        s = forEachUnit(static_cast<uint32_t>(inputCount), threads, worker,
+        s = forEachUnit(pool_, static_cast<uint32_t>(inputCount), threads, worker,
                         [&](auto& w, uint32_t i, int t) { passUnit(w, static_cast<uint32_t>(input[i]), t, threads); });
         break;
       case BandPhase::Visit: {
         // Batches of requests are the units (a revisit comes kRevisitLag batches later).
         const uint32_t batches = static_cast<uint32_t>((inputCount + kVisitBatch - 1) / kVisitBatch);
-        s = forEachUnit(batches, threads, worker, [&](auto& w, uint32_t i, int) {
+        s = forEachUnit(pool_, batches, threads, worker, [&](auto& w, uint32_t i, int) {
           visitRequests(w, input, i * kVisitBatch, std::min(inputCount, (i + size_t{1}) * kVisitBatch));
         });
         break;
       }
       case BandPhase::Requests:
         checkUnits(from, to, map.slots);
-        s = forEachUnit(to - from, threads, worker, [&](auto& w, uint32_t i, int) { requestsOfSlot(w, from + i); });
+        s = forEachUnit(pool_, to - from, threads, worker, [&](auto& w, uint32_t i, int) { requestsOfSlot(w, from + i); });
         break;
-      case BandPhase::Apply:
-        s = applyValues(band, input, 0, inputCount);
+      case BandPhase::Apply: {
+        const uint32_t batches = static_cast<uint32_t>((inputCount + kApplyBatch - 1) / kApplyBatch);
+        s = forEachUnit(pool_, batches, threads, [](int) { return ApplyWorker{}; }, [&](ApplyWorker& w, uint32_t i, int) {
+          applyValues(band, input, i * kApplyBatch, std::min(inputCount, (i + size_t{1}) * kApplyBatch), w.stats);
+        });
         break;
+      }
     }
-    collectOutboxes(outboxes, map.bands, out, threads, sortScratch_);
+    collectOutboxes(outboxes, map.bands, out, threads, sortScratch_, pool_);
     return s;
   }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
                                  int threads) override {
     const Groups& g = groups();
     const TableParts<false> parts = distancePartsOf(table, bytes, distanceBytes, from, to);
-    return forEachUnit(to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
+    return forEachUnit(pool_, to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { distanceInitGroup(w, from + i, distances); });
   }
   KernelStats solverDistanceLayer(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, int depth, uint32_t from,
@@ -287,7 +291,7 @@ class BoardKernel final : public KernelApi {
     if (depth < 0 || depth >= kMaxDistance) throw std::invalid_argument("distance layer outside 0..253");
     const Groups& g = groups();
     const TableParts<false> parts = distancePartsOf(table, bytes, distanceBytes, from, to);
-    return forEachUnit(to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
+    return forEachUnit(pool_, to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { distanceLayerGroup(w, from + i, distances, depth); });
   }
 
@@ -300,6 +304,7 @@ class BoardKernel final : public KernelApi {
   std::vector<Outbox> outboxes_;  // the band calls' workers' messages, kept between calls
   SortScratch sortScratch_;       // and the scratch their sorts use
   std::mutex outboxesMutex_;
+  ThreadPool pool_;  // the calls' threads, kept between calls (destroyed first: declared last)
 
   const Groups& groups() {
     std::lock_guard<std::mutex> lock(groupsMutex_);
@@ -312,7 +317,8 @@ class BoardKernel final : public KernelApi {
     return tableParts<kWindow>(table, bytes, window, init, e_.p2Placements, groups().rankOf.size());
   }
 
-  static constexpr size_t kVisitBatch = 256;  // requests per unit of a band visit
+  static constexpr size_t kVisitBatch = 256;    // requests per unit of a band visit
+  static constexpr size_t kApplyBatch = 16384;  // values per unit of a band apply
 
   /** A range of groups [from, to) inside the state space and inside one part of the table (the
    *  one whose states they are): what init and sparse passes work on. Returns that part. */
@@ -344,7 +350,7 @@ class BoardKernel final : public KernelApi {
     const Groups& g = groups();
     const TableParts<kWindow> parts = partsOf<kWindow>(table, bytes, window, false);
     checkUnits(from, to, e_.p1Placements);
-    return forEachUnit(to - from, threads, [&](int) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts); },
+    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int t) { passUnit(w, from + i, t, threads); });
   }
 
@@ -354,7 +360,7 @@ class BoardKernel final : public KernelApi {
     const Groups& g = groups();
     const TableParts<kWindow> parts = partsOf<kWindow>(table, bytes, window, false);
     const int groupPart = checkGroupsInOnePart(parts, from, to);
-    return forEachUnit(to - from, threads, [&](int) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts); },
+    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { sparseGroup(w, descending ? to - 1 - i : from + i, groupPart); });
   }
 };

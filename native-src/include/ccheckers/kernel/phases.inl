@@ -4,52 +4,33 @@
 // workers, and the errors a thread throws). Included after pass_worker.inl and distances.inl.
 
 /**
- * Units [0, units) taken in turn by `threads` threads (the calling thread alone for 1), each with
- * its own worker, made by makeWorker(t) in thread t; visit(worker, i, t) does unit i on thread t,
- * and worker.endSweep() ends the thread's sweep. Returns the workers' stats summed.
+ * Units [0, units) taken in turn by `threads` threads of `pool` (the calling thread alone for 1),
+ * each with its own worker, made by makeWorker(t) in thread t; visit(worker, i, t) does unit i on
+ * thread t, and worker.endSweep() ends the thread's sweep. Returns the workers' stats summed.
  *
- * An exception escaping a std::thread body calls std::terminate and takes Node down (a bad_alloc
+ * An exception escaping a thread's body would call std::terminate and take Node down (a bad_alloc
  * in one worker's buffers): each thread keeps its own, the others stop taking units, and the
- * first is rethrown after every thread has joined, for the binding to turn into a JS error.
+ * first is rethrown after every thread is done, for the binding to turn into a JS error.
  */
 template <class MakeWorker, class Visit>
-KernelStats forEachUnit(uint32_t units, int threads, MakeWorker makeWorker, Visit visit) {
+KernelStats forEachUnit(ThreadPool& pool, uint32_t units, int threads, MakeWorker makeWorker, Visit visit) {
+  threads = std::max(1, threads);
   std::atomic<uint32_t> taken{0};
-  std::vector<KernelStats> results(std::max(1, threads));
-  auto body = [&](int t) {
-    auto w = makeWorker(t);
-    for (uint32_t i; (i = taken.fetch_add(1)) < units;) visit(w, i, t);
-    w.endSweep();
-    results[t] = w.stats;
-  };
-  if (threads <= 1) {
-    body(0);
-  } else {
-    std::vector<std::exception_ptr> failures(threads);
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
+  std::vector<KernelStats> results(threads);
+  std::vector<std::exception_ptr> failures(threads);
+  pool.run(threads, [&](int t) {
     try {
-      for (int t = 0; t < threads; t++) {
-        pool.emplace_back([&, t] {
-          try {
-            body(t);
-          } catch (...) {
-            failures[t] = std::current_exception();
-            taken.store(units);  // the others stop taking units
-          }
-        });
-      }
+      auto w = makeWorker(t);
+      for (uint32_t i; (i = taken.fetch_add(1)) < units;) visit(w, i, t);
+      w.endSweep();
+      results[t] = w.stats;
     } catch (...) {
-      // A thread could not be started: the started ones must be joined (a joinable std::thread
-      // destroyed calls std::terminate) before the error goes up.
-      taken.store(units);
-      for (auto& th : pool) th.join();
-      throw;
+      failures[t] = std::current_exception();
+      taken.store(units);  // the others stop taking units
     }
-    for (auto& th : pool) th.join();
-    for (const std::exception_ptr& failure : failures)
-      if (failure) std::rethrow_exception(failure);
-  }
+  });
+  for (const std::exception_ptr& failure : failures)
+    if (failure) std::rethrow_exception(failure);
   KernelStats total{};
   for (const KernelStats& s : results) {
     total.wins += s.wins;
@@ -222,9 +203,16 @@ void requestsOfSlot(PassWorker<B, BandTable>& w, uint32_t slot) {
   }
 }
 
-/** Band values (BandPhase::Apply) messages[from, to), for the held band: set where unknown. */
-inline KernelStats applyValues(const BandTable& band, const double* messages, size_t from, size_t to) {
-  KernelStats s{};
+/** What a thread of a band apply counts (forEachUnit's worker; applyValues needs no buffers). */
+struct ApplyWorker {
+  KernelStats stats{};
+  void endSweep() {}
+};
+
+/** Band values (BandPhase::Apply) messages[from, to), for the held band: set where unknown.
+ *  Threads may apply pieces of the same messages at once: all values sent to one state are the
+ *  same (every proof is sound), and the table's writes are atomic ORs. */
+inline void applyValues(const BandTable& band, const double* messages, size_t from, size_t to, KernelStats& s) {
   const uint64_t states = static_cast<uint64_t>(band.map.slots) * band.per;
   for (size_t i = from; i < to; i++) {
     if (!isMessage(messages[i])) throw std::invalid_argument("band apply: a message that is not a value of the band's states");
@@ -235,7 +223,6 @@ inline KernelStats applyValues(const BandTable& band, const double* messages, si
     // skips known parents it holds) must not be OR-ed into its value.
     if (band.loadLocal(local) == kUnknown && band.proveLocal(local, value)) (value == kWin ? s.wins : value == kLoss ? s.losses : s.illegal)++;
   }
-  return s;
 }
 
 /** Distance init of group `group`: 0 for its lost states without a legal move. */

@@ -1,0 +1,111 @@
+// Threads kept between kernel calls. Starting and joining two threads costs about 50 us on the
+// machines measured (docs/sharding.md), and a band solve makes tens of thousands of small calls
+// (7x7/3 at a quarter of its table: 48,000): started per call, the threads took a tenth of it.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace cck {
+
+/**
+ * run(n, body) calls body(t) for every t in [0, n): t = 0 on the calling thread, the others on the
+ * pool's threads, started the first time that many are asked for and kept until the pool is
+ * destroyed. `body` must not throw (forEachUnit keeps each thread's exception). One run at a time
+ * uses the kept threads; a run that finds them busy (another JS thread calling the same kernel)
+ * starts threads of its own, as every call did before.
+ */
+class ThreadPool {
+ public:
+  ThreadPool() = default;
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& th : threads_) th.join();
+  }
+
+  /** Threads started so far (for the self-test). */
+  size_t started() const { return threads_.size(); }
+
+  template <class Body>
+  void run(int n, Body&& body) {
+    if (n <= 1) {
+      body(0);
+      return;
+    }
+    std::unique_lock<std::mutex> own(runMutex_, std::try_to_lock);
+    if (!own.owns_lock()) return runOnNewThreads(n, body);
+    // More threads first: a thread that cannot be started throws here, before any work is posted.
+    while (threads_.size() < static_cast<size_t>(n - 1)) {
+      const int t = static_cast<int>(threads_.size()) + 1;
+      threads_.emplace_back([this, t] { serve(t); });
+    }
+    const std::function<void(int)> job = std::ref(body);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = &job;
+      jobThreads_ = n;
+      pending_ = n - 1;
+      generation_++;
+    }
+    wake_.notify_all();
+    body(0);
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  /** Pool thread t (1, 2, ...): each new run with more than t threads runs body(t). */
+  void serve(int t) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      if (t >= jobThreads_) continue;
+      const std::function<void(int)>* job = job_;
+      lock.unlock();
+      (*job)(t);
+      lock.lock();
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  template <class Body>
+  static void runOnNewThreads(int n, Body& body) {
+    std::vector<std::thread> pool;
+    pool.reserve(n - 1);
+    try {
+      for (int t = 1; t < n; t++) pool.emplace_back([&body, t] { body(t); });
+    } catch (...) {
+      // A joinable std::thread destroyed calls std::terminate: the started ones finish and are
+      // joined before the error goes up.
+      for (std::thread& th : pool) th.join();
+      throw;
+    }
+    body(0);
+    for (std::thread& th : pool) th.join();
+  }
+
+  std::mutex runMutex_;  // held by the run using the kept threads
+  std::mutex mutex_;     // guards what follows
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> threads_;
+  const std::function<void(int)>* job_ = nullptr;
+  int jobThreads_ = 0;
+  int pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace cck
