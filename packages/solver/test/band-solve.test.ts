@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
-import { StateSpace, variant } from '@ccheckers/core';
+import { StateSpace, seededRandom, unknownStates, variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DatabaseError,
@@ -19,6 +19,7 @@ import {
   bandLayout,
   childGroupsInProofOrder,
   copyStates,
+  requestChunks,
   planBands,
   minMessageBytes,
   bandBytes,
@@ -92,8 +93,9 @@ describe('band plans', () => {
     const plan = planBands(space, { budget, kernelCopies: 1 });
     expect(plan.bandBytes + plan.messageBytes + plan.overheadBytes).toBeLessThanOrEqual(budget);
     expect(plan.bandBytes).toBeLessThanOrEqual(space.tableBytes / 8);
-    // As much for messages as for the band (the budget's other half).
-    expect(plan.messageBytes).toBe(plan.bandBytes);
+    // The rest of the budget for messages (at least the band's half of it, at most twice the band).
+    expect(plan.bandBytes + plan.messageBytes + plan.overheadBytes).toBe(Math.floor(budget));
+    expect(plan.messageBytes).toBeGreaterThan(plan.bandBytes);
     expect(plan.bands).toBeGreaterThanOrEqual(8);
     expect(plan.bands).toBeLessThanOrEqual(9); // whole groups
   });
@@ -120,6 +122,28 @@ describe('band plans', () => {
     const big = new StateSpace(variant(6, 6));
     expect(() => planBands(big, { bands: 33, kernelCopies: 1 })).toThrow(/bands of 6x6\/6 in 33 would be over 4 GiB .*: use --shards 35 or more/);
     expect(planBands(big, { bands: 35, kernelCopies: 1 }).bandBytes).toBeLessThanOrEqual(2 ** 32);
+  });
+});
+
+describe('request calls', () => {
+  it('cover the band in slot ranges of at most the limit of unknown states (or one slot), at least 16', () => {
+    const random = seededRandom(3);
+    const per = 37;
+    for (const [slots, share, limit] of [[200, 0.5, 100], [200, 0.01, 100], [200, 0, 10], [5, 1, 10], [300, 0.9, 20]] as const) {
+      const table = new Uint8Array(Math.ceil((slots * per) / 4));
+      for (let i = 0; i < slots * per; i++) if (random() >= share) table[Math.floor(i / 4)]! |= 1 << ((i % 4) * 2);
+      const chunks = requestChunks(table, slots, per, limit);
+      expect(chunks[0]![0]).toBe(0);
+      expect(chunks.at(-1)![1]).toBe(slots);
+      chunks.forEach(([from, to], i) => {
+        expect(to).toBeGreaterThan(from);
+        if (i > 0) expect(from).toBe(chunks[i - 1]![1]);
+        expect(to - from).toBeLessThanOrEqual(Math.ceil(slots / 16));
+        if (to - from > 1) expect(unknownStates(table, from * per, to * per)).toBeLessThanOrEqual(limit);
+      });
+      // Few unknown states: as few calls as the sixteenths allow.
+      if (share === 0) expect(chunks.length).toBe(16);
+    }
   });
 });
 

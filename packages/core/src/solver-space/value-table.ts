@@ -28,6 +28,30 @@ export function readValue(table: Uint8Array, index: number): number {
   return valueInByte(table[stateByte(index)]!, index);
 }
 
+/** The unknown states (value 0) among stored states [from, to) of `table`. */
+export function unknownStates(table: Uint8Array, from: number, to: number): number {
+  let count = 0;
+  let i = from;
+  // State by state up to a 16-state boundary, then 32-bit words (16 states each) where the
+  // table's bytes allow a word view, then state by state again.
+  for (; i < to && i % 16 !== 0; i++) count += readValue(table, i) === 0 ? 1 : 0;
+  const words = Math.floor((to - i) / 16);
+  if (words > 0 && (table.byteOffset + stateByte(i)) % 4 === 0) {
+    const view = new Uint32Array(table.buffer, table.byteOffset + stateByte(i), words);
+    for (let w = 0; w < words; w++) {
+      const x = view[w]!;
+      // A bit per state whose two bits are both 0.
+      let z = ~(x | (x >>> 1)) & 0x55555555;
+      z = (z & 0x33333333) + ((z >>> 2) & 0x33333333);
+      z = (z + (z >>> 4)) & 0x0f0f0f0f;
+      count += Math.imul(z, 0x01010101) >>> 24;
+    }
+    i += words * 16;
+  }
+  for (; i < to; i++) count += readValue(table, i) === 0 ? 1 : 0;
+  return count;
+}
+
 /**
  * The largest in-memory table or distance table, in bytes: a typed array holds at most 2^32
  * elements in Node 20 (V8 11), however large its ArrayBuffer. A 2-bit table of that size covers

@@ -21,7 +21,7 @@
  */
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BandMap, BandPhase, type BandResult, CCheckersError, type SolverKernel, StateSpace } from '@ccheckers/core';
+import { type BandMap, BandPhase, type BandResult, CCheckersError, type SolverKernel, StateSpace, unknownStates } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { type PassRecord, hex } from '../database.js';
 import { checkMemory } from '../memory.js';
@@ -30,7 +30,7 @@ import { checkMoveless, chunkRanges } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
 import { shardLayout } from './layout.js';
 import { type MessageReading, MessageWriter, readMessages } from './messages.js';
-import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, ShardStore, readAt } from './shard-store.js';
+import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, type MessageFile, ShardStore, readAt } from './shard-store.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
@@ -102,6 +102,8 @@ class BandSolve {
   private readonly reading: MessageReading;
   private readonly writeBuffer: Uint8Array;
   private readonly outputBuffer: Float64Array;
+  /** The input and output buffers as one: a UNITS call's output (it reads no messages). */
+  private readonly unitsBuffer: Float64Array;
   private readonly report: NonNullable<ShardedSolveOptions['onProgress']>;
   private readonly started = performance.now();
   private readonly secondsBefore: number;
@@ -127,13 +129,16 @@ class BandSolve {
     this.threads = options.backend.kernelThreads ? Math.max(1, Math.floor(options.threads)) : 1;
     this.bandBuffer = new Uint8Array(plan.bandBytes);
     // The message bytes: a quarter for messages read (decoded), a sixteenth each for the bytes of
-    // message files read and written, a quarter for what a call makes, a quarter for the kernel
-    // (its outboxes and their sort keys: UNITS and REQUESTS calls are sized to make half the
-    // output buffer; a VISIT call makes up to a value and the parents' wins per request).
-    this.inputBuffer = new Float64Array(Math.max(256, Math.floor(plan.messageBytes / 4 / 8)));
+    // message files read and written, a quarter for what a call makes, a quarter for the kernel's
+    // outboxes. UNITS and REQUESTS calls are sized to make at most half of their output buffer,
+    // the native kernel's sort keys the other half; a UNITS call, which reads no messages, has the
+    // input's quarter too. A VISIT call makes up to a value and the parents' wins per request.
+    const quarter = Math.max(256, Math.floor(plan.messageBytes / 4 / 8));
+    this.unitsBuffer = new Float64Array(2 * quarter);
+    this.inputBuffer = this.unitsBuffer.subarray(0, quarter);
+    this.outputBuffer = this.unitsBuffer.subarray(quarter);
     this.reading = { runs: options.backend.messageRuns, bytes: new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16))), messages: this.inputBuffer };
     this.writeBuffer = new Uint8Array(Math.max(2048, Math.floor(plan.messageBytes / 16)));
-    this.outputBuffer = new Float64Array(Math.max(256, Math.floor(plan.messageBytes / 4 / 8)));
     this.report = options.onProgress ?? (() => {});
     this.secondsBefore = store.manifest.seconds;
     this.bytesPerUnit = this.space.p2Placements * 8;
@@ -164,7 +169,8 @@ class BandSolve {
   private async call(phase: BandPhase, table: Uint8Array, band: number, input: Float64Array | undefined, from = 0, to = 0): Promise<BandResult> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.checkAbort();
-    const r = this.kernel.band(phase, table, this.map(band), input, from, to, this.threads, this.outputBuffer);
+    const output = phase === BandPhase.UNITS ? this.unitsBuffer : this.outputBuffer;
+    const r = this.kernel.band(phase, table, this.map(band), input, from, to, this.threads, output);
     this.moveless += r.moveless;
     return r;
   }
@@ -231,66 +237,70 @@ class BandSolve {
     let read = table.length;
     let changed = 0;
     let sentValues = 0;
-    const writer = new MessageWriter(this.store.dir, pass, band, this.options.backend.messageRuns, this.writeBuffer);
     const inbox = state.messages.filter((f) => f.target === band);
-    const progress = (fraction: number) =>
-      this.report({ phase: 'pass', pass, fraction: (band + Math.min(1, fraction)) / bands, proven: (this.m.proven ?? 0) + changed, storedStates: this.space.states });
-    // What a call decided: its changes here, its messages to the others.
-    const route = (r: BandResult) => {
-      changed += r.wins + r.losses + r.illegal;
-      let at = 0;
-      r.counts.forEach((count, target) => {
-        writer.write(target, 'values', r.messages.subarray(at, at + count));
-        sentValues += count;
-        at += count;
-      });
-    };
-    const visit = async (requests: Float64Array) => {
-      // A request makes up to a value and a win per parent: small calls keep the output bounded.
-      const per = Math.max(256, Math.floor(this.inputBuffer.length / 32));
-      for (let at = 0; at < requests.length; at += per) {
-        route(await this.call(BandPhase.VISIT, table, band, requests.subarray(at, at + per)));
-      }
-    };
-    // A step that throws leaves its message files behind: leftovers, removed on resume.
-    // The values the others sent, then the visits they asked for.
-    for (const kind of ['values', 'requests'] as const) {
-      for (const file of inbox.filter((f) => f.kind === kind)) {
-        read += await readMessages(this.store.dir, file, this.reading, async (messages) => {
-          if (kind === 'values') route(await this.call(BandPhase.APPLY, table, band, messages));
-          else await visit(messages);
+    const writer = new MessageWriter(this.store.dir, pass, band, this.options.backend.messageRuns, this.writeBuffer);
+    let added: MessageFile[];
+    try {
+      const progress = (fraction: number) =>
+        this.report({ phase: 'pass', pass, fraction: (band + Math.min(1, fraction)) / bands, proven: (this.m.proven ?? 0) + changed, storedStates: this.space.states });
+      // What a call decided: its changes here, its messages to the others.
+      const route = (r: BandResult) => {
+        changed += r.wins + r.losses + r.illegal;
+        let at = 0;
+        r.counts.forEach((count, target) => {
+          writer.write(target, 'values', r.messages.subarray(at, at + count));
+          sentValues += count;
+          at += count;
         });
+      };
+      const visit = async (requests: Float64Array) => {
+        // A request makes up to a value and a win per parent: small calls keep the output bounded.
+        const per = Math.max(256, Math.floor(this.inputBuffer.length / 32));
+        for (let at = 0; at < requests.length; at += per) {
+          route(await this.call(BandPhase.VISIT, table, band, requests.subarray(at, at + per)));
+        }
+      };
+      // A step that throws leaves its message files behind: leftovers, removed on resume.
+      // The values the others sent, then the visits they asked for.
+      for (const kind of ['values', 'requests'] as const) {
+        for (const file of inbox.filter((f) => f.kind === kind)) {
+          read += await readMessages(this.store.dir, file, this.reading, async (messages) => {
+            if (kind === 'values') route(await this.call(BandPhase.APPLY, table, band, messages));
+            else await visit(messages);
+          });
+        }
       }
-    }
-    progress(0.1);
-    if (pass === 1) await this.units(band, table, route, (f) => progress(0.1 + 0.8 * f));
-    // Requests for the unknown states held here: this band's own visited at once; in pass 1
-    // none to later bands (their UNITS visit those states).
-    // At most half the output buffer's worth of states a call (all could be unknown): the
-    // kernel's outboxes and sort keys are as many again, a quarter of the message memory.
-    const perCall = Math.max(1, Math.floor(this.outputBuffer.length / 2 / this.space.p2Placements));
-    const chunks = chunkRanges(this.layout.groupsOf[band]!.length, Math.max(CALLS_PER_BAND, Math.ceil(this.layout.groupsOf[band]!.length / perCall)));
-    for (const [i, [from, to]] of chunks.entries()) {
-      const r = await this.call(BandPhase.REQUESTS, table, band, undefined, from, to);
-      let at = 0;
-      let own: Float64Array | undefined;
-      for (let target = 0; target < bands; target++) {
-        const count = r.counts[target]!;
-        const requests = r.messages.subarray(at, at + count);
-        at += count;
-        if (count === 0) continue;
-        // This band's own are copied (the visits' output goes where they are) to the input
-        // buffer, idle meanwhile and as large as the output.
-        if (target === band && pass > 1) {
-          own = this.inputBuffer.subarray(0, count);
-          own.set(requests);
-        } else if (pass > 1 || target < band) writer.write(target, 'requests', requests);
+      progress(0.1);
+      if (pass === 1) await this.units(band, table, route, (f) => progress(0.1 + 0.8 * f));
+      // Requests for the unknown states held here: this band's own visited at once; in pass 1
+      // none to later bands (their UNITS visit those states).
+      // Slots of at most half the output buffer's worth of unknown states a call (a request
+      // each): the sort keys take the other half, the kernel's outboxes as much again.
+      const chunks = requestChunks(table, this.layout.groupsOf[band]!.length, this.space.p2Placements, Math.floor(this.outputBuffer.length / 2));
+      for (const [i, [from, to]] of chunks.entries()) {
+        const r = await this.call(BandPhase.REQUESTS, table, band, undefined, from, to);
+        let at = 0;
+        let own: Float64Array | undefined;
+        for (let target = 0; target < bands; target++) {
+          const count = r.counts[target]!;
+          const requests = r.messages.subarray(at, at + count);
+          at += count;
+          if (count === 0) continue;
+          // This band's own are copied (the visits' output goes where they are) to the input
+          // buffer, idle meanwhile and as large as the output.
+          if (target === band && pass > 1) {
+            own = this.inputBuffer.subarray(0, count);
+            own.set(requests);
+          } else if (pass > 1 || target < band) writer.write(target, 'requests', requests);
+        }
+        if (own) await visit(own);
+        progress(0.9 + (0.1 * (i + 1)) / chunks.length);
       }
-      if (own) await visit(own);
-      progress(0.9 + (0.1 * (i + 1)) / chunks.length);
+      checkMoveless(this.moveless, this.options.variant);
+      added = writer.finish();
+    } finally {
+      writer.close(); // a step that throws: its files are leftovers, removed on resume
     }
-    checkMoveless(this.moveless, this.options.variant);
-    const added = writer.finish();
     this.bytesRead += read;
     this.bytesWritten += table.length + writer.bytesWritten;
     const last = band + 1 === bands;
@@ -347,7 +357,7 @@ class BandSolve {
     progress: (fraction: number) => void,
   ): Promise<void> {
     const units = this.layout.unitsOf[band]!;
-    const target = this.outputBuffer.byteLength / 2;
+    const target = this.unitsBuffer.byteLength / 2;
     for (let at = 0; at < units.length; ) {
       const n = Math.max(1, Math.min(units.length - at, Math.floor(target / this.bytesPerUnit)));
       const r = await this.call(BandPhase.UNITS, table, band, units.subarray(at, at + n));
@@ -405,6 +415,30 @@ class BandSolve {
     });
     this.store.removeLeftovers();
   }
+}
+
+/**
+ * Slot ranges [from, to) of a band of `slots` slots of `per` states, each with at most `limit`
+ * unknown states (a slot alone may have more if limit < per) and at most a sixteenth of the
+ * slots (progress, and interruption points): REQUESTS calls, which make a request per unknown
+ * state. Late passes, with few unknown states left, take a band in a few calls, not hundreds.
+ */
+export function requestChunks(table: Uint8Array, slots: number, per: number, limit: number): Array<[number, number]> {
+  const chunks: Array<[number, number]> = [];
+  const most = Math.max(1, Math.ceil(slots / CALLS_PER_BAND));
+  let from = 0;
+  let unknown = 0;
+  for (let slot = 0; slot < slots; slot++) {
+    const n = unknownStates(table, slot * per, (slot + 1) * per);
+    if (slot > from && (unknown + n > limit || slot - from >= most)) {
+      chunks.push([from, slot]);
+      from = slot;
+      unknown = 0;
+    }
+    unknown += n;
+  }
+  if (slots > from) chunks.push([from, slots]);
+  return chunks;
 }
 
 /** CRC-32 of the band of every group: what a store records of its layout. */
