@@ -118,7 +118,11 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
   });
 });
 
-describe.skipIf(!tools)('a real arm64 Node under qemu (scripts/arm64.sh)', () => {
+// Emulation runs JavaScript ~10x slower (verify 7x7/2 took 133 s here, 120 s were not enough in
+// CI), and the first call cross-compiles the prebuild: these bounds only catch a hang.
+const QEMU_TIMEOUT = 600_000;
+
+describe.skipIf(!tools)('a real arm64 Node under qemu (scripts/arm64.sh)', { timeout: QEMU_TIMEOUT }, () => {
   const arm64 = (args: string[]) => sh('bash', [join(root, 'scripts', 'arm64.sh'), ...args], root);
 
   it('info picks native-portable from the arm64 prebuild, and says why', () => {
