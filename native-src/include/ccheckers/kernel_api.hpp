@@ -69,7 +69,8 @@ struct BandMap {
 };
 
 /** What a band call does (core's BandPhase): init the held band's slots [from, to); visit every
- *  state of the units `input` (positions in the proof order, whose children the band holds);
+ *  state of the units `input` (positions in the proof order, whose children the band holds; pass
+ *  1 only, the bands in order, each after applying the values sent to it: leavesParentsToUnits);
  *  visit the states requests `input` name; list a request for each unknown state of slots
  *  [from, to) to the band holding its children; apply the values `input` sent to the band. */
 enum class BandPhase { Init, Units, Visit, Requests, Apply };

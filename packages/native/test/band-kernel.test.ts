@@ -14,6 +14,7 @@
 import {
   type BandMap,
   BandPhase,
+  BitboardEngine,
   type BandResult,
   type KernelStats,
   type RuleMode,
@@ -21,6 +22,7 @@ import {
   StateSpace,
   TsSolverKernel,
   UNKNOWN,
+  WIN,
   WORDS,
   bandMessage,
   permuteSet,
@@ -362,6 +364,47 @@ describe('band passes end to end, 7x7 with 2 pieces, 3 bands of the proof order'
   const space = new StateSpace(v);
   const truth = solveInMemory(space, 'clean');
   const maps = proofOrderBands(space, BANDS);
+
+  /** The band of the units of stored state `index`: that of its children's group. */
+  const engine = new BitboardEngine(v, 'clean');
+  const a = new Uint32Array(WORDS);
+  const b = new Uint32Array(WORDS);
+  const unitsBandOf = (index: number): number => {
+    const group = Math.floor(index / space.p2Placements);
+    engine.unrankP1(space.groupRank[group]!, a);
+    engine.unrankP2(a, index - group * space.p2Placements, b);
+    return maps[0]!.bandOf[childGroup(space, rankSet(b))]!;
+  };
+
+  // A UNITS call of band X sends a win to a state held by band Z whose units band Y holds only as
+  // the win of a parent of a loss (X visits the states of its own units, Y != X): such a win is
+  // left to Y when Y comes later and Z before X or after Y (BandTable.leavesWinToUnits).
+  it.each([['ts'], ...natives.map(([name]) => [name])])('%s: pass 1 leaves to the band of their units the wins it finds as soon', (name) => {
+    const native = natives.find(([n]) => n === name);
+    const kernel = native ? native[1].solverKernel(v, 'clean') : new TsSolverKernel(v, 'clean', space);
+    const units = unitsOfBands(space, maps[0]!);
+    const pending: number[][] = maps.map(() => []);
+    let kept = 0;
+    maps.forEach((m, x) => {
+      const table = new Uint8Array(bandBytes(space, m));
+      kernel.band(BandPhase.INIT, table, m, undefined, 0, m.groups.length, 1);
+      kernel.band(BandPhase.APPLY, table, m, Float64Array.from(pending[x]!), 0, 0, 1);
+      const r = kernel.band(BandPhase.UNITS, table, m, units[x]!, 0, 0, 1);
+      let at = 0;
+      r.counts.forEach((count, z) => {
+        for (let i = 0; i < count; i++, at++) {
+          const message = r.messages[at]!;
+          pending[z]!.push(message);
+          if (message % 4 !== WIN) continue;
+          const y = unitsBandOf(storedIndex(space, maps[z]!, Math.floor(message / 4)));
+          if (y === x) continue;
+          expect(y > x && (z < x || z > y), `band ${x} sent a win to band ${z} that band ${y} finds as soon`).toBe(false);
+          if (y > x) kept++;
+        }
+      });
+    });
+    expect(kept, 'wins sent to parents whose units come later').toBeGreaterThan(0);
+  });
   it.each([
     ['ts', 1],
     ...natives.flatMap(([name]) => [

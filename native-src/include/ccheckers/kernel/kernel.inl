@@ -233,7 +233,7 @@ class BoardKernel final : public KernelApi {
   KernelStats solverBand(BandPhase phase, uint8_t* table, size_t bytes, const BandMap& map, const double* input, size_t inputCount, uint32_t from,
                          uint32_t to, int threads, BandOutput& out) override {
     const Groups& g = groups();
-    const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size());
+    const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size(), phase == BandPhase::Units);
     std::lock_guard<std::mutex> lock(outboxesMutex_);
     std::vector<Outbox>& outboxes = outboxes_;
     outboxes.resize(std::max(1, threads));

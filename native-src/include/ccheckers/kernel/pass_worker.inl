@@ -110,14 +110,16 @@ struct PassWorker {
     // first, so the cache misses overlap instead of queueing one after another.
     const ParentList<B> parents = graph.parentsOf(a, b);
     // With a window, only the parents in it (the others find the loss when visited); a band
-    // sends the others their win.
+    // sends the others their win, unless the band of their units finds it (leavesWinToUnits).
+    int32_t unitsBand = -1;
+    if constexpr (Table::kSends) unitsBand = table.laterUnitsBand(index);
     for (const ParentState<B>& p : parents)
       if (table.contains(p.index)) __builtin_prefetch(table.byte(p.index), 1);
     for (const ParentState<B>& p : parents) {
       if (table.contains(p.index)) {
         if (table.load(p.index) == kUnknown && table.prove(p.index, kWin)) stats.wins++;
       } else if constexpr (Table::kSends) {
-        outbox->sendValue(table, p.index, kWin);
+        if (!table.leavesWinToUnits(unitsBand, p.index)) outbox->sendValue(table, p.index, kWin);
       }
     }
     return kNoBlocker;

@@ -154,13 +154,17 @@ export interface BandMap {
  *  - INIT: init of the held band's slots [from, to) (as init());
  *  - UNITS: every state of the units `input` (positions in the proof order, ascending), whose
  *    children the band holds, visited as pass() visits them; a state held elsewhere is visited
- *    without its value (init's values are found again) and what is decided about it is sent;
+ *    without its value (init's values are found again) and what is decided about it is sent.
+ *    Pass 1 only, the bands in order, each after it applied the values sent to it: a loss held
+ *    elsewhere does not send every parent its win where the band of the parents' units, which
+ *    it is sent to, finds the parent won as soon (the visits of UNITS look past unknown
+ *    children for a lost one; native: BandTable::leavesWinToUnits);
  *  - VISIT: the same for the states the requests `input` name (as a sparse pass);
  *  - REQUESTS: a request for every unknown state of slots [from, to), to the band that holds its
  *    children (the held band included);
  *  - APPLY: the values `input` sent to the held band, set where unknown.
- * A decided loss's parents held elsewhere are sent a win. A visit never looks past an unknown
- * child: every loss reaches all its parents, held or sent.
+ * A decided loss's parents held elsewhere are sent a win (but for UNITS, above). Outside UNITS a
+ * visit never looks past an unknown child: every loss reaches all its parents, held or sent.
  */
 export const BandPhase = { INIT: 0, UNITS: 1, VISIT: 2, REQUESTS: 3, APPLY: 4 } as const;
 export type BandPhase = (typeof BandPhase)[keyof typeof BandPhase];

@@ -40,9 +40,11 @@ function checkMessage(m: number, what: string): void {
 
 /** The band in memory as a table (the interface of TableParts the pass worker uses). */
 export class BandTable {
-  /** Every loss reaches all its parents, as a message where not held: a visit stops at the
-   *  first unknown child. */
-  readonly seeksLoss = false;
+  /** A UNITS call (pass 1, the bands in order, each after it applied the values sent to it):
+   *  see leavesWinToUnits. Its visits then look past unknown children for a lost one; outside
+   *  UNITS every loss reaches all its parents, as a message where not held, and a visit stops at
+   *  the first unknown child. */
+  seeksLoss = false;
   private table: Uint8Array = new Uint8Array(0);
   private shared = false;
   private bandOfGroup: Int32Array = new Int32Array(0);
@@ -60,7 +62,7 @@ export class BandTable {
 
   /** The band and map of the next kernel call, checked as the native kernel checks them (its
    *  binding: the fields; BandTable's constructor: the held band's groups). */
-  bind(table: Uint8Array, map: BandMap): void {
+  bind(table: Uint8Array, map: BandMap, unitSweep = false): void {
     const groupCount = this.space.groups;
     for (const name of ['held', 'bands'] as const) {
       const v = map[name];
@@ -90,6 +92,7 @@ export class BandTable {
     this.held = map.held;
     this.groups = map.groups;
     this.bands = map.bands;
+    this.seeksLoss = unitSweep;
   }
 
   /** Slots (groups) the band holds. */
@@ -113,6 +116,31 @@ export class BandTable {
 
   contains(index: number): boolean {
     return this.holdsGroup(this.groupOf(index));
+  }
+
+  /**
+   * A new loss held elsewhere, in a UNITS call: the band of its parents' units if that band's
+   * UNITS come later in pass 1, else -1. That band holds the loss (a unit's children lie in one
+   * group, the loss's), is sent it, and applies it before its UNITS visit every state of those
+   * units looking past unknown children: it finds each of these parents won and sends the win
+   * itself. See leavesWinToUnits.
+   */
+  laterUnitsBand(loss: number): number {
+    const band = this.seeksLoss ? this.bandOf(this.groupOf(loss)) : -1;
+    return band > this.held ? band : -1;
+  }
+
+  /**
+   * Whether the win of a parent held elsewhere is left to the band of its units (laterUnitsBand)
+   * because it arrives as soon from there: at the parent's band's next step either way, when that
+   * band comes after the units' band (pass 1) or before this one (pass 2). A parent held between
+   * the two, or by the units' band itself, would take the win later from there than from here (at
+   * or after its units' visits instead of before its own band's).
+   */
+  leavesWinToUnits(unitsBand: number, parent: number): boolean {
+    if (unitsBand < 0) return false;
+    const band = this.bandOf(this.groupOf(parent));
+    return band < this.held || band > unitsBand;
   }
 
   /** The state's index in the band that holds its group. */

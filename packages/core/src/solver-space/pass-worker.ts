@@ -315,7 +315,7 @@ export class PassWorker {
       const loss = this.decide(index, LOSS);
       if (loss === KNOWN) return NO_BLOCKER; // another worker proved it, and tells the parents
       if (loss === CHANGED) stats.losses++;
-      stats.wins += this.propagateLoss(a, b);
+      stats.wins += this.propagateLoss(index, a, b);
     }
     return NO_BLOCKER;
   }
@@ -370,12 +370,14 @@ export class PassWorker {
     return ALL_CHILDREN_WON; // every legal child won (or none legal)
   }
 
-  /** (a, b) with P1 to move is lost: every parent (a, b', P2 to move) in the parts is won, and
-   *  so is its mirror twin where it has one (same value); a band sends the parents it does not
-   *  hold their win (with a window, the others find the loss when visited). Returns the wins
-   *  proven. */
-  private propagateLoss(a: Uint32Array, b: Uint32Array): number {
+  /** Stored state `loss` = (a, b) with P1 to move is lost: every parent (a, b', P2 to move) in
+   *  the parts is won, and so is its mirror twin where it has one (same value); a band sends the
+   *  parents it does not hold their win, unless the band of their units finds it
+   *  (BandTable.leavesWinToUnits; with a window, the others find the loss when visited). Returns
+   *  the wins proven. */
+  private propagateLoss(loss: number, a: Uint32Array, b: Uint32Array): number {
     const table = this.table;
+    const unitsBand = this.sends ? this.band!.laterUnitsBand(loss) : -1;
     const parents = this.graph.parentIndices(a, b);
     const index = parents.index;
     let proven = 0;
@@ -383,7 +385,7 @@ export class PassWorker {
       const parent = index[i]!;
       if (table.contains(parent)) {
         if (table.load(parent) === UNKNOWN && table.prove(parent, WIN)) proven++;
-      } else if (this.sends) {
+      } else if (this.sends && !this.band!.leavesWinToUnits(unitsBand, parent)) {
         this.outbox!.sendValue(this.band!, parent, WIN);
       }
     }

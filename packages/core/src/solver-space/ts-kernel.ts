@@ -165,7 +165,7 @@ export class TsSolverKernel implements SolverKernel {
     }
     this.bandParts ??= this.makeBandParts();
     const { table: band, outbox, worker } = this.bandParts;
-    band.bind(table, map);
+    band.bind(table, map, phase === BandPhase.UNITS);
     outbox.reset(map.bands);
     const values = input ?? new Float64Array(0);
     let stats = emptyKernelStats();
