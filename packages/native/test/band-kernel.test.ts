@@ -379,7 +379,7 @@ describe('band passes end to end, 7x7 with 2 pieces, 3 bands of the proof order'
   // A UNITS call of band X sends a win to a state held by band Z whose units band Y holds only as
   // the win of a parent of a loss (X visits the states of its own units, Y != X): such a win is
   // left to Y when Y comes later and Z before X or after Y (BandTable.leavesWinToUnits).
-  it.each([['ts'], ...natives.map(([name]) => [name])])('%s: pass 1 leaves to the band of their units the wins it finds as soon', (name) => {
+  it.each(['ts', ...natives.map(([name]) => name as string)])('%s: pass 1 leaves to the band of their units the wins it finds as soon', (name) => {
     const native = natives.find(([n]) => n === name);
     const kernel = native ? native[1].solverKernel(v, 'clean') : new TsSolverKernel(v, 'clean', space);
     const units = unitsOfBands(space, maps[0]!);
