@@ -21,7 +21,7 @@
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-std=gnu++1y", "-std=gnu++17"],
-      "cflags_cc": ["-std=c++17", "-O3", "-fexceptions", "-Wall", "-Wextra"],
+      "cflags_cc": ["-std=c++17", "-O3", "-fexceptions", "-fvisibility=hidden", "-Wall", "-Wextra"],
       "xcode_settings": {
         "GCC_ENABLE_CPP_EXCEPTIONS": "YES",
         "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
