@@ -93,7 +93,11 @@ export function checkOutputStill(path: string, force: boolean, keptIn: string): 
 export function lockOutput(path: string): () => void {
   const lock = `${path}.lock`;
   const mine = `${lock}.${process.pid}`;
-  writeFileSync(mine, `${process.pid}\n`);
+  try {
+    writeFileSync(mine, `${process.pid}\n`);
+  } catch (e) {
+    throw new OutputPathError(`cannot take the lock ${lock}: ${problem((e as NodeJS.ErrnoException).code, lock)}`);
+  }
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
@@ -172,8 +176,19 @@ function isAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+/** A process that has ended but is not yet reaped by its parent (Linux: state Z in
+ *  /proc/PID/stat) still takes signals: a solve killed with -9 is one for a moment. */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false; // not Linux, or gone
   }
 }

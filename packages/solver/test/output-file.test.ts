@@ -3,6 +3,8 @@
  * live owner is taken over, a live one (this process included) refused, and the temporary files
  * of solves that are gone are removed when the lock is taken, never those of a live process.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +36,34 @@ describe('lockOutput', () => {
     writeFileSync(`${out}.lock`, `${process.ppid}\n`); // the parent: alive
     expect(() => lockOutput(out)).toThrow(`another solve (process ${process.ppid}) is writing ${out}`);
     expect(readFileSync(`${out}.lock`, 'utf8')).toBe(`${process.ppid}\n`);
+  });
+
+  it.runIf(process.platform === 'linux')('takes over a lock whose process has ended but is not yet reaped (a zombie)', async () => {
+    // `sleep 0` ends at once; its parent, exec'd into `sleep 5`, never waits for it.
+    const shell = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number((await once(shell.stdout, 'data'))[0].toString().trim());
+      const state = () => {
+        const stat = readFileSync(`/proc/${zombie}/stat`, 'utf8');
+        return stat[stat.lastIndexOf(')') + 2];
+      };
+      for (let i = 0; i < 200 && state() !== 'Z'; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(state()).toBe('Z');
+      const out = join(dir, 'zombie.ccdb');
+      writeFileSync(`${out}.lock`, `${zombie}\n`);
+      const unlock = lockOutput(out);
+      expect(readFileSync(`${out}.lock`, 'utf8')).toBe(`${process.pid}\n`);
+      unlock();
+    } finally {
+      shell.kill('SIGKILL');
+    }
+  });
+
+  it('says why it cannot take the lock where it cannot write its file', () => {
+    const folder = join(dir, 'absent');
+    const out = join(folder, 'x.ccdb');
+    expect(() => lockOutput(out)).toThrow(OutputPathError);
+    expect(() => lockOutput(out)).toThrow(`cannot take the lock ${out}.lock: the folder ${folder} does not exist or takes no new files`);
   });
 
   it('removes the temporary files of solves that are gone, and keeps those of live ones', () => {
