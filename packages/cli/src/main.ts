@@ -75,7 +75,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--memory <size>', 'in-memory: refuse to start when the solve needs more; with --store: the most it may hold (e.g. 1.5G)')
     .option('--store <dir>', 'keep the table in shard files in this folder (out of core, bounded by --memory; resumable)')
     .option('--shards <n>', 'shard count of a new --store (default: from the table size and --memory)')
-    .option('--passes <kind>', 'with --store: "bands" (one band of the proof order held, values sent between bands as messages) or "tiles" (blocks of shards held, the others streamed); a resumed store keeps its own', 'bands')
+    .option('--passes <kind>', 'with --store: "bands" (one band of the proof order held, values sent between bands as messages) or "tiles" (blocks of shards held, the others streamed); default bands; a resumed store keeps its own')
     .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')
     .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')
     .option('--force', 'overwrite an existing --out file')
@@ -206,7 +206,7 @@ function diskFull(e: unknown): string | undefined {
   const where = error.path ? ` writing ${error.path}` : '';
   return (
     `no space left on the disk${where} (${error.code}): what was saved before is intact; free some space and run the ` +
-    'same command again (a solve with --resume continues from its last save)'
+    'command again (a solve: with --resume, which continues from its last save)'
   );
 }
 

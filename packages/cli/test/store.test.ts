@@ -56,6 +56,43 @@ describe('solve --store', () => {
     expect(tiles.stderr).toMatch(/--memory 16\.0 MiB is too small for 7x7\/2 in 2 shards of up to .*: a pass holds at least two shards plus .* in all/);
   });
 
+  it('says what --shards gave where it rounds, and takes the same --shards on --resume', () => {
+    // 7x7/2 has 1,176 groups: 40 tile shards of runs of 4 groups are 37 (32 groups each).
+    const tiles = join(dir, 'rounded-tiles');
+    const first = solveStore(tiles, '--shards', '40', '--passes', 'tiles');
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stderr).toMatch(/: 37 shards of up to .* \(--shards 40 gives 37: a shard holds a run of groups, a multiple of 4\)$/m);
+    const again = solveStore(tiles, '--shards', '40', '--resume');
+    expect(again.status, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).tableCrc32).toBe(expectedCrc);
+    const other = solveStore(tiles, '--shards', '30', '--resume');
+    expect(other.status).toBe(2);
+    expect(other.stderr).toContain(`${tiles} has 37 shards; --shards 30 applies to new stores only`);
+    // 4x4/3 has 294 groups: --shards 5000 gives as many bands (stopped at its first save: a
+    // solve in 294 bands takes a minute).
+    const bands = join(dir, 'rounded-bands');
+    const solve43 = ['solve', '--board', '4', '--pieces', '3', '--store', bands, '--threads', '1'];
+    const capped = runHooked({ killAfterSave: 1 }, [...solve43, '--shards', '5000']);
+    expect(capped.signal).toBe('SIGKILL');
+    expect(capped.stderr).toMatch(/: 294 bands of up to .* \(--shards 5000 gives 294: a band holds one group or more\)$/m);
+    // The same --shards passes the resume's check and meets the budget's, which says the bands are set.
+    const resumed = run([...solve43, '--shards', '5000', '--resume', '--memory', '1M']);
+    expect(resumed.status).toBe(2);
+    expect(resumed.stderr).toMatch(/--memory 1\.0 MiB is too small for 4x4\/3 in 294 bands .* in all \(the bands of a store being resumed are set\)$/m);
+    expect(run([...solve43, '--shards', '293', '--resume']).stderr).toContain(`${bands} has 294 shards; --shards 293 applies to new stores only`);
+  });
+
+  it('refuses --passes without --store, and a --store where no folder can be made, without hanging', () => {
+    const r = run(['solve', '--board', '7', '--pieces', '2', '--passes', 'tiles']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--passes needs --store DIR');
+    if (process.platform !== 'linux') return;
+    // Node's recursive mkdir loops forever on /proc/x (ENOENT under a folder that exists).
+    const proc = run(['solve', '--board', '4', '--pieces', '3', '--store', '/proc/ccheckers-store']);
+    expect(proc.status).toBe(2);
+    expect(proc.stderr).toContain('--store /proc/ccheckers-store: cannot make the folder: the file system there takes no new folders (ENOENT)');
+  });
+
   it('killed with SIGKILL after any save, resumes to the same table', () => {
     // Band passes (5 bands: saves 1-5 are init, then a save per band and pass), and tiles.
     for (const [save, passes] of [
@@ -103,7 +140,7 @@ describe('solve --store on a full disk', () => {
     const args = ['solve', '--board', '7', '--pieces', '2', '--store', store, '--shards', '5', '--memory', '17.5M', '--threads', '1', '--quiet'];
     const full = runHooked({ diskFullAfterBytes: 700_000 }, args);
     expect(full.status, full.stderr).toBe(2);
-    expect(full.stderr).toMatch(/^ccheckers: no space left on the disk \(ENOSPC\): what was saved before is intact; free some space and run the same command again \(a solve with --resume continues from its last save\)$/m);
+    expect(full.stderr).toMatch(/^ccheckers: no space left on the disk \(ENOSPC\): what was saved before is intact; free some space and run the command again \(a solve: with --resume, which continues from its last save\)$/m);
     const saved = JSON.parse(readFileSync(join(store, 'manifest.json'), 'utf8'));
     expect(saved.stage).toBe('passes');
     const resumed = run([...args, '--resume', '--json']);
@@ -161,6 +198,56 @@ describe('a solved store', () => {
     expect(queried.status).toBe(2);
     expect(queried.stderr).toContain(`${shard}: corrupt shard 1`);
     expect(readFileSync(shard)).toEqual(bytes); // nothing rewritten
+  });
+
+  it('resumed once solved: reports its results only while its shards are all there and sound', () => {
+    const copy = join(dir, 'resumed-solved');
+    expect(run(['convert', join(dir, 'solved.ccdb'), copy, '--shards', '3']).status).toBe(0);
+    const again = solveStore(copy, '--resume');
+    expect(again.status, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ tableCrc32: expectedCrc, p1Wins: 1_265_851 });
+    const manifest = JSON.parse(readFileSync(join(copy, 'manifest.json'), 'utf8'));
+    const shard = join(copy, manifest.shards[1].file);
+    const bytes = readFileSync(shard);
+    bytes[7]! ^= 4;
+    writeFileSync(shard, bytes);
+    const flipped = solveStore(copy, '--resume');
+    expect(flipped.status).toBe(2);
+    expect(flipped.stdout).toBe('');
+    expect(flipped.stderr).toContain(`${shard}: corrupt shard 1: checksum`);
+    rmSync(shard);
+    const missing = solveStore(copy, '--resume');
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain(`${shard}: shard 1 is missing or unreadable (ENOENT)`);
+  });
+
+  it('whose manifest is inconsistent is refused by resume, convert and queries (exit 2), never copied', () => {
+    const edit = (name: string, change: (m: Record<string, any>) => void) => {
+      const copy = join(dir, name);
+      expect(run(['convert', join(dir, 'solved.ccdb'), copy, '--shards', '3']).status).toBe(0);
+      const path = join(copy, 'manifest.json');
+      const m = JSON.parse(readFileSync(path, 'utf8'));
+      change(m);
+      writeFileSync(path, JSON.stringify(m));
+      return copy;
+    };
+    const counts = edit('counts-off', (m) => m.results.p1Wins--);
+    for (const args of [['solve', '--board', '7', '--pieces', '2', '--store', counts, '--resume'], ['convert', counts, join(dir, 'counts-off.ccdb')], ['query', '--db', counts, START]]) {
+      const r = run(args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`${join(counts, 'manifest.json')}: corrupt manifest: results: wins, draws and illegal add up to 2542511, not 2542512`);
+    }
+    expect(existsSync(join(dir, 'counts-off.ccdb'))).toBe(false);
+    const crc = edit('crc-off', (m) => (m.shards[0].crc32 = -1));
+    expect(run(['query', '--db', crc, START]).stderr).toContain('corrupt manifest: shard 0 has the checksum -1');
+    // A band solve under way keeps its bands: a stage edited back to passes is no resume.
+    const stage = edit('stage-off', (m) => {
+      m.stage = 'passes';
+      m.passes = 'bands';
+    });
+    const r = run(['solve', '--board', '7', '--pieces', '2', '--store', stage, '--resume']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('corrupt manifest: a band solve at stage passes without its bands');
   });
 
   it('of another variant is refused by solve --resume, naming the manifest (exit 2)', () => {

@@ -16,6 +16,7 @@ import {
   checkSolveOutput,
   checkTableLimits,
   describeStorePlan,
+  shardsNote,
   exportStore,
   requiredBytes,
   selectBackend,
@@ -71,6 +72,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (o.store === '') throw new UsageError('--store needs a folder');
   const store = o.store === undefined ? undefined : resolve(o.store);
   if (o.shards !== undefined && !store) throw new UsageError('--shards needs --store DIR');
+  if (o.passes !== undefined && !store) throw new UsageError('--passes needs --store DIR');
   if (o.redis !== undefined && !store) throw new UsageError('--redis needs --store DIR (the folder every worker mounts)');
   if (o.redis !== undefined) parseRedisUrl(o.redis);
   if (o.redis !== undefined && o.backend !== 'auto') throw new UsageError('--backend is chosen by each worker (ccheckers worker --backend) in a cluster solve');
@@ -153,7 +155,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(shards !== undefined ? { shards } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         signal: controller.signal,
-        onPlan: (plan, queue) => progress.done(`store ${store}: ${plan.layout.shards.length} shard(s), queue ${queue}; each tile job holds up to two shards`),
+        onPlan: (plan, queue) => progress.done(`store ${store}: ${plan.layout.shards.length} shard(s)${shardsNote(plan, shards)}, queue ${queue}; each tile job holds up to two shards`),
         onProgress,
         onNotice: (text) => progress.done(text),
         ...(hooks.onClusterCommit ? { onCommit: hooks.onClusterCommit } : {}),
@@ -175,7 +177,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         passes,
         signal: controller.signal,
-        onPlan: (plan) => progress.done(`store ${store}: ${describeStorePlan(plan)}`),
+        onPlan: (plan) => progress.done(`store ${store}: ${describeStorePlan(plan, shards)}`),
         onProgress,
         ...(hooks.onStoreSave ? { onSave: hooks.onStoreSave } : {}),
       });

@@ -111,6 +111,11 @@ export const MAX_MESSAGE_BYTES = 2 ** 28;
  *  the message files per step and the manifest small). */
 export const DEFAULT_BAND_BYTES = 2 ** 30;
 
+/** The bands `--shards N` makes: N, or one per group where N is more. */
+export function bandCountFor(space: StateSpace, shards: number): number {
+  return Math.min(shards, space.groups);
+}
+
 /**
  * The band count and buffers for a budget: without --shards the bands are about
  * DEFAULT_BAND_BYTES, and with --memory small enough that the band buffer takes at most half of
@@ -120,7 +125,10 @@ export const DEFAULT_BAND_BYTES = 2 ** 30;
  * budget below that buffer and minMessageBytes plus the overhead, naming the minimum, and bands
  * over 4 GiB (one typed array).
  */
-export function planBands(space: StateSpace, options: { bands?: number; budget?: number; kernelCopies: number }): BandPlan {
+export function planBands(
+  space: StateSpace,
+  options: { bands?: number; budget?: number; kernelCopies: number; /** the bands of a store being resumed: fixed */ storeBands?: boolean },
+): BandPlan {
   // The band maps (bandOf, slotOf, groups, units) come on top of the tiles' group maps.
   const overhead = overheadBytes(space, options.kernelCopies) + space.groups * 12 + space.p1Placements * 12;
   const forTables = options.budget === undefined ? Number.POSITIVE_INFINITY : options.budget - overhead;
@@ -137,7 +145,7 @@ export function planBands(space: StateSpace, options: { bands?: number; budget?:
       while (bands < space.groups && bufferOf(bands) > forBand) bands++;
     }
   }
-  bands = Math.min(bands, space.groups);
+  bands = bandCountFor(space, bands);
   const buffer = bufferOf(bands);
   if (buffer > 2 ** 32) {
     const fewest = Math.ceil(space.tableBytes / 2 ** 32) + 1;
@@ -152,10 +160,10 @@ export function planBands(space: StateSpace, options: { bands?: number; budget?:
     const minimum = buffer + minMessages + overhead;
     throw new CCheckersError(
       'E_MEMORY',
-      `--memory ${formatBytes(options.budget!)} is too small for ${space.variant.name} in ${bands} bands of up to ${formatBytes(buffer)}: ` +
+      `--memory ${formatBytes(options.budget!)} is too small for ${space.variant.name} in ${bands} band${bands === 1 ? '' : 's'} of up to ${formatBytes(buffer)}: ` +
         `a band pass holds one band, ${formatBytes(minMessages)} of messages and ${formatBytes(overhead)} of group maps and scratch, ` +
         `${formatBytes(minimum)} in all` +
-        (options.bands === undefined ? '' : ' (more --shards make bands smaller)'),
+        (options.storeBands ? ' (the bands of a store being resumed are set)' : options.bands === undefined ? '' : ' (more --shards make bands smaller)'),
     );
   }
   return { bands, bandBytes: buffer, messageBytes, overheadBytes: overhead, ...(options.budget === undefined ? {} : { budget: options.budget }) };

@@ -31,7 +31,7 @@ import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from
 import { shardLayout } from './layout.js';
 import { type MessageReading, MessageWriter, readMessages } from './messages.js';
 import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, type MessageFile, ShardStore, readAt } from './shard-store.js';
-import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, countStore, storeResult, storeToResume } from './sharded-solve.js';
+import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkShardsOnResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
 const CALLS_PER_BAND = 16;
@@ -47,16 +47,14 @@ function planBandStore(options: ShardedSolveOptions): { existing: ShardStore | u
   let bands = options.shards;
   if (existing) {
     existing.checkVariant(options.variant, options.rules);
-    const held = existing.manifest.bands?.count ?? existing.manifest.bandCount ?? existing.layout.shards.length;
-    if (options.shards !== undefined && options.shards !== held) {
-      throw new CCheckersError('E_USAGE', `${options.store} has ${held} shards; --shards ${options.shards} applies to new stores only`);
-    }
-    bands = held;
+    checkShardsOnResume(existing, options.shards);
+    bands = existing.manifest.bands?.count ?? existing.manifest.bandCount ?? existing.layout.shards.length;
   }
   const plan = planBands(space, {
     ...(bands !== undefined ? { bands } : {}),
     ...(options.memoryLimit !== undefined ? { budget: options.memoryLimit } : {}),
     kernelCopies: 1,
+    storeBands: existing !== undefined,
   });
   return { existing, space, plan };
 }

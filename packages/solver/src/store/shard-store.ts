@@ -12,7 +12,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, open as openFile, rename as renameFile, unlink as unlinkFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { CCheckersError, NO_DISTANCE, RANKING_ID, type RuleMode, StateSpace, type Variant, readValue, stateByte, valueInByte, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, type PassRecord, hex } from '../database.js';
@@ -169,10 +169,17 @@ export class ShardStore {
   static create(dir: string, v: Variant, rules: RuleMode, layout: ShardLayout): ShardStore {
     ShardStore.checkPath(dir, false);
     try {
-      mkdirSync(dir, { recursive: true });
+      makeFolder(dir);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      const why = code === 'ENOTDIR' ? 'a part of its path is a file, not a folder' : code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? `not allowed (${code})` : (e as Error).message;
+      const why =
+        code === 'ENOTDIR'
+          ? 'a part of its path is a file, not a folder'
+          : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+            ? `not allowed (${code})`
+            : code === 'ENOENT'
+              ? 'the file system there takes no new folders (ENOENT)'
+              : (e as Error).message;
       throw new CCheckersError('E_USAGE', `--store ${dir}: cannot make the folder: ${why}`);
     }
     const space = new StateSpace(v);
@@ -452,6 +459,27 @@ export class ShardStore {
     };
   }
 
+  /**
+   * A complete store's shards are there: each file present with the size the manifest records,
+   * and up to VERIFY_ON_OPEN_BYTES of table (as StoreValues reads whole) each checksum checked.
+   * What a resume of a finished solve checks before it reports the manifest's results.
+   */
+  checkShardFiles(): void {
+    if (this.manifest.tableBytes <= VERIFY_ON_OPEN_BYTES) {
+      this.forEachShard(() => {});
+      return;
+    }
+    for (const shard of this.layout.shards) {
+      let size: number;
+      try {
+        size = statSync(this.shardPath(shard.index)).size;
+      } catch (e) {
+        throw this.unreadable(shard.index, e);
+      }
+      this.checkShardSize(shard.index, size);
+    }
+  }
+
   /** Streams the table shard by shard, in order, through one buffer of the largest shard's size. */
   forEachShard(visit: (shard: Shard, bytes: Uint8Array) => void): void {
     const buffer = new Uint8Array(Math.max(...this.layout.shards.map((s) => s.bytes)));
@@ -482,12 +510,14 @@ function checkManifest(path: string, m: Manifest): void {
     if (e.firstGroup !== s.firstGroup || e.groups !== s.groups || e.bytes !== s.bytes) throw bad(`shard ${i} is not where the layout puts it`);
     if (typeof e.file !== 'string' || (e.file !== '' && !SHARD_FILE.test(e.file))) throw bad(`shard ${i} names the file "${String(e.file)}"`);
     if (e.file === '' && m.stage !== 'init' && m.bands === undefined) throw bad(`shard ${i} has no file`);
+    if (!isCrc32(e.crc32)) throw bad(`shard ${i} has the checksum ${String(e.crc32)}`);
   });
   if (m.bands !== undefined) {
     const b = m.bands;
     if (!Number.isSafeInteger(b.count) || b.count < 1 || !Array.isArray(b.files) || b.files.length !== b.count) throw bad('band solve: band count and files');
     b.files.forEach((f, i) => {
       if (typeof f.file !== 'string' || (f.file !== '' && !BAND_FILE.test(f.file))) throw bad(`band ${i} names the file "${String(f.file)}"`);
+      if (!isCrc32(f.crc32)) throw bad(`band ${i} has the checksum ${String(f.crc32)}`);
     });
     if (b.messageCoding !== MESSAGE_CODING) {
       // Float64 message files (no messageCoding): a store of a band solve left by an earlier version.
@@ -508,7 +538,8 @@ function checkManifest(path: string, m: Manifest): void {
       f.bytes > 0 &&
       Number.isSafeInteger(f.count) &&
       f.count > 0 &&
-      f.count <= f.bytes;
+      f.count <= f.bytes &&
+      isCrc32(f.crc32);
     if (!Array.isArray(b.messages) || !b.messages.every(named) || new Set(b.messages.map((f) => f.file)).size !== b.messages.length) {
       throw bad('band solve: message files');
     }
@@ -518,8 +549,26 @@ function checkManifest(path: string, m: Manifest): void {
     }
   }
   if (!['init', 'passes', 'finishing', 'complete'].includes(m.stage)) throw bad(`stage ${String(m.stage)}`);
-  if (m.stage === 'complete' && !m.results) throw bad('complete without results');
+  // A band solve keeps its bands until it writes out the shards (stage finishing).
+  if (m.passes === 'bands' && (m.stage === 'init' || m.stage === 'passes') && m.bands === undefined) throw bad(`a band solve at stage ${m.stage} without its bands`);
+  if (m.stage === 'complete') checkResults(m.results, bad);
   if (m.id !== undefined && (typeof m.id !== 'string' || !/^[0-9a-f]{16}$/.test(m.id))) throw bad(`store id ${String(m.id)}`);
+}
+
+function isCrc32(x: unknown): boolean {
+  return Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) < 2 ** 32;
+}
+
+/** A complete store's results: counts that add up (as a database file's must), a start value
+ *  and a table checksum. */
+function checkResults(r: Manifest['results'], bad: (what: string) => DatabaseError): void {
+  if (r === null || typeof r !== 'object') throw bad('complete without results');
+  const counts = [r.positions, r.p1Wins, r.p2Wins, r.draws, r.illegal];
+  if (!counts.every((c) => Number.isSafeInteger(c) && c >= 0)) throw bad('results: counts that are not whole numbers');
+  const sum = r.p1Wins + r.p2Wins + r.draws + r.illegal;
+  if (sum !== r.positions) throw bad(`results: wins, draws and illegal add up to ${sum}, not ${r.positions}`);
+  if (!Number.isSafeInteger(r.startValue) || r.startValue < 0 || r.startValue > 3) throw bad(`results: start value ${String(r.startValue)}`);
+  if (!isCrc32(r.tableCrc32)) throw bad(`results: table checksum ${String(r.tableCrc32)}`);
 }
 
 /** Fills `bytes` from `fd` at `position`, in chunks a single read can take; a file too short is a
@@ -565,6 +614,19 @@ export async function writeFileAtomicallyAsync(path: string, data: Uint8Array, s
   await file.close();
   await renameFile(tmp, path);
   if (syncDir) syncFolder(join(path, '..'));
+}
+
+/**
+ * mkdir -p, one folder at a time from the deepest that exists: Node's recursive mkdirSync loops
+ * forever where a folder cannot be made under one that exists (/proc/x: ENOENT).
+ */
+function makeFolder(dir: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
+    missing.push(at);
+    if (dirname(at) === at) break;
+  }
+  for (const folder of missing.reverse()) mkdirSync(folder);
 }
 
 function syncFolder(dir: string): void {

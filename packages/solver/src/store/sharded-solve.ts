@@ -37,8 +37,8 @@ import {
 } from '../solve.js';
 import { TableTally, storedCounts } from '../state-index.js';
 import { type ChunkRunner, createWorkerPool, runPhase } from '../worker-pool.js';
-import { type BandPlan, describeBandPlan } from './band-layout.js';
-import { type MemoryPlan, type Shard, blocksOf, describePlan, planMemory } from './layout.js';
+import { type BandPlan, bandCountFor, describeBandPlan } from './band-layout.js';
+import { type MemoryPlan, type Shard, blocksOf, describePlan, planMemory, shardLayout } from './layout.js';
 import { solveBands } from './band-solve.js';
 import { MANIFEST, type Manifest, ShardStore } from './shard-store.js';
 
@@ -70,9 +70,17 @@ export interface ShardedSolveOptions {
 
 export type StorePasses = 'tiles' | 'bands';
 
-/** A plan in one line, for stderr before a solve starts. */
-export function describeStorePlan(plan: MemoryPlan | BandPlan): string {
-  return 'bands' in plan ? describeBandPlan(plan) : describePlan(plan);
+/** A plan in one line, for stderr before a solve starts; `shards` (--shards) is said where the
+ *  plan has another count (pieces of a table are whole groups). */
+export function describeStorePlan(plan: MemoryPlan | BandPlan, shards?: number): string {
+  return ('bands' in plan ? describeBandPlan(plan) : describePlan(plan)) + shardsNote(plan, shards);
+}
+
+/** '' where --shards gave its count, else what it gave and why. */
+export function shardsNote(plan: MemoryPlan | BandPlan, shards: number | undefined): string {
+  const count = 'bands' in plan ? plan.bands : plan.layout.shards.length;
+  if (shards === undefined || shards === count) return '';
+  return ` (--shards ${shards} gives ${count}: ${'bands' in plan ? 'a band holds one group or more' : 'a shard holds a run of groups, a multiple of 4'})`;
 }
 
 export interface ShardedSolveResult extends SolveResult {
@@ -180,12 +188,16 @@ export interface StoreRequest {
 /** With --resume, the store in the folder (none yet: a new one is made). */
 export function storeToResume(request: { store: string; resume?: boolean }): ShardStore | undefined {
   if (!request.resume) return undefined;
+  let store: ShardStore;
   try {
-    return ShardStore.open(request.store);
+    store = ShardStore.open(request.store);
   } catch (e) {
     if (!(e instanceof CCheckersError && /no manifest\.json/.test(e.message))) throw e;
     return undefined;
   }
+  // A finished solve reports the manifest's results: not over shards that are gone or cut short.
+  if (store.manifest.stage === 'complete') store.checkShardFiles();
+  return store;
 }
 
 /**
@@ -199,9 +211,7 @@ export function planStore(request: StoreRequest, kernelCopies: number): { existi
     if (existing.manifest.bands || (existing.manifest.passes === 'bands' && existing.manifest.stage !== 'complete')) {
       throw new CCheckersError('E_USAGE', `${request.store} is being solved by band passes, which tiles and clusters cannot continue: resume it with solve --store --resume`);
     }
-    if (request.shards !== undefined && request.shards !== existing.layout.shards.length) {
-      throw new CCheckersError('E_USAGE', `${request.store} has ${existing.layout.shards.length} shards; --shards ${request.shards} applies to new stores only`);
-    }
+    checkShardsOnResume(existing, request.shards);
   }
   const plan = planMemory(new StateSpace(request.variant), {
     ...(existing ? { layout: existing.layout } : request.shards !== undefined ? { shards: request.shards } : {}),
@@ -209,6 +219,16 @@ export function planStore(request: StoreRequest, kernelCopies: number): { existi
     kernelCopies,
   });
   return { existing, plan };
+}
+
+/** A resume's --shards, if given, must be what made the store: the count it has is the one a
+ *  new store of its kind (bands or tiles) would get from that --shards. */
+export function checkShardsOnResume(store: ShardStore, shards: number | undefined): void {
+  if (shards === undefined) return;
+  const m = store.manifest;
+  const has = m.bands?.count ?? m.bandCount ?? store.layout.shards.length;
+  const gives = m.bands !== undefined || m.passes === 'bands' ? bandCountFor(store.space, shards) : shardLayout(store.space, shards).shards.length;
+  if (gives !== has) throw new CCheckersError('E_USAGE', `${store.dir} has ${has} shards; --shards ${shards} applies to new stores only`);
 }
 
 /** A new store with the plan's layout (refused where a shard would not fit one typed array). */
@@ -241,7 +261,7 @@ export async function solveSharded(options: ShardedSolveOptions): Promise<Sharde
 /** The passes of a solve: a store being resumed keeps its own. */
 function passesOf(options: ShardedSolveOptions): StorePasses {
   try {
-    const m = storeToResume(options)?.manifest;
+    const m = options.resume ? ShardStore.open(options.store).manifest : undefined;
     if (m?.bands || m?.passes === 'bands') return 'bands';
     if (m && m.stage !== 'complete') return 'tiles';
   } catch {
