@@ -206,7 +206,7 @@ function diskFull(e: unknown): string | undefined {
   const where = error.path ? ` writing ${error.path}` : '';
   return (
     `no space left on the disk${where} (${error.code}): what was saved before is intact; free some space and run the ` +
-    'command again (a solve: with --resume, which continues from its last save)'
+    'command again (a solve continues from its last save with --resume)'
   );
 }
 

@@ -67,7 +67,7 @@ describe('solve --store', () => {
     expect(JSON.parse(again.stdout).tableCrc32).toBe(expectedCrc);
     const other = solveStore(tiles, '--shards', '30', '--resume');
     expect(other.status).toBe(2);
-    expect(other.stderr).toContain(`${tiles} has 37 shards; --shards 30 applies to new stores only`);
+    expect(other.stderr).toContain(`${tiles} has 37 shards, which --shards 30 does not make; --shards applies to new stores only`);
     // 4x4/3 has 294 groups: --shards 5000 gives as many bands (stopped at its first save: a
     // solve in 294 bands takes a minute).
     const bands = join(dir, 'rounded-bands');
@@ -79,7 +79,7 @@ describe('solve --store', () => {
     const resumed = run([...solve43, '--shards', '5000', '--resume', '--memory', '1M']);
     expect(resumed.status).toBe(2);
     expect(resumed.stderr).toMatch(/--memory 1\.0 MiB is too small for 4x4\/3 in 294 bands .* in all \(the bands of a store being resumed are set\)$/m);
-    expect(run([...solve43, '--shards', '293', '--resume']).stderr).toContain(`${bands} has 294 shards; --shards 293 applies to new stores only`);
+    expect(run([...solve43, '--shards', '293', '--resume']).stderr).toContain(`${bands} has 294 shards, which --shards 293 does not make; --shards applies to new stores only`);
   });
 
   it('refuses --passes without --store, and a --store where no folder can be made, without hanging', () => {
@@ -140,7 +140,7 @@ describe('solve --store on a full disk', () => {
     const args = ['solve', '--board', '7', '--pieces', '2', '--store', store, '--shards', '5', '--memory', '17.5M', '--threads', '1', '--quiet'];
     const full = runHooked({ diskFullAfterBytes: 700_000 }, args);
     expect(full.status, full.stderr).toBe(2);
-    expect(full.stderr).toMatch(/^ccheckers: no space left on the disk \(ENOSPC\): what was saved before is intact; free some space and run the command again \(a solve: with --resume, which continues from its last save\)$/m);
+    expect(full.stderr).toMatch(/^ccheckers: no space left on the disk \(ENOSPC\): what was saved before is intact; free some space and run the command again \(a solve continues from its last save with --resume\)$/m);
     const saved = JSON.parse(readFileSync(join(store, 'manifest.json'), 'utf8'));
     expect(saved.stage).toBe('passes');
     const resumed = run([...args, '--resume', '--json']);
@@ -238,6 +238,10 @@ describe('a solved store', () => {
       expect(r.stderr).toContain(`${join(counts, 'manifest.json')}: corrupt manifest: results: wins, draws and illegal add up to 2542511, not 2542512`);
     }
     expect(existsSync(join(dir, 'counts-off.ccdb'))).toBe(false);
+    const table = edit('table-crc-off', (m) => (m.results.tableCrc32 = 12345));
+    const resumed = run(['solve', '--board', '7', '--pieces', '2', '--store', table, '--resume']);
+    expect(resumed.status).toBe(2);
+    expect(resumed.stderr).toMatch(/manifest\.json: the shards' table has checksum 0x[0-9a-f]{8}, the manifest's results record 0x00003039$/m);
     const crc = edit('crc-off', (m) => (m.shards[0].crc32 = -1));
     expect(run(['query', '--db', crc, START]).stderr).toContain('corrupt manifest: shard 0 has the checksum -1');
     // A band solve under way keeps its bands: a stage edited back to passes is no resume.

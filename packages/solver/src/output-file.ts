@@ -96,7 +96,9 @@ export function lockOutput(path: string): () => void {
   try {
     writeFileSync(mine, `${process.pid}\n`);
   } catch (e) {
-    throw new OutputPathError(`cannot take the lock ${lock}: ${problem((e as NodeJS.ErrnoException).code, lock)}`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') throw e; // the CLI says what to do on a full disk
+    throw new OutputPathError(`cannot take the lock ${lock}: ${problem(code, lock)}`);
   }
   try {
     for (let attempt = 0; attempt < 5; attempt++) {

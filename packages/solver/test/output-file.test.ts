@@ -39,8 +39,9 @@ describe('lockOutput', () => {
   });
 
   it.runIf(process.platform === 'linux')('takes over a lock whose process has ended but is not yet reaped (a zombie)', async () => {
-    // `sleep 0` ends at once; its parent, exec'd into `sleep 5`, never waits for it.
-    const shell = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // A forked child that exits at once, whose parent never waits for it (a shell may reap it).
+    const script = 'import os, sys, time\npid = os.fork()\nif pid == 0: os._exit(0)\nprint(pid, flush=True)\ntime.sleep(5)';
+    const shell = spawn('python3', ['-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const zombie = Number((await once(shell.stdout, 'data'))[0].toString().trim());
       const state = () => {

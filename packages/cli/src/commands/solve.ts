@@ -99,6 +99,8 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   }
   if (o.resume && out && !store && !existsSync(`${out}.ckpt`)) progress.done(`no checkpoint at ${out}.ckpt: starting from the beginning`);
   if (o.resume && store && !existsSync(`${store}/manifest.json`)) progress.done(`no store at ${store}: starting from the beginning`);
+  // What --shards gave is said for a new store (a resumed one keeps its own cut).
+  const newShards = store && o.resume && existsSync(`${store}/manifest.json`) ? undefined : shards;
   progress.done(
     backend
       ? `solving ${v.name} (${rules} rules) with ${backend.name} on ${Math.min(threads.count, space.groups)} thread(s): ${reason}`
@@ -155,7 +157,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(shards !== undefined ? { shards } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         signal: controller.signal,
-        onPlan: (plan, queue) => progress.done(`store ${store}: ${plan.layout.shards.length} shard(s)${shardsNote(plan, shards)}, queue ${queue}; each tile job holds up to two shards`),
+        onPlan: (plan, queue) => progress.done(`store ${store}: ${plan.layout.shards.length} shard(s)${shardsNote(plan, newShards)}, queue ${queue}; each tile job holds up to two shards`),
         onProgress,
         onNotice: (text) => progress.done(text),
         ...(hooks.onClusterCommit ? { onCommit: hooks.onClusterCommit } : {}),
@@ -177,7 +179,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         passes,
         signal: controller.signal,
-        onPlan: (plan) => progress.done(`store ${store}: ${describeStorePlan(plan, shards)}`),
+        onPlan: (plan) => progress.done(`store ${store}: ${describeStorePlan(plan, newShards)}`),
         onProgress,
         ...(hooks.onStoreSave ? { onSave: hooks.onStoreSave } : {}),
       });

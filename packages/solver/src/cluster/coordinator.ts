@@ -22,7 +22,7 @@ import type { PassRecord } from '../database.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, type SolveResult, checkMoveless, nextPassIsSparse } from '../solve.js';
 import type { MemoryPlan } from '../store/layout.js';
-import { MANIFEST, SHARD_FILE, ShardStore, newStoreId } from '../store/shard-store.js';
+import { MANIFEST, SHARD_FILE, ShardStore, isCrc32, newStoreId } from '../store/shard-store.js';
 import { createStore, planStore, provenInStore, storeResult } from '../store/sharded-solve.js';
 import { TableTally } from '../state-index.js';
 import {
@@ -498,7 +498,7 @@ async function checkResult(value: unknown, job: ClusterJob, store: ShardStore): 
     if (!Array.isArray(changed) || changed.some((s) => !job.shards.includes(s)) || !count(r.moveless)) throw bad('changed shards outside its tile');
   } else {
     const file = workerShardFile(job.shard, job.generation + 1, '00000000').replace('00000000.bin', '');
-    if (typeof r.file !== 'string' || !r.file.startsWith(file) || !SHARD_FILE.test(r.file) || !count(r.crc32)) throw bad(`the file "${String(r.file)}", not one of shard ${job.shard} at generation ${job.generation + 1}`);
+    if (typeof r.file !== 'string' || !r.file.startsWith(file) || !SHARD_FILE.test(r.file) || !isCrc32(r.crc32)) throw bad(`the file "${String(r.file)}", not one of shard ${job.shard} at generation ${job.generation + 1}`);
     // A shared filesystem may show another machine's new file late: look for a while.
     const path = join(store.dir, r.file);
     for (let tries = 0; !existsSync(path) && tries < VISIBLE_TRIES; tries++) await new Promise((resolve) => setTimeout(resolve, 500));

@@ -31,7 +31,7 @@ import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from
 import { shardLayout } from './layout.js';
 import { type MessageReading, MessageWriter, readMessages } from './messages.js';
 import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, type MessageFile, ShardStore, readAt } from './shard-store.js';
-import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkShardsOnResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
+import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
 const CALLS_PER_BAND = 16;
@@ -46,8 +46,7 @@ function planBandStore(options: ShardedSolveOptions): { existing: ShardStore | u
   const space = existing?.space ?? new StateSpace(options.variant);
   let bands = options.shards;
   if (existing) {
-    existing.checkVariant(options.variant, options.rules);
-    checkShardsOnResume(existing, options.shards);
+    checkStoreToResume(existing, options);
     bands = existing.manifest.bands?.count ?? existing.manifest.bandCount ?? existing.layout.shards.length;
   }
   const plan = planBands(space, {

@@ -461,12 +461,18 @@ export class ShardStore {
 
   /**
    * A complete store's shards are there: each file present with the size the manifest records,
-   * and up to VERIFY_ON_OPEN_BYTES of table (as StoreValues reads whole) each checksum checked.
-   * What a resume of a finished solve checks before it reports the manifest's results.
+   * and up to VERIFY_ON_OPEN_BYTES of table (as StoreValues reads whole) each checksum checked
+   * and the whole table's against the results'. What a resume of a finished solve checks before
+   * it reports the manifest's results.
    */
   checkShardFiles(): void {
     if (this.manifest.tableBytes <= VERIFY_ON_OPEN_BYTES) {
-      this.forEachShard(() => {});
+      let crc = 0;
+      this.forEachShard((_, bytes) => {
+        crc = crc32Of(bytes, crc);
+      });
+      const recorded = this.manifest.results!.tableCrc32;
+      if (crc !== recorded) throw new DatabaseError(join(this.dir, MANIFEST), `the shards' table has checksum ${hex(crc)}, the manifest's results record ${hex(recorded)}`);
       return;
     }
     for (const shard of this.layout.shards) {
@@ -555,7 +561,8 @@ function checkManifest(path: string, m: Manifest): void {
   if (m.id !== undefined && (typeof m.id !== 'string' || !/^[0-9a-f]{16}$/.test(m.id))) throw bad(`store id ${String(m.id)}`);
 }
 
-function isCrc32(x: unknown): boolean {
+/** A CRC-32 as a manifest records it: an unsigned 32-bit integer. */
+export function isCrc32(x: unknown): boolean {
   return Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) < 2 ** 32;
 }
 
@@ -626,7 +633,14 @@ function makeFolder(dir: string): void {
     missing.push(at);
     if (dirname(at) === at) break;
   }
-  for (const folder of missing.reverse()) mkdirSync(folder);
+  for (const folder of missing.reverse()) {
+    try {
+      mkdirSync(folder);
+    } catch (e) {
+      // made meanwhile by another process: as mkdir -p, fine if it is a folder
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(folder).isDirectory()) throw e;
+    }
+  }
 }
 
 function syncFolder(dir: string): void {

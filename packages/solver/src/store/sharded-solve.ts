@@ -188,16 +188,22 @@ export interface StoreRequest {
 /** With --resume, the store in the folder (none yet: a new one is made). */
 export function storeToResume(request: { store: string; resume?: boolean }): ShardStore | undefined {
   if (!request.resume) return undefined;
-  let store: ShardStore;
   try {
-    store = ShardStore.open(request.store);
+    return ShardStore.open(request.store);
   } catch (e) {
     if (!(e instanceof CCheckersError && /no manifest\.json/.test(e.message))) throw e;
     return undefined;
   }
-  // A finished solve reports the manifest's results: not over shards that are gone or cut short.
+}
+
+/**
+ * The store to resume is of this variant and rules, and cut by what --shards asks, if anything;
+ * a finished one reports the manifest's results, so its shards must be there (checkShardFiles).
+ */
+export function checkStoreToResume(store: ShardStore, request: { variant: Variant; rules: RuleMode; shards?: number | undefined }): void {
+  store.checkVariant(request.variant, request.rules);
+  checkShardsOnResume(store, request.shards);
   if (store.manifest.stage === 'complete') store.checkShardFiles();
-  return store;
 }
 
 /**
@@ -207,11 +213,10 @@ export function storeToResume(request: { store: string; resume?: boolean }): Sha
 export function planStore(request: StoreRequest, kernelCopies: number): { existing: ShardStore | undefined; plan: MemoryPlan } {
   const existing = storeToResume(request);
   if (existing) {
-    existing.checkVariant(request.variant, request.rules);
+    checkStoreToResume(existing, request);
     if (existing.manifest.bands || (existing.manifest.passes === 'bands' && existing.manifest.stage !== 'complete')) {
       throw new CCheckersError('E_USAGE', `${request.store} is being solved by band passes, which tiles and clusters cannot continue: resume it with solve --store --resume`);
     }
-    checkShardsOnResume(existing, request.shards);
   }
   const plan = planMemory(new StateSpace(request.variant), {
     ...(existing ? { layout: existing.layout } : request.shards !== undefined ? { shards: request.shards } : {}),
@@ -223,12 +228,12 @@ export function planStore(request: StoreRequest, kernelCopies: number): { existi
 
 /** A resume's --shards, if given, must be what made the store: the count it has is the one a
  *  new store of its kind (bands or tiles) would get from that --shards. */
-export function checkShardsOnResume(store: ShardStore, shards: number | undefined): void {
+function checkShardsOnResume(store: ShardStore, shards: number | undefined): void {
   if (shards === undefined) return;
   const m = store.manifest;
   const has = m.bands?.count ?? m.bandCount ?? store.layout.shards.length;
   const gives = m.bands !== undefined || m.passes === 'bands' ? bandCountFor(store.space, shards) : shardLayout(store.space, shards).shards.length;
-  if (gives !== has) throw new CCheckersError('E_USAGE', `${store.dir} has ${has} shards; --shards ${shards} applies to new stores only`);
+  if (gives !== has) throw new CCheckersError('E_USAGE', `${store.dir} has ${has} shards, which --shards ${shards} does not make; --shards applies to new stores only`);
 }
 
 /** A new store with the plan's layout (refused where a shard would not fit one typed array). */
