@@ -242,6 +242,18 @@ describe('a solved store', () => {
     const resumed = run(['solve', '--board', '7', '--pieces', '2', '--store', table, '--resume']);
     expect(resumed.status).toBe(2);
     expect(resumed.stderr).toMatch(/manifest\.json: the shards' table has checksum 0x[0-9a-f]{8}, the manifest's results record 0x00003039$/m);
+    // Counts that add up but are not the table's: only a recount sees them, and says which.
+    const swapped = edit('counts-swapped', (m) => {
+      m.results.p1Wins--;
+      m.results.draws++;
+    });
+    const recounted = run(['check', '--db', swapped, '--recount']);
+    expect(recounted.status).toBe(1);
+    expect(recounted.stdout).toMatch(/^ {10}the manifest DISAGREES with the shards: it records P1 wins 1,265,850, draws 1$/m);
+    expect(JSON.parse(run(['check', '--db', swapped, '--recount', '--json']).stdout).recount.manifestDiffers).toEqual([
+      { field: 'p1Wins', manifest: 1_265_850, recounted: 1_265_851 },
+      { field: 'draws', manifest: 1, recounted: 0 },
+    ]);
     const crc = edit('crc-off', (m) => (m.shards[0].crc32 = -1));
     expect(run(['query', '--db', crc, START]).stderr).toContain('corrupt manifest: shard 0 has the checksum -1');
     // A band solve under way keeps its bands: a stage edited back to passes is no resume.

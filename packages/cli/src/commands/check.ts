@@ -17,6 +17,7 @@ export interface CheckCommandOptions {
 }
 
 const START = ['draw', 'p2-win', 'p1-win', 'illegal'];
+const FIELD_NAMES: Record<string, string> = { positions: 'positions', p1Wins: 'P1 wins', p2Wins: 'P2 wins', draws: 'draws', illegal: 'illegal', startValue: 'start' };
 const COUNT_FIELDS = ['positions', 'p1Wins', 'p2Wins', 'draws', 'illegal'] as const;
 
 /** 0: every checksum matches (and the counts, when recounted, or they were fixed); 1: something does not. */
@@ -110,7 +111,7 @@ function storeJson(r: StoreCheckReport) {
     stage: r.stage,
     shards: r.shards.map((c) => ({ ...c, expected: hex(c.expected), actual: hex(c.actual) })),
     ...(r.table ? { table: { ...r.table, expected: hex(r.table.expected), actual: hex(r.table.actual) } } : {}),
-    ...(r.recount ? { recount: { ...r.recount.counts, start: START[r.recount.startValue], manifestAgrees: r.recount.manifestAgrees } } : {}),
+    ...(r.recount ? { recount: { ...r.recount.counts, start: START[r.recount.startValue], manifestAgrees: r.recount.manifestAgrees, manifestDiffers: r.recount.manifestDiffers.map((d) => (d.field === 'startValue' ? { ...d, field: 'start', manifest: START[d.manifest], recounted: START[d.recounted] } : d)) } } : {}),
     ...(r.recountSkipped ? { recountSkipped: r.recountSkipped } : {}),
   };
 }
@@ -128,7 +129,11 @@ function storeText(r: StoreCheckReport): string {
     const c = r.recount.counts;
     lines.push(
       `counts    positions ${grouped(c.positions)}, P1 wins ${grouped(c.p1Wins)}, P2 wins ${grouped(c.p2Wins)}, draws ${grouped(c.draws)}, illegal ${grouped(c.illegal)}, start ${START[r.recount.startValue]}`,
-      `          ${r.recount.manifestAgrees ? 'the manifest agrees with the shards' : 'the manifest DISAGREES with the shards'}`,
+      `          ${
+        r.recount.manifestAgrees
+          ? 'the manifest agrees with the shards'
+          : `the manifest DISAGREES with the shards: it records ${r.recount.manifestDiffers.map((d) => `${FIELD_NAMES[d.field]} ${d.field === 'startValue' ? START[d.manifest] : grouped(d.manifest)}`).join(', ')}`
+      }`,
     );
   }
   if (r.recountSkipped) lines.push(`counts    not recounted: ${r.recountSkipped}`);

@@ -101,10 +101,12 @@ export interface StoreCheckReport {
   shards: ShardCheck[];
   /** The table's CRC-32 over the shards in order, and the one the manifest records (complete stores). */
   table?: { expected: number; actual: number; ok: boolean };
-  recount?: { counts: GameCounts; startValue: number; manifestAgrees: boolean };
+  recount?: { counts: GameCounts; startValue: number; manifestAgrees: boolean; /** What the manifest records otherwise. */ manifestDiffers: Array<{ field: string; manifest: number; recounted: number }> };
   /** Why a recount asked for was not made. */
   recountSkipped?: string;
 }
+
+const RESULT_FIELDS = ['positions', 'p1Wins', 'p2Wins', 'draws', 'illegal', 'startValue'] as const;
 
 /**
  * Verifies a store: the manifest (on open: a corrupt or foreign one throws), then every shard's
@@ -153,11 +155,10 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
   if (options.recount && !whole) report.recountSkipped = 'not every shard could be read';
   if (options.recount && whole) {
     const { startValue, tableCrc32: _, ...counts } = tally.results();
+    const recounted = { ...counts, startValue };
     const r = m.results;
-    const manifestAgrees =
-      r === undefined ||
-      (r.positions === counts.positions && r.p1Wins === counts.p1Wins && r.p2Wins === counts.p2Wins && r.draws === counts.draws && r.illegal === counts.illegal && r.startValue === startValue);
-    report.recount = { counts, startValue, manifestAgrees };
+    const manifestDiffers = r === undefined ? [] : RESULT_FIELDS.filter((field) => r[field] !== recounted[field]).map((field) => ({ field, manifest: r[field], recounted: recounted[field] }));
+    report.recount = { counts, startValue, manifestAgrees: manifestDiffers.length === 0, manifestDiffers };
   }
   return report;
 }
