@@ -198,6 +198,11 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
     const actual = problem === undefined ? f.crc32 : crcOfFile(join(store.dir, f.file));
     lines.push({ shard: lines.length, file: f.file, bytes: f.bytes, expected: f.crc32, actual, ok: problem === undefined, ...(problem ? { problem } : {}) });
   }
+  for (const { file, target } of store.lostMessageFiles()) {
+    const path = join(store.dir, file);
+    const problem = `not named by the manifest, and band ${target} has not taken it yet: a resume refuses the store`;
+    lines.push({ shard: lines.length, file, bytes: statSync(path).size, expected: 0, actual: crcOfFile(path), ok: false, problem });
+  }
   return lines;
 }
 

@@ -400,7 +400,8 @@ export class ShardStore {
   /** Removes files the manifest does not name (a crash between writing a shard and the manifest). */
   removeLeftovers(): string[] {
     const bands = this.manifest.bands;
-    if (bands) this.checkUnlistedMessages(bands);
+    const lost = this.lostMessageFiles()[0];
+    if (lost) throw new DatabaseError(join(this.dir, MANIFEST), `corrupt manifest: it does not name ${lost.file}, which band ${lost.target} has not taken yet`);
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
@@ -414,9 +415,13 @@ export class ShardStore {
   /**
    * A message file the manifest does not name is a leftover when its step is the one under way
    * (not saved) or its target has taken it since (the deletion after that save was cut short).
-   * Any other is a message still to be taken that the manifest lost: refused, never deleted.
+   * Any other is a message still to be taken that the manifest lost: listed here, refused by a
+   * resume and by check, never deleted.
    */
-  private checkUnlistedMessages(bands: BandState): void {
+  lostMessageFiles(): Array<{ file: string; target: number }> {
+    const bands = this.manifest.bands;
+    if (!bands) return [];
+    const lost: Array<{ file: string; target: number }> = [];
     const named = new Set(bands.messages.map((f) => f.file));
     const before = (p1: number, b1: number, p2: number, b2: number) => p1 < p2 || (p1 === p2 && b1 < b2);
     for (const file of readdirSync(this.dir)) {
@@ -427,8 +432,9 @@ export class ShardStore {
       // Its target takes it at its first step after (pass, source).
       const takenAt = target > source ? { pass, band: target } : { pass: pass + 1, band: target };
       if (before(takenAt.pass, takenAt.band, bands.next.pass, bands.next.band)) continue;
-      throw new DatabaseError(join(this.dir, MANIFEST), `corrupt manifest: it does not name ${file}, which band ${target} has not taken yet`);
+      lost.push({ file, target });
     }
+    return lost;
   }
 
   /** A database header (as single files have) for the store's contents, for queries and reports. */
