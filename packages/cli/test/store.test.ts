@@ -86,6 +86,9 @@ describe('solve --store', () => {
     const r = run(['solve', '--board', '7', '--pieces', '2', '--passes', 'tiles']);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('--passes needs --store DIR');
+    const cluster = run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), '--redis', 'redis://127.0.0.1:1', '--passes', 'bands']);
+    expect(cluster.status).toBe(2);
+    expect(cluster.stderr).toContain('a cluster solve (--redis) runs tile passes; --passes bands is for a solve on one machine');
     if (process.platform !== 'linux') return;
     // Node's recursive mkdir loops forever on /proc/x (ENOENT under a folder that exists).
     const proc = run(['solve', '--board', '4', '--pieces', '3', '--store', '/proc/ccheckers-store']);

@@ -80,6 +80,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const shards = o.shards === undefined ? undefined : positiveInteger(o.shards, '--shards');
   const passes = o.passes ?? 'bands';
   if (passes !== 'bands' && passes !== 'tiles') throw new UsageError(`--passes must be "bands" or "tiles" (got "${passes}")`);
+  if (o.redis !== undefined && o.passes === 'bands') throw new UsageError('a cluster solve (--redis) runs tile passes; --passes bands is for a solve on one machine');
   if (o.resume && !out && !store) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt) or --store DIR');
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
   // that only with --force), always be able to write; solve() checks again and holds a lock.
