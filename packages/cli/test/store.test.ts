@@ -125,6 +125,14 @@ describe('solve --store', () => {
       ]);
       expect(killed.signal).toBe('SIGKILL');
       expect(existsSync(join(store, 'manifest.json'))).toBe(true);
+      if (save === 8 && passes === 'bands') {
+        // Under way in bands: check lists the band files and the message files, all sound.
+        const checked = run(['check', '--db', store]);
+        expect(checked.status, checked.stdout).toBe(0);
+        expect(checked.stdout).toMatch(/^part +file/m);
+        expect(checked.stdout).toMatch(/^band 0 +band-00000\.g\d+\.bin .* ok$/m);
+        expect(checked.stdout).toMatch(/^messages +msg-\d{5}-v-p1-b\d{5}\.msg .* ok$/m);
+      }
       const again = solveStore(store);
       expect(again.status).toBe(2);
       expect(again.stderr).toMatch(/already holds a store: use --resume/);

@@ -120,8 +120,9 @@ function storeText(r: StoreCheckReport): string {
   const lines = [`store     ${r.path}`, `stage     ${r.stage}`, ''];
   lines.push(
     table(
-      ['shard', 'file', 'bytes', 'checksum', 'recorded', 'result'],
-      r.shards.map((c) => [String(c.shard), c.file || '-', grouped(c.bytes), hex(c.actual), hex(c.expected), c.ok ? 'ok' : (c.problem ?? 'MISMATCH')]),
+      [r.shards.some((c) => c.kind !== 'shard') ? 'part' : 'shard', 'file', 'bytes', 'checksum', 'recorded', 'result'],
+      // A band solve under way has band files (numbered as their bands) and message files.
+      r.shards.map((c) => [c.kind === 'messages' ? 'messages' : c.kind === 'band' ? `band ${c.shard}` : String(c.shard), c.file || '-', grouped(c.bytes), hex(c.actual), hex(c.expected), c.ok ? 'ok' : (c.problem ?? 'MISMATCH')]),
     ),
   );
   if (r.table) lines.push('', `table     CRC-32 ${hex(r.table.actual)}, manifest ${hex(r.table.expected)}: ${r.table.ok ? 'ok' : 'MISMATCH'}`);

@@ -86,7 +86,9 @@ export function importDatabase(path: string, dir: string, options: { shards?: nu
 }
 
 export interface ShardCheck {
+  /** A line's number; a band solve under way lists its band files, then its message files. */
   shard: number;
+  kind: 'shard' | 'band' | 'messages';
   file: string;
   bytes: number;
   expected: number;
@@ -128,7 +130,7 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
   }
   for (const shard of store.layout.shards) {
     const entry = m.shards[shard.index]!;
-    const line: ShardCheck = { shard: shard.index, file: entry.file, bytes: shard.bytes, expected: entry.crc32, actual: 0, ok: false };
+    const line: ShardCheck = { shard: shard.index, kind: 'shard', file: entry.file, bytes: shard.bytes, expected: entry.crc32, actual: 0, ok: false };
     if (entry.file === '') {
       line.ok = m.stage === 'init';
       line.problem = 'not written yet';
@@ -173,7 +175,7 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
   const buffer = new Uint8Array(8 * Math.ceil(Math.max(2 ** 16, ...layout.groupsOf.map((g) => bandBytes(store.space, g.length))) / 8));
   state.files.forEach((f, band) => {
     const bytes = bandBytes(store.space, layout.groupsOf[band]!.length);
-    const line: ShardCheck = { shard: band, file: f.file, bytes, expected: f.crc32, actual: f.crc32, ok: true };
+    const line: ShardCheck = { shard: band, kind: 'band', file: f.file, bytes, expected: f.crc32, actual: f.crc32, ok: true };
     if (f.file === '') {
       line.problem = 'not written yet';
       line.ok = store.manifest.stage === 'init';
@@ -196,12 +198,12 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
   for (const f of state.messages) {
     const problem = messageFileProblem(store.dir, f, reading);
     const actual = problem === undefined ? f.crc32 : crcOfFile(join(store.dir, f.file));
-    lines.push({ shard: lines.length, file: f.file, bytes: f.bytes, expected: f.crc32, actual, ok: problem === undefined, ...(problem ? { problem } : {}) });
+    lines.push({ shard: lines.length, kind: 'messages', file: f.file, bytes: f.bytes, expected: f.crc32, actual, ok: problem === undefined, ...(problem ? { problem } : {}) });
   }
   for (const { file, target } of store.lostMessageFiles()) {
     const path = join(store.dir, file);
     const problem = `not named by the manifest, and band ${target} has not taken it yet: a resume refuses the store`;
-    lines.push({ shard: lines.length, file, bytes: statSync(path).size, expected: 0, actual: crcOfFile(path), ok: false, problem });
+    lines.push({ shard: lines.length, kind: 'messages', file, bytes: statSync(path).size, expected: 0, actual: crcOfFile(path), ok: false, problem });
   }
   return lines;
 }
