@@ -6,9 +6,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, passFolder, solveSharded, tileOutput } from '../src/index.js';
+import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, passFolder, solveSharded, tileOutput, tileOutputCrc } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-jobs-'));
 const store = join(dir, 'store');
@@ -108,10 +109,29 @@ describe('running jobs', () => {
     const at = base.findIndex((b) => (b & 3) === 1 || (b & 3) === 2); // a lost or won state
     const forged = Buffer.from(base);
     forged[at] = (forged[at]! & ~3) | (3 - (forged[at]! & 3)); // won <-> lost
-    writeFileSync(join(folder(), tileOutput([2, 2], 2)), forged);
+    writeFileSync(join(folder(), tileOutput([2, 2], 2)), Buffer.concat([forged, tileOutputCrc(crc32(forged))]));
     const before = readdirSync(store).sort();
     const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 2, inputs: [[2, 2]] };
     await expect(runner.run(merge)).rejects.toThrow(/a state proven with another value than in the store \(byte \d+/);
+    expect(readdirSync(store).sort()).toEqual(before);
+  });
+
+  it('a merge of a tile output damaged after it was written stops, writing nothing', async () => {
+    mkdirSync(folder(), { recursive: true });
+    const { result } = await runner.run(tile(0, 0));
+    if (result.kind !== 'tile' || result.changed.length === 0) throw new Error('tile 0-0 changed nothing');
+    const path = join(folder(), tileOutput([0, 0], 0));
+    const bytes = readFileSync(path);
+    expect(bytes.length).toBe(manifest.shards[0]!.bytes + 4);
+    expect(bytes.readUInt32LE(bytes.length - 4)).toBe(crc32(bytes.subarray(0, bytes.length - 4)));
+    // A state unknown in the base and in the output made proven: no conflict, a gain, a wrong table.
+    const base = readFileSync(join(store, manifest.shards[0]!.file));
+    const at = base.findIndex((b, i) => (b & 3) === 0 && (bytes[i]! & 3) === 0);
+    bytes[at] = bytes[at]! | 2;
+    writeFileSync(path, bytes);
+    const before = readdirSync(store).sort();
+    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 0, inputs: [[0, 0]] };
+    await expect(runner.run(merge)).rejects.toThrow(/tile-0-0\.0\.bin, the output of tile 0-0, is damaged: CRC-32 0x[0-9a-f]{8}, written as 0x[0-9a-f]{8}; the store's disk or a worker is faulty/);
     expect(readdirSync(store).sort()).toEqual(before);
   });
 });

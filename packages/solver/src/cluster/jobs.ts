@@ -184,7 +184,18 @@ export function passFolder(pass: number, generation: number): string {
 
 export const PASS_FOLDER = /^pass-\d+\.g\d+$/;
 
-/** A tile's output for one of its shards, relative to the pass folder. */
+export const TILE_OUTPUT_CRC_BYTES = 4;
+
+/** The CRC-32 that ends a tile output. */
+export function tileOutputCrc(crc: number): Uint8Array {
+  const bytes = new Uint8Array(TILE_OUTPUT_CRC_BYTES);
+  new DataView(bytes.buffer).setUint32(0, crc, true);
+  return bytes;
+}
+
+/** A tile's output for one of its shards, relative to the pass folder: the shard's bytes and then
+ *  their CRC-32 (TILE_OUTPUT_CRC_BYTES, little-endian), which the merge checks: every table a
+ *  solve reads is checked, and a run of the tile again writes a file with its own CRC. */
 export function tileOutput(tile: [number, number], shard: number): string {
   return `tile-${tile[0]}-${tile[1]}.${shard}.bin`;
 }

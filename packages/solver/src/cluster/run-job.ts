@@ -14,7 +14,7 @@ import { open as openFile, stat as statFile } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import type { Backend } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
-import { IO_CHUNK_BYTES } from '../database.js';
+import { IO_CHUNK_BYTES, hex } from '../database.js';
 import { checkMemory, formatBytes } from '../memory.js';
 import { overheadBytes } from '../store/layout.js';
 import { ShardStore, writeFileAtomicallyAsync } from '../store/shard-store.js';
@@ -29,10 +29,12 @@ import {
   type MergeJob,
   type MergeResult,
   type TileJob,
+  TILE_OUTPUT_CRC_BYTES,
   type TileResult,
   parseJob,
   passFolder,
   tileOutput,
+  tileOutputCrc,
   workerShardFile,
 } from './jobs.js';
 
@@ -152,9 +154,10 @@ export class JobRunner {
     const changed: number[] = [];
     for (const [at, s] of indexes.entries()) {
       const bytes = parts[at]!.bytes;
-      if (crc32Of(bytes) === store.manifest.shards[s]!.crc32) continue; // values only grow: same CRC, no proof here
-      await writeFileAtomicallyAsync(inside(folder, tileOutput(job.shards, s)), bytes, true, `${process.pid}-${attemptToken()}`);
-      report.bytesWritten += bytes.length;
+      const crc = crc32Of(bytes);
+      if (crc === store.manifest.shards[s]!.crc32) continue; // values only grow: same CRC, no proof here
+      await writeFileAtomicallyAsync(inside(folder, tileOutput(job.shards, s)), [bytes, tileOutputCrc(crc)], true, `${process.pid}-${attemptToken()}`);
+      report.bytesWritten += bytes.length + TILE_OUTPUT_CRC_BYTES;
       changed.push(s);
     }
     return { kind: 'tile', changed, proved, moveless };
@@ -218,14 +221,16 @@ async function mergeJob(store: ShardStore, job: MergeJob, report: Report): Promi
     } catch {
       throw new JobDeferred(`${path}, the output of tile ${tile[0]}-${tile[1]}, is not there (yet)`);
     }
-    if (size !== shard.bytes) throw new Error(`${path}: ${size} bytes, shard ${job.shard} has ${shard.bytes}`);
+    if (size !== shard.bytes + TILE_OUTPUT_CRC_BYTES) throw new Error(`${path}: ${size} bytes, not the ${shard.bytes} of shard ${job.shard} and a CRC-32`);
     const file = await openFile(path, 'r');
     try {
       let gained = 0;
+      let crc = 0;
       for (let offset = 0; offset < shard.bytes; offset += input.length) {
         const length = Math.min(input.length, shard.bytes - offset);
         const { bytesRead } = await file.read(input, 0, length, offset);
         if (bytesRead !== length) throw new Error(`${path}: short read at byte ${offset}`);
+        crc = crc32Of(input.subarray(0, length), crc);
         for (let slice = 0; slice < length; slice += MERGE_SLICE_BYTES) {
           const end = Math.min(length, slice + MERGE_SLICE_BYTES);
           for (let k = slice; k < end; k++) {
@@ -239,7 +244,12 @@ async function mergeJob(store: ShardStore, job: MergeJob, report: Report): Promi
           await new Promise((resolve) => setImmediate(resolve));
         }
       }
-      report.bytesRead += shard.bytes;
+      const footer = new Uint8Array(TILE_OUTPUT_CRC_BYTES);
+      if ((await file.read(footer, 0, footer.length, shard.bytes)).bytesRead !== footer.length) throw new Error(`${path}: short read of its CRC-32`);
+      const written = new DataView(footer.buffer).getUint32(0, true);
+      // A damaged output would be merged into the shard and then checksummed as sound: stop.
+      if (crc !== written) throw new Error(`${path}, the output of tile ${tile[0]}-${tile[1]}, is damaged: CRC-32 ${hex(crc)}, written as ${hex(written)}; the store's disk or a worker is faulty`);
+      report.bytesRead += shard.bytes + TILE_OUTPUT_CRC_BYTES;
       // A tile writes a shard only when it proved something there, so the first input always adds
       // to the base; one that adds nothing is not what the tile wrote (a stale copy on a shared
       // filesystem?): try again later.

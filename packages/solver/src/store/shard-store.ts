@@ -612,12 +612,17 @@ export function writeFileAtomically(path: string, data: Uint8Array, syncDir: boo
   if (syncDir) syncFolder(join(path, '..'));
 }
 
-/** writeFileAtomically without blocking the event loop. */
-export async function writeFileAtomicallyAsync(path: string, data: Uint8Array, syncDir: boolean, tag = String(process.pid)): Promise<void> {
+/** writeFileAtomically without blocking the event loop; `data` may come in pieces, written one
+ *  after the other. */
+export async function writeFileAtomicallyAsync(path: string, data: Uint8Array | readonly Uint8Array[], syncDir: boolean, tag = String(process.pid)): Promise<void> {
   const tmp = `${path}.tmp-${tag}`;
   const file = await openFile(tmp, 'w');
   try {
-    for (let at = 0; at < data.length; ) at += (await file.write(data, at, Math.min(IO_CHUNK_BYTES, data.length - at), at)).bytesWritten;
+    let position = 0;
+    for (const piece of data instanceof Uint8Array ? [data] : data) {
+      for (let at = 0; at < piece.length; ) at += (await file.write(piece, at, Math.min(IO_CHUNK_BYTES, piece.length - at), position + at)).bytesWritten;
+      position += piece.length;
+    }
     await file.sync();
   } catch (e) {
     await file.close();
