@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, passFolder, solveSharded, tileOutput, tileOutputCrc } from '../src/index.js';
+import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, parseRedisUrl, passFolder, solveSharded, tileOutput, tileOutputCrc } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-jobs-'));
 const store = join(dir, 'store');
@@ -133,5 +133,24 @@ describe('running jobs', () => {
     const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 0, inputs: [[0, 0]] };
     await expect(runner.run(merge)).rejects.toThrow(/tile-0-0\.0\.bin, the output of tile 0-0, is damaged: CRC-32 0x[0-9a-f]{8}, written as 0x[0-9a-f]{8}; the store's disk or a worker is faulty/);
     expect(readdirSync(store).sort()).toEqual(before);
+  });
+});
+
+describe('--redis URLs', () => {
+  it('takes redis:// and rediss:// with a host, a port and a database number, the password masked', () => {
+    expect(parseRedisUrl('redis://127.0.0.1:6379')).toEqual({ url: 'redis://127.0.0.1:6379', shown: 'redis://127.0.0.1:6379' });
+    expect(parseRedisUrl('redis://:s3cret@10.0.0.2:6400/3').shown).toBe('redis://:***@10.0.0.2:6400/3');
+    expect(parseRedisUrl('rediss://cache.example/').url).toBe('rediss://cache.example/');
+  });
+
+  it('refuses what is not one, naming the part (a database that is not a number included)', () => {
+    const cases: Array<[string, RegExp]> = [
+      ['garbage', /--redis must be a URL such as redis:\/\/127\.0\.0\.1:6379 \(got "garbage"\)/],
+      ['http://127.0.0.1:6379', /--redis must start with redis:\/\/ or rediss:\/\//],
+      ['redis://127.0.0.1:99999', /--redis must be a URL/],
+      ['redis://127.0.0.1:6379/abc', /--redis: the database after the host must be a number, as in redis:\/\/127\.0\.0\.1:6379\/0 \(got "\/abc"\)/],
+      ['redis://127.0.0.1:6379/1/2', /the database after the host must be a number/],
+    ];
+    for (const [url, reason] of cases) expect(() => parseRedisUrl(url), url).toThrow(reason);
   });
 });

@@ -22,6 +22,8 @@ export function parseRedisUrl(text: string): { url: string; shown: string } {
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new CCheckersError('E_USAGE', `--redis must start with redis:// or rediss:// (got "${u.protocol}")`);
   if (u.hostname === '') throw new CCheckersError('E_USAGE', `--redis names no host (got "${text}")`);
+  // ioredis would send SELECT NaN and fail at the first command.
+  if (!/^(\/(\d{1,9})?)?$/.test(u.pathname)) throw new CCheckersError('E_USAGE', `--redis: the database after the host must be a number, as in redis://127.0.0.1:6379/0 (got "${u.pathname}")`);
   const shown = new URL(u.href);
   if (shown.password !== '') shown.password = '***';
   return { url: u.href, shown: shown.href.replace(/\/$/, '') };
