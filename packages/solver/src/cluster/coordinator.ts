@@ -284,6 +284,11 @@ async function coordinate(
     for (const [at, [id, job]] of [...pending].entries()) {
       if (known[at] === 'unknown') toAdd.push(job);
       else if (known[at] === 'failed') await (await q.getJob(id))?.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      else if (known[at] === 'completed' && job.kind !== 'tile' && !wroteWholeShard(store, job, (await q.getJob(id))?.returnvalue)) {
+        // Done, but its file is not here (a worker on another folder, say): a resume runs it again.
+        await q.remove(id);
+        toAdd.push(job);
+      }
     }
     if (toAdd.length > 0) {
       await q.addBulk(
@@ -502,13 +507,22 @@ async function checkResult(value: unknown, job: ClusterJob, store: ShardStore): 
     // A shared filesystem may show another machine's new file late: look for a while.
     const path = join(store.dir, r.file);
     for (let tries = 0; !existsSync(path) && tries < VISIBLE_TRIES; tries++) await new Promise((resolve) => setTimeout(resolve, 500));
-    if (statSync(path, { throwIfNoEntry: false })?.size !== store.layout.shards[job.shard]!.bytes) throw bad(`the file ${r.file}, which is missing or not a whole shard`);
+    if (statSync(path, { throwIfNoEntry: false })?.size !== store.layout.shards[job.shard]!.bytes) {
+      throw bad(`the file ${r.file}, which is missing or not a whole shard in ${store.dir} (is the worker's --store this folder, shared?); solve --resume runs the job again`);
+    }
     if (job.kind === 'merge' && (!count(r.newlyProven) || r.newlyProven === 0)) throw bad('a merge that adds nothing');
     if (job.kind === 'init' && !count(r.proven)) throw bad('a malformed count');
   }
   return r as JobResult;
 }
 
+
+/** Whether a completed init or merge job's result names a whole shard file in the store now. */
+function wroteWholeShard(store: ShardStore, job: InitJob | MergeJob, value: unknown): boolean {
+  const file = (value as { file?: unknown } | null | undefined)?.file;
+  if (typeof file !== 'string' || !SHARD_FILE.test(file)) return true; // checkResult says what is wrong with it
+  return statSync(join(store.dir, file), { throwIfNoEntry: false })?.size === store.layout.shards[job.shard]!.bytes;
+}
 
 /**
  * A merge of this pass that failed (its input lost for good, say) fails again on every resume,
