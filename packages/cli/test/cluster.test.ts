@@ -59,6 +59,23 @@ const solveArgs = (board: number, pieces: number, store: string, ...more: string
   ...more,
 ];
 
+describe('a cluster solve whose Redis does not answer', () => {
+  it('Ctrl-C stops the coordinator within seconds (exit 130), and an idle worker at once', async () => {
+    const store = newStore();
+    const nowhere = 'redis://127.0.0.1:1'; // nothing listens there
+    const coordinator = start(['solve', '--board', '4', '--pieces', '3', '--store', store, '--redis', nowhere]);
+    await waitFor('the coordinator to meet the refusal', () => /ECONNREFUSED/.test(coordinator.stderr()), 30_000);
+    coordinator.proc.kill('SIGINT');
+    expect((await coordinator.exited).code, coordinator.stderr()).toBe(130);
+    expect(coordinator.stderr()).toMatch(/not stopped after 5 s \(does Redis at redis:\/\/127\.0\.0\.1:1 answer\?\): quitting; .* is kept as of its last save \(solve --resume continues\)/);
+    const worker = start(['worker', '--redis', nowhere, '--store', store, '--threads', '1']);
+    await waitFor('the worker to meet the refusal', () => /ECONNREFUSED/.test(worker.stderr()), 30_000);
+    worker.proc.kill('SIGINT');
+    expect((await worker.exited).code, worker.stderr()).toBe(0);
+    expect(worker.stderr()).toMatch(/^worker: stopping\nworker: stopped after 0 job\(s\)$/m);
+  }, 90_000);
+});
+
 describe.skipIf(!haveRedis)('cluster solves', () => {
   for (const [board, pieces] of [
     [7, 2],

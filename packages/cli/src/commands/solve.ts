@@ -58,6 +58,9 @@ function positiveInteger(text: string, flag: string): number {
   return n;
 }
 
+/** How long a cluster solve's coordinator may take to stop after Ctrl-C. */
+const CLUSTER_STOP_MS = 5000;
+
 /** Exit code of an interrupted solve (128 + SIGINT), as shells expect. */
 export const EXIT_INTERRUPTED = 130;
 
@@ -111,7 +114,17 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const controller = new AbortController();
   const onSigint = () => {
     if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED); // second Ctrl-C: now
-    progress.done('interrupted: stopping after the current chunk (Ctrl-C again to quit at once)');
+    if (o.redis === undefined) {
+      progress.done('interrupted: stopping after the current chunk (Ctrl-C again to quit at once)');
+    } else {
+      progress.done('interrupted: stopping (Ctrl-C again to quit at once)');
+      // A coordinator waiting on a Redis that does not answer would wait for it: its store is
+      // safe to leave at any moment (every write is atomic), so it goes after a few seconds.
+      setTimeout(() => {
+        progress.done(`not stopped after ${CLUSTER_STOP_MS / 1000} s (does Redis at ${parseRedisUrl(o.redis!).shown} answer?): quitting; ${store} is kept as of its last save (solve --resume continues)`);
+        process.exit(EXIT_INTERRUPTED);
+      }, CLUSTER_STOP_MS).unref();
+    }
     controller.abort();
   };
   process.on('SIGINT', onSigint);

@@ -53,11 +53,13 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   });
   const stallMs = 1000 * (options.stallSeconds ?? DEFAULT_STALL_SECONDS);
   let jobs = 0;
+  let running = 0;
   let refused = 0;
   const worker = new Worker(
     queue,
     async (job, token) => {
       options.onJobStart?.(job.data as ClusterJob | undefined);
+      running++;
       try {
         const { job: work, result } = await runner.run(job.data);
         options.onJobWorked?.(work);
@@ -78,6 +80,8 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
         }
         options.log(`job ${job.id ?? '?'} failed: ${(e as Error).message ?? String(e)}; BullMQ retries it (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1})`);
         throw e;
+      } finally {
+        running--;
       }
     },
     {
@@ -99,8 +103,15 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
     if (options.signal.aborted) resolve();
     options.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  options.log('stopping after the current job');
-  await worker.close();
+  if (running > 0) {
+    options.log('stopping after the current job');
+    await worker.close();
+  } else {
+    // No job to finish: nothing to wait for, not even a Redis that does not answer.
+    options.log('stopping');
+    connection.redis.disconnect();
+    await worker.close(true).catch(() => {});
+  }
   await runner.close();
   connection.redis.disconnect();
   return { jobs, refused };
