@@ -8,7 +8,7 @@
  * written.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinatorLease, deadHereAndNow, queueName, thisMachine } from '@ccheckers/solver';
@@ -73,6 +73,12 @@ describe('a cluster solve whose Redis does not answer', () => {
     worker.proc.kill('SIGINT');
     expect((await worker.exited).code, worker.stderr()).toBe(0);
     expect(worker.stderr()).toMatch(/^worker: stopping\nworker: stopped after 0 job\(s\)$/m);
+    // A --store that is a file is said, not waited on.
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'not a store\n');
+    const onFile = start(['worker', '--redis', nowhere, '--store', file]);
+    expect((await onFile.exited).code).toBe(2);
+    expect(onFile.stderr()).toContain(`--store ${file} is not a folder (a worker serves the store a solve makes there)`);
   }, 90_000);
 });
 

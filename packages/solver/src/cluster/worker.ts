@@ -6,9 +6,9 @@
  * reason. BullMQ holds a lock on the running job that the worker renews; if the worker dies, the
  * lock runs out after `stallSeconds` and another worker's stalled-job check puts the job back.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Backend } from '@ccheckers/core';
+import { type Backend, CCheckersError } from '@ccheckers/core';
 import { MANIFEST, ShardStore } from '../store/shard-store.js';
 import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';
 import { connectRedis, parseRedisUrl, queueName } from './redis.js';
@@ -122,6 +122,9 @@ async function waitForStore(options: ClusterWorkerOptions): Promise<string | und
   let told = false;
   for (;;) {
     if (options.signal.aborted) return undefined;
+    if (existsSync(options.store) && !statSync(options.store).isDirectory()) {
+      throw new CCheckersError('E_USAGE', `--store ${options.store} is not a folder (a worker serves the store a solve makes there)`);
+    }
     if (existsSync(join(options.store, MANIFEST))) {
       const store = ShardStore.open(options.store);
       if (store.manifest.id !== undefined) return store.manifest.id;
