@@ -311,8 +311,14 @@ async function coordinate(
         const state = states[at]!;
         if (state === 'completed' || state === 'failed') {
           const job: Job | undefined = await q.getJob(id);
-          if (state === 'failed' || !job) {
-            throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${job?.failedReason ?? 'it disappeared from Redis'} (the store is kept: fix the cause, then solve --resume)`);
+          if (!job) {
+            // Lost between the two reads (a flush, a restart without data): added again, as below.
+            const lost = pending.get(id)!;
+            await q.add(lost.kind, lost, { ...JOB_OPTIONS, jobId: id });
+            continue;
+          }
+          if (state === 'failed') {
+            throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${job.failedReason} (the store is kept: fix the cause, then solve --resume)`);
           }
           const result = (await checkResult(job.returnvalue, pending.get(id)!, store)) as R;
           results.set(id, result);
