@@ -388,11 +388,16 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
   if (header.distanceBytes !== 0 && header.distanceBytes !== space.states) {
     throw new DatabaseError(path, `header says ${header.distanceBytes} distance bytes, but ${space.variant.name} needs 0 or ${space.states}`);
   }
-  if (stage === 'complete') {
-    const sum = header.p1Wins + header.p2Wins + header.draws + header.illegal;
-    if (sum !== header.positions) throw new DatabaseError(path, `inconsistent counts: wins, draws and illegal add up to ${sum}, not ${header.positions}`);
-  }
+  const problem = stage === 'complete' ? countsNotAddingUp(header) : undefined;
+  if (problem) throw new DatabaseError(path, `inconsistent counts: ${problem}`);
   return header;
+}
+
+/** How a solved table's counts fail to add up (the wins, draws and illegal states are all the
+ *  positions), or undefined: the check a database header and a store's results both pass. */
+export function countsNotAddingUp(c: { positions: number; p1Wins: number; p2Wins: number; draws: number; illegal: number }): string | undefined {
+  const sum = c.p1Wins + c.p2Wins + c.draws + c.illegal;
+  return sum === c.positions ? undefined : `wins, draws and illegal add up to ${sum}, not ${c.positions}`;
 }
 
 export function readAll(fd: number, into: Uint8Array, position: number): void {

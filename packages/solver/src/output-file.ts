@@ -188,8 +188,8 @@ function isAlive(pid: number): boolean {
  *  /proc/PID/stat) still takes signals: a solve killed with -9 is one for a moment. */
 function isZombie(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8'); // "pid (name) S ...": the state follows the name
+    return stat[stat.lastIndexOf(')') + 2] === 'Z';
   } catch {
     return false; // not Linux, or gone
   }

@@ -513,7 +513,7 @@ async function checkResult(value: unknown, job: ClusterJob, store: ShardStore): 
     // A shared filesystem may show another machine's new file late: look for a while.
     const path = join(store.dir, r.file);
     for (let tries = 0; !existsSync(path) && tries < VISIBLE_TRIES; tries++) await new Promise((resolve) => setTimeout(resolve, 500));
-    if (statSync(path, { throwIfNoEntry: false })?.size !== store.layout.shards[job.shard]!.bytes) {
+    if (!isWholeShard(store, job.shard, r.file)) {
       throw bad(`the file ${r.file}, which is missing or not a whole shard in ${store.dir} (is the worker's --store this folder, shared?); solve --resume runs the job again`);
     }
     if (job.kind === 'merge' && (!count(r.newlyProven) || r.newlyProven === 0)) throw bad('a merge that adds nothing');
@@ -527,7 +527,12 @@ async function checkResult(value: unknown, job: ClusterJob, store: ShardStore): 
 function wroteWholeShard(store: ShardStore, job: InitJob | MergeJob, value: unknown): boolean {
   const file = (value as { file?: unknown } | null | undefined)?.file;
   if (typeof file !== 'string' || !SHARD_FILE.test(file)) return true; // checkResult says what is wrong with it
-  return statSync(join(store.dir, file), { throwIfNoEntry: false })?.size === store.layout.shards[job.shard]!.bytes;
+  return isWholeShard(store, job.shard, file);
+}
+
+/** Whether `file` (a shard file name) is in the store, as long as shard `shard`. */
+function isWholeShard(store: ShardStore, shard: number, file: string): boolean {
+  return statSync(join(store.dir, file), { throwIfNoEntry: false })?.size === store.layout.shards[shard]!.bytes;
 }
 
 /**

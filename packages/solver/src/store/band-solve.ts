@@ -47,7 +47,7 @@ function planBandStore(options: ShardedSolveOptions): { existing: ShardStore | u
   let bands = options.shards;
   if (existing) {
     checkStoreToResume(existing, options);
-    bands = existing.manifest.bands?.count ?? existing.manifest.bandCount ?? existing.layout.shards.length;
+    bands = existing.pieces;
   }
   const plan = planBands(space, {
     ...(bands !== undefined ? { bands } : {}),

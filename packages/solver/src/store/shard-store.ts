@@ -15,7 +15,7 @@ import { type FileHandle, open as openFile, rename as renameFile, unlink as unli
 import { dirname, join, resolve } from 'node:path';
 import { CCheckersError, NO_DISTANCE, RANKING_ID, type RuleMode, StateSpace, type Variant, readValue, stateByte, valueInByte, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
-import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, type PassRecord, hex } from '../database.js';
+import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, type PassRecord, countsNotAddingUp, hex } from '../database.js';
 import { type StoredValues, VERIFY_ON_OPEN_BYTES } from '../database-file.js';
 import type { GameCounts } from '../state-index.js';
 import { type Shard, type ShardLayout, layoutOf, shardOfGroup } from './layout.js';
@@ -236,6 +236,12 @@ export class ShardStore {
     if (m.board !== v.size || m.pieces !== v.pieces || m.rules !== rules) {
       throw new CCheckersError('E_USAGE', `${join(this.dir, MANIFEST)} is a store of ${m.board}x${m.board}/${m.pieces} (${m.rules}), not ${v.name} (${rules})`);
     }
+  }
+
+  /** The pieces the table was cut in: bands (a band solve, under way or done), else shards. */
+  get pieces(): number {
+    const m = this.manifest;
+    return m.bands?.count ?? m.bandCount ?? this.layout.shards.length;
   }
 
   shardPath(index: number): string {
@@ -578,8 +584,8 @@ function checkResults(r: Manifest['results'], bad: (what: string) => DatabaseErr
   if (r === null || typeof r !== 'object') throw bad('complete without results');
   const counts = [r.positions, r.p1Wins, r.p2Wins, r.draws, r.illegal];
   if (!counts.every((c) => Number.isSafeInteger(c) && c >= 0)) throw bad('results: counts that are not whole numbers');
-  const sum = r.p1Wins + r.p2Wins + r.draws + r.illegal;
-  if (sum !== r.positions) throw bad(`results: wins, draws and illegal add up to ${sum}, not ${r.positions}`);
+  const problem = countsNotAddingUp(r);
+  if (problem) throw bad(`results: ${problem}`);
   if (!Number.isSafeInteger(r.startValue) || r.startValue < 0 || r.startValue > 3) throw bad(`results: start value ${String(r.startValue)}`);
   if (!isCrc32(r.tableCrc32)) throw bad(`results: table checksum ${String(r.tableCrc32)}`);
 }

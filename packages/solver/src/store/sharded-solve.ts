@@ -231,7 +231,7 @@ export function planStore(request: StoreRequest, kernelCopies: number): { existi
 function checkShardsOnResume(store: ShardStore, shards: number | undefined): void {
   if (shards === undefined) return;
   const m = store.manifest;
-  const has = m.bands?.count ?? m.bandCount ?? store.layout.shards.length;
+  const has = store.pieces;
   const gives = m.bands !== undefined || m.passes === 'bands' ? bandCountFor(store.space, shards) : shardLayout(store.space, shards).shards.length;
   if (gives !== has) throw new CCheckersError('E_USAGE', `${store.dir} has ${has} shards, which --shards ${shards} does not make; --shards applies to new stores only`);
 }
