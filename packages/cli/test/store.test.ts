@@ -267,6 +267,11 @@ describe('a solved store', () => {
     ]);
     const crc = edit('crc-off', (m) => (m.shards[0].crc32 = -1));
     expect(run(['query', '--db', crc, START]).stderr).toContain('corrupt manifest: shard 0 has the checksum -1');
+    // A CRC-32 is below 2^32: 2^32 is refused, 2^32 - 1 is a checksum (here a wrong one).
+    const over = edit('crc-over', (m) => (m.shards[0].crc32 = 2 ** 32));
+    expect(run(['query', '--db', over, START]).stderr).toContain('corrupt manifest: shard 0 has the checksum 4294967296');
+    const top = edit('crc-top', (m) => (m.shards[0].crc32 = 2 ** 32 - 1));
+    expect(run(['query', '--db', top, START]).stderr).toMatch(/corrupt shard 0: checksum 0x[0-9a-f]{8} but the manifest records 0xffffffff/);
     // A band solve under way keeps its bands: a stage edited back to passes is no resume.
     const stage = edit('stage-off', (m) => {
       m.stage = 'passes';
