@@ -60,10 +60,10 @@ static int checkSortMessages() {
   for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{255}, size_t{256}, size_t{5000}, size_t{100000}}) {
     for (int bits : {1, 8, 11, 12, 30, 33, 40, 53}) {
       for (bool repeats : {false, true}) {
-        std::vector<double> m(n);
+        std::vector<uint64_t> m(n);
         const uint64_t range = uint64_t{1} << bits;
-        for (size_t i = 0; i < n; i++) m[i] = static_cast<double>(random() % (repeats ? std::max<uint64_t>(1, std::min<uint64_t>(range, n / 3 + 1)) : range));
-        std::vector<double> expected = m;
+        for (size_t i = 0; i < n; i++) m[i] = random() % (repeats ? std::max<uint64_t>(1, std::min<uint64_t>(range, n / 3 + 1)) : range);
+        std::vector<uint64_t> expected = m;
         std::sort(expected.begin(), expected.end());
         expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
         std::vector<uint64_t> keys(n);
@@ -74,52 +74,74 @@ static int checkSortMessages() {
       }
     }
   }
-  // collectOutboxes: 3 workers' outboxes for 5 bands (one empty, one small, repeats within and
-  // across workers), sorted on 1 and 3 threads, into the caller's buffer (keys there too, or
-  // not) and into its own.
+  // Outbox::sort and collectOutboxes: 3 workers' outboxes for 5 bands (one empty, one small,
+  // repeats within and across workers), merged on 1 and 3 threads, into the caller's buffer (the
+  // sorts' keys there too, or not) and into its own; and merges of 1, 2 and 5 runs.
   for (size_t total : {size_t{5000}, size_t{300000}}) {
-    std::vector<band_check::Outbox> outboxes(3, band_check::Outbox(5));
-    std::vector<std::vector<double>> expected(5);
-    for (size_t i = 0; i < total; i++) {
-      const uint32_t band = random() % 4 == 0 ? 3 : (random() % 2 == 0 ? 0 : 4);
-      const double m = static_cast<double>(random() % (band == 4 ? (uint64_t{1} << 40) : total / 2));
-      outboxes[i % 3].byBand[band].push_back(m);
-      expected[band].push_back(m);
-    }
-    outboxes[1].byBand[1].push_back(7);
-    expected[1].push_back(7);
-    for (auto& e : expected) {
-      std::sort(e.begin(), e.end());
-      e.erase(std::unique(e.begin(), e.end()), e.end());
-    }
-    for (int threads : {1, 3}) {
-      // Given a buffer with room for the messages only, with room for their sort keys too, none.
-      for (size_t room : {total + 1, 2 * total + 1, size_t{0}}) {
-        const bool given = room > 0;
-        std::vector<band_check::Outbox> copy = outboxes;
-        std::vector<double> buffer(room, -1);
-        BandOutput out;
-        if (given) {
-          out.given = buffer.data();
-          out.capacity = buffer.size();
+    for (int workers : {1, 2, 5}) {
+      std::vector<band_check::Outbox> outboxes(workers, band_check::Outbox(5));
+      std::vector<std::vector<double>> expected(5);
+      for (size_t i = 0; i < total; i++) {
+        const uint32_t band = random() % 4 == 0 ? 3 : (random() % 2 == 0 ? 0 : 4);
+        const uint64_t m = random() % (band == 4 ? (uint64_t{1} << 40) : total / 2);
+        outboxes[i % workers].byBand[band].push_back(m);
+        expected[band].push_back(static_cast<double>(m));
+      }
+      outboxes[workers - 1].byBand[1].push_back(7);
+      expected[1].push_back(7);
+      for (auto& e : expected) {
+        std::sort(e.begin(), e.end());
+        e.erase(std::unique(e.begin(), e.end()), e.end());
+      }
+      for (int threads : {1, 3}) {
+        // Given a buffer with room for the messages only, with room for their sort keys too, none.
+        for (size_t room : {total + 1, 2 * total + 1, size_t{0}}) {
+          const bool given = room > 0;
+          std::vector<band_check::Outbox> copy = outboxes;
+          std::vector<double> buffer(room, -1);
+          BandOutput out;
+          if (given) {
+            out.given = buffer.data();
+            out.capacity = buffer.size();
+          }
+          std::vector<band_check::Outbox> lent = copy;
+          band_check::prepareOutboxes(lent, 5, out, workers, nullptr, 0);
+          for (int w = 0; w < workers; w++) {
+            copy[w].borrowed = lent[w].borrowed;
+            copy[w].borrowedRoom = lent[w].borrowedRoom;
+            CHECK(lent[w].byBand[0].empty(), "prepareOutboxes empties the outboxes");
+            copy[w].sort();
+          }
+          ThreadPool pool;
+          band_check::collectOutboxes(copy, 5, out, threads, pool);
+          const double* got = out.inGiven ? buffer.data() : out.messages.data();
+          CHECK(out.inGiven == given, "collectOutboxes into the caller's buffer where it fits");
+          size_t at = 0;
+          for (uint32_t b = 0; b < 5; b++) {
+            CHECK(out.counts[b] == static_cast<double>(expected[b].size()), "collectOutboxes count of band %u (%zu messages, %d workers, %d threads)", b, total, workers, threads);
+            CHECK(std::equal(expected[b].begin(), expected[b].end(), got + at), "collectOutboxes messages of band %u (%zu messages, %d workers, %d threads)", b, total, workers, threads);
+            at += expected[b].size();
+          }
+          CHECK(out.count == at, "collectOutboxes total");
+          for (const auto& o : copy)
+            for (const auto& v : o.byBand) CHECK(v.empty(), "collectOutboxes empties the outboxes");
+          checked++;
         }
-        band_check::SortScratch scratch;
-        ThreadPool pool;
-        band_check::collectOutboxes(copy, 5, out, threads, scratch, pool);
-        const double* got = out.inGiven ? buffer.data() : out.messages.data();
-        CHECK(out.inGiven == given, "collectOutboxes into the caller's buffer where it fits");
-        size_t at = 0;
-        for (uint32_t b = 0; b < 5; b++) {
-          CHECK(out.counts[b] == static_cast<double>(expected[b].size()), "collectOutboxes count of band %u (%zu messages, %d threads)", b, total, threads);
-          CHECK(std::equal(expected[b].begin(), expected[b].end(), got + at), "collectOutboxes messages of band %u (%zu messages, %d threads)", b, total, threads);
-          at += expected[b].size();
-        }
-        CHECK(out.count == at, "collectOutboxes total");
-        for (const auto& o : copy)
-          for (const auto& v : o.byBand) CHECK(v.empty(), "collectOutboxes empties the outboxes");
-        checked++;
       }
     }
+  }
+  // The sorts' keys are not lent where the call's input lies.
+  {
+    std::vector<double> buffer(1000);
+    BandOutput out;
+    out.given = buffer.data();
+    out.capacity = buffer.size();
+    std::vector<band_check::Outbox> outboxes;
+    band_check::prepareOutboxes(outboxes, 2, out, 2, buffer.data() + 900, 50);
+    CHECK(outboxes[0].borrowed == nullptr && outboxes[1].borrowed == nullptr, "no keys lent over the input");
+    band_check::prepareOutboxes(outboxes, 2, out, 2, nullptr, 0);
+    CHECK(outboxes[0].borrowed != nullptr && outboxes[1].borrowedRoom == 250, "keys lent in the output's second half");
+    checked++;
   }
   return checked;
 }

@@ -11,13 +11,20 @@
 /**
  * A message: the number local * 4 + value, exact in a double (local < 2^51). A value (1..3)
  * for the state `local` of the band it is sent to; a request (value 0) names a stored state,
- * by its stored index, for the band that holds its children to visit.
+ * by its stored index, for the band that holds its children to visit. Kept as this integer until
+ * the call's output, which gives JS doubles.
  */
-inline double messageOf(uint64_t index, int value) { return static_cast<double>(index * 4 + static_cast<uint64_t>(value)); }
+inline uint64_t messageOf(uint64_t index, int value) { return index * 4 + static_cast<uint64_t>(value); }
 inline uint64_t messageIndex(double m) { return static_cast<uint64_t>(m) >> 2; }
 inline int messageValue(double m) { return static_cast<int>(static_cast<uint64_t>(m) & 3); }
 /** An integer from 0 to 2^53 - 1 (what messageOf makes); else the casts above are undefined. */
 inline bool isMessage(double m) { return m >= 0 && m < 9007199254740992.0 && m == static_cast<double>(static_cast<uint64_t>(m)); }
+
+/** A stored state's band (the one that holds its group) and its local index there. */
+struct StatePlace {
+  int32_t band;
+  uint64_t local;
+};
 
 /** The band in memory as a table (the interface of TableParts the pass worker uses; what it sends
  *  goes to an Outbox). */
@@ -59,6 +66,13 @@ struct BandTable {
     return q;
   }
   bool holdsGroup(uint64_t group) const { return map.bandOf[group] == map.held; }
+  /** Where stored state `index` lies: one group lookup for all a visit does with the state (a
+   *  lost state's parents are each loaded, proven or sent). */
+  StatePlace placeOf(uint64_t index) const {
+    const uint64_t g = groupOf(index);
+    return {map.bandOf[g], localOf(index, g)};
+  }
+  bool holds(const StatePlace& place) const { return place.band == map.held; }
   bool contains(uint64_t index) const { return holdsGroup(groupOf(index)); }
   /** The state's index in the band that holds its group. */
   uint64_t localOf(uint64_t index, uint64_t group) const { return static_cast<uint64_t>(map.slotOf[group]) * per + (index - group * per); }
@@ -83,10 +97,7 @@ struct BandTable {
    * units looking past unknown children: it finds each of these parents won and sends the win
    * itself. See leavesWinToUnits.
    */
-  int32_t laterUnitsBand(uint64_t loss) const {
-    const int32_t band = unitSweep ? map.bandOf[groupOf(loss)] : -1;
-    return band > map.held ? band : -1;
-  }
+  int32_t laterUnitsBand(const StatePlace& loss) const { return unitSweep && loss.band > map.held ? loss.band : -1; }
   /**
    * Whether the win of a parent held elsewhere is left to the band of its units (laterUnitsBand)
    * because it arrives as soon from there: at the parent's band's next step either way, when that
@@ -96,10 +107,8 @@ struct BandTable {
    * messages of pass 1 (after repeats were dropped), 306 M wins (before) went to parents whose
    * units came later; 134 M of them to parents held before, 1.4 M after.
    */
-  bool leavesWinToUnits(int32_t unitsBand, uint64_t parent) const {
-    if (unitsBand < 0) return false;
-    const int32_t band = map.bandOf[groupOf(parent)];
-    return band < map.held || band > unitsBand;
+  bool leavesWinToUnits(int32_t unitsBand, const StatePlace& parent) const {
+    return unitsBand >= 0 && (parent.band < map.held || parent.band > unitsBand);
   }
   int loadLocal(uint64_t local) const { return (__atomic_load_n(localByte(local), __ATOMIC_RELAXED) >> ((local & 3) << 1)) & 3; }
   int load(uint64_t index) const { return loadLocal(localOf(index, groupOf(index))); }
@@ -111,53 +120,32 @@ struct BandTable {
   bool prove(uint64_t index, int value) const { return proveLocal(localOf(index, groupOf(index)), value); }
 };
 
-/** The messages of one worker, by the band they are for. */
-struct Outbox {
-  std::vector<std::vector<double>> byBand;
-  explicit Outbox(uint32_t bands = 0) : byBand(bands) {}
-  /** The value of a state held elsewhere, to the band that holds it. */
-  void sendValue(const BandTable& table, uint64_t index, int value) {
-    const uint64_t g = table.groupOf(index);
-    byBand[table.map.bandOf[g]].push_back(messageOf(table.localOf(index, g), value));
-  }
-  /** A request to visit stored state `index` again, to `band` (that of its children). */
-  void sendRequest(uint32_t band, uint64_t index) { byBand[band].push_back(messageOf(index, 0)); }
-};
-
 /** The radix sort's digits: up to 11 bits each (2,048 counts, in L1), up to 5 (55 bits, more
  *  than the 53 of any message). */
 constexpr int kMaxDigitBits = 11, kMaxDigits = 5;
 constexpr size_t kSortCounts = static_cast<size_t>(kMaxDigits) << kMaxDigitBits;
 
 /**
- * Sorts messages m[0, n) ascending and drops repeats (message combining: a state sent the same
+ * Sorts message keys m[0, n) ascending and drops repeats (message combining: a state sent the same
  * value by several visits is sent it once, and the file of a run of sorted messages codes each as
  * its distance from the one before, about a byte instead of 8). Returns the count kept, in the
- * front of m. A radix sort on the integers (digits of up to 11 bits, as few as the keys' highest
- * bit needs: a band's local indices times 4, or stored indices times 4 for requests), through
- * `keys` (n of them) and m's own memory; `counts` holds kSortCounts. Allocates nothing.
+ * front of m. A radix sort (digits of up to 11 bits, as few as the keys' highest bit needs: a
+ * band's local indices times 4, or stored indices times 4 for requests), through `keys` (n of
+ * them) and m's own memory; `counts` holds kSortCounts. Allocates nothing.
  */
-inline size_t sortMessages(double* m, size_t n, uint64_t* keys, size_t* counts) {
+inline size_t sortMessages(uint64_t* m, size_t n, uint64_t* keys, size_t* counts) {
   if (n < 2) return n;
-  // m's memory holds integers between passes: read and written through memcpy (no aliasing).
-  const auto loadKey = [m](size_t i) {
-    uint64_t k;
-    std::memcpy(&k, m + i, sizeof k);
-    return k;
-  };
-  const auto storeKey = [m](size_t i, uint64_t k) { std::memcpy(m + i, &k, sizeof k); };
-  bool inKeys = true;  // where the keys are after the passes so far
+  bool inKeys = false;  // where the keys are after the passes so far
   uint64_t bitsUsed = 0;
-  for (size_t i = 0; i < n; i++) bitsUsed |= static_cast<uint64_t>(m[i]);
+  for (size_t i = 0; i < n; i++) bitsUsed |= m[i];
   const int bits = bitsUsed == 0 ? 1 : 64 - __builtin_clzll(bitsUsed);
   const int digits = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
   if (n < 256 || digits > kMaxDigits) {
     // Few keys (or, never from messageOf, more than 55 bits): a comparison sort.
-    for (size_t i = 0; i < n; i++) keys[i] = static_cast<uint64_t>(m[i]);
-    std::sort(keys, keys + n);
+    std::sort(m, m + n);
   } else {
-    // Every digit's counts in the one read that converts the keys, then one scatter per digit
-    // that is not the same in all keys.
+    // Every digit's counts in one read, then one scatter per digit that is not the same in all
+    // keys, back and forth between m and keys.
     const int width = (bits + digits - 1) / digits;
     const uint64_t mask = (uint64_t{1} << width) - 1;
     size_t* bucket[kMaxDigits];
@@ -166,51 +154,137 @@ inline size_t sortMessages(double* m, size_t n, uint64_t* keys, size_t* counts) 
       std::fill(bucket[d], bucket[d] + mask + 1, size_t{0});
     }
     for (size_t i = 0; i < n; i++) {
-      const uint64_t k = keys[i] = static_cast<uint64_t>(m[i]);
+      const uint64_t k = m[i];
       for (int d = 0; d < digits; d++) bucket[d][(k >> (d * width)) & mask]++;
     }
     for (int d = 0; d < digits; d++) {
       const int shift = d * width;
-      if (bucket[d][(keys[0] >> shift) & mask] == n) continue;  // the same digit everywhere
+      if (bucket[d][(m[0] >> shift) & mask] == n) continue;  // the same digit everywhere
       size_t at = 0;
       for (uint64_t v = 0; v <= mask; v++) at += std::exchange(bucket[d][v], at);
-      if (inKeys) {
-        for (size_t i = 0; i < n; i++) storeKey(bucket[d][(keys[i] >> shift) & mask]++, keys[i]);
-      } else {
-        for (size_t i = 0; i < n; i++) {
-          const uint64_t k = loadKey(i);
-          keys[bucket[d][(k >> shift) & mask]++] = k;
-        }
-      }
+      const uint64_t* from = inKeys ? keys : m;
+      uint64_t* to = inKeys ? m : keys;
+      for (size_t i = 0; i < n; i++) to[bucket[d][(from[i] >> shift) & mask]++] = from[i];
       inKeys = !inKeys;
     }
   }
-  // Repeats dropped, back to doubles in m (in place when the keys are there: kept <= read).
-  size_t kept = 0;
-  uint64_t last = 0;
-  for (size_t i = 0; i < n; i++) {
-    const uint64_t k = inKeys ? keys[i] : loadKey(i);
-    if (i > 0 && k == last) continue;
-    m[kept++] = static_cast<double>(k);
-    last = k;
-  }
+  // Repeats dropped, back in m (in place when the keys are there already: kept <= read).
+  const uint64_t* sorted = inKeys ? keys : m;
+  size_t kept = 1;
+  m[0] = sorted[0];
+  for (size_t i = 1; i < n; i++)
+    if (sorted[i] != m[kept - 1]) m[kept++] = sorted[i];
   return kept;
 }
 
-/** What collectOutboxes' sorts use, kept between calls (like the outboxes): a key for every
- *  message of a call whose output buffer has no room for them (band b's sort uses the keys from
- *  its first message's place on), and the digit counts of each sorting thread. */
-struct SortScratch {
+/**
+ * The messages of one worker, by the band they are for (messageOf's integers): sorted and without
+ * repeats by sort(), which the worker calls at the end of its sweep, so that the sorts run on all
+ * threads at once and a thread done with its units early sorts while the others finish theirs.
+ * collectOutboxes then merges the workers' runs.
+ */
+struct Outbox {
+  std::vector<std::vector<uint64_t>> byBand;
+  /** The sort's scratch: a key per message of the largest band, in `borrowed` (a part of the
+   *  caller's output buffer, free until the merge) where it has room, else in `keys`, kept
+   *  between calls; and the digit counts. */
+  uint64_t* borrowed = nullptr;
+  size_t borrowedRoom = 0;
   std::vector<uint64_t> keys;
-  std::vector<std::vector<size_t>> counts;
+  std::vector<size_t> counts;
+
+  explicit Outbox(uint32_t bands = 0) : byBand(bands) {}
+  /** The value of a state held elsewhere, to the band that holds it. */
+  void sendValue(const StatePlace& place, int value) { byBand[place.band].push_back(messageOf(place.local, value)); }
+  /** A request to visit stored state `index` again, to `band` (that of its children). */
+  void sendRequest(uint32_t band, uint64_t index) { byBand[band].push_back(messageOf(index, 0)); }
+
+  /** Every band's messages sorted and without repeats (sortMessages). */
+  void sort() {
+    size_t most = 0;
+    for (const std::vector<uint64_t>& v : byBand) most = std::max(most, v.size());
+    if (most < 2) return;
+    uint64_t* scratch = borrowed;
+    if (most > borrowedRoom) {
+      if (keys.size() < most) keys.resize(most);
+      scratch = keys.data();
+    }
+    counts.resize(kSortCounts);
+    for (std::vector<uint64_t>& v : byBand) v.resize(sortMessages(v.data(), v.size(), scratch, counts.data()));
+  }
 };
 
-/** The workers' outboxes as one output, band by band, each band's messages sorted and without
- *  repeats (sortMessages; the bands sorted on up to `threads` threads of `pool`). The outboxes are emptied
- *  and keep their memory for the next call (fresh vectors each call cost a page fault per 4 KiB
- *  of messages: 7x7/3 spent more time in them than in its visits). The sorts' memory is one key
- *  per message, whatever the threads: the output buffer's free part where it has room. */
-inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandOutput& out, int threads, SortScratch& scratch, ThreadPool& pool) {
+/**
+ * Merges the sorted runs of `runs` into `to` as doubles, dropping repeats (a state that two workers
+ * decided); returns the count written. Two runs (two threads) are merged directly, more through a
+ * heap of their heads.
+ */
+inline size_t mergeRuns(const std::vector<const std::vector<uint64_t>*>& runs, double* to) {
+  double* const first = to;
+  bool any = false;
+  uint64_t last = 0;
+  const auto put = [&](uint64_t k) {
+    if (any && k == last) return;
+    *to++ = static_cast<double>(k);
+    last = k;
+    any = true;
+  };
+  if (runs.size() == 1) {
+    for (uint64_t k : *runs[0]) put(k);
+  } else if (runs.size() == 2) {
+    const std::vector<uint64_t>& x = *runs[0];
+    const std::vector<uint64_t>& y = *runs[1];
+    size_t i = 0, j = 0;
+    while (i < x.size() && j < y.size()) put(x[i] <= y[j] ? x[i++] : y[j++]);
+    while (i < x.size()) put(x[i++]);
+    while (j < y.size()) put(y[j++]);
+  } else if (!runs.empty()) {
+    // (head, run) pairs, the least on top.
+    std::vector<std::pair<uint64_t, size_t>> heap;
+    std::vector<size_t> at(runs.size(), 0);
+    for (size_t r = 0; r < runs.size(); r++)
+      if (!runs[r]->empty()) heap.emplace_back((*runs[r])[0], r);
+    const auto greater = [](const auto& p, const auto& q) { return p.first > q.first; };
+    std::make_heap(heap.begin(), heap.end(), greater);
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), greater);
+      auto& [k, r] = heap.back();
+      put(k);
+      if (++at[r] < runs[r]->size()) {
+        k = (*runs[r])[at[r]];
+        std::push_heap(heap.begin(), heap.end(), greater);
+      } else {
+        heap.pop_back();
+      }
+    }
+  }
+  return static_cast<size_t>(to - first);
+}
+
+/**
+ * Before a band call: the outboxes emptied (a call that threw left its messages), one per thread,
+ * each lent a part of the second half of the caller's output buffer for its sort's keys (calls are
+ * sized to make at most half of it; the merge writes from the front, after the sorts).
+ */
+inline void prepareOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, const BandOutput& out, int threads, const double* input, size_t inputCount) {
+  outboxes.resize(std::max(1, threads));
+  // Not where the call's input is (a worker sorts while the others still read it).
+  const bool apart = input == nullptr || input + inputCount <= out.given || out.given + out.capacity <= input;
+  const size_t room = out.given && apart ? out.capacity / 2 / outboxes.size() : 0;
+  for (size_t t = 0; t < outboxes.size(); t++) {
+    Outbox& o = outboxes[t];
+    o.byBand.resize(bands);
+    for (std::vector<uint64_t>& v : o.byBand) v.clear();
+    o.borrowed = room > 0 ? reinterpret_cast<uint64_t*>(out.given + out.capacity - (t + 1) * room) : nullptr;
+    o.borrowedRoom = room;
+  }
+}
+
+/** The workers' outboxes (each sorted: Outbox::sort) as one output, band by band, each band's
+ *  messages merged without repeats (the bands merged on up to `threads` threads of `pool`). The
+ *  outboxes are emptied and keep their memory for the next call (fresh vectors each call cost a
+ *  page fault per 4 KiB of messages: 7x7/3 spent more time in them than in its visits). */
+inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandOutput& out, int threads, ThreadPool& pool) {
   out.counts.assign(bands, 0);
   std::vector<size_t> start(bands + 1, 0);
   for (uint32_t b = 0; b < bands; b++) {
@@ -222,36 +296,24 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
   out.inGiven = out.given != nullptr && total <= out.capacity;
   double* to = out.given;
   if (!out.inGiven) {
-    out.messages.resize(total);
+    out.messages.resize(total);  // on the calling thread: a bad_alloc in a merging thread would end the process
     to = out.messages.data();
   }
-  const int sorters = total < (size_t{1} << 12) ? 1 : static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
-  // The keys: in the caller's buffer past the messages where it holds them twice over (no memory
-  // of the kernel's own: band-solve.ts sizes its calls so), else in the scratch. All the sorts'
-  // memory is taken here, on the calling thread: a bad_alloc in a sorting thread would end the
-  // process (std::terminate); here it is the call's error.
-  uint64_t* keys = nullptr;
-  if (out.inGiven && out.capacity - total >= total) {
-    keys = reinterpret_cast<uint64_t*>(out.given + total);
-  } else {
-    if (scratch.keys.size() < total) scratch.keys.resize(total);
-    keys = scratch.keys.data();
-  }
-  if (scratch.counts.size() < static_cast<size_t>(sorters)) scratch.counts.resize(sorters);
-  for (int t = 0; t < sorters; t++) scratch.counts[t].resize(kSortCounts);
+  const int mergers = total < (size_t{1} << 14) ? 1 : static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
+  std::vector<std::vector<const std::vector<uint64_t>*>> runs(mergers);
+  for (auto& r : runs) r.reserve(outboxes.size());
   std::vector<size_t> kept(bands, 0);
   std::atomic<uint32_t> next{0};
-  const auto sortBands = [&](int t) {
+  pool.run(mergers, [&](int t) {
     for (uint32_t b; (b = next.fetch_add(1)) < bands;) {
-      double* at = to + start[b];
-      for (Outbox& o : outboxes) {
-        at = std::copy(o.byBand[b].begin(), o.byBand[b].end(), at);
-        o.byBand[b].clear();
-      }
-      kept[b] = sortMessages(to + start[b], start[b + 1] - start[b], keys + start[b], scratch.counts[t].data());
+      runs[t].clear();
+      for (const Outbox& o : outboxes)
+        if (!o.byBand[b].empty()) runs[t].push_back(&o.byBand[b]);
+      kept[b] = mergeRuns(runs[t], to + start[b]);
     }
-  };
-  pool.run(sorters, sortBands);
+  });
+  for (Outbox& o : outboxes)
+    for (std::vector<uint64_t>& v : o.byBand) v.clear();
   // The bands' kept messages moved together, in band order.
   size_t count = 0;
   for (uint32_t b = 0; b < bands; b++) {

@@ -236,11 +236,7 @@ class BoardKernel final : public KernelApi {
     const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size(), phase == BandPhase::Units);
     std::lock_guard<std::mutex> lock(outboxesMutex_);
     std::vector<Outbox>& outboxes = outboxes_;
-    outboxes.resize(std::max(1, threads));
-    for (Outbox& o : outboxes) {
-      o.byBand.resize(map.bands);
-      for (std::vector<double>& v : o.byBand) v.clear();  // a call that threw left its messages
-    }
+    prepareOutboxes(outboxes, map.bands, out, threads, input, inputCount);
     const auto worker = [&](int t) { return PassWorker<B, BandTable>(e_, g, band, &outboxes[t]); };
     KernelStats s{};
     switch (phase) {
@@ -276,7 +272,7 @@ class BoardKernel final : public KernelApi {
         break;
       }
     }
-    collectOutboxes(outboxes, map.bands, out, threads, sortScratch_, pool_);
+    collectOutboxes(outboxes, map.bands, out, threads, pool_);
     return s;
   }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
@@ -302,7 +298,6 @@ class BoardKernel final : public KernelApi {
   std::unique_ptr<Groups> groups_;
   std::mutex groupsMutex_;
   std::vector<Outbox> outboxes_;  // the band calls' workers' messages, kept between calls
-  SortScratch sortScratch_;       // and the scratch their sorts use
   std::mutex outboxesMutex_;
   ThreadPool pool_;  // the calls' threads, kept between calls (destroyed first: declared last)
 

@@ -18,6 +18,7 @@ struct PassWorker {
     B p1;
   };
   std::vector<UnitState> unitStates;  // the states of the current pass unit
+  std::vector<StatePlace> parentPlaces;  // a band's: where a lost state's parents lie
 
   PassWorker(const Engine<B>& engine, const Groups& groups, const Table& t, Outbox* out = nullptr)
       : engine(engine),
@@ -26,7 +27,8 @@ struct PassWorker {
         outbox(out),
         graph(engine, groups),
         moves(2 * static_cast<size_t>(engine.n) * engine.k + 2),
-        childIndex(moves.size() / 2) {}
+        childIndex(moves.size() / 2),
+        parentPlaces(Table::kSends ? moves.size() : 0) {}  // as many as parentsOf can list
 
   /** Illegal and terminal states, and wins in one move: P1 fills its goal with a legal move.
    *  Knowing those before the first pass lets it prove most of the game in one sweep. */
@@ -66,11 +68,13 @@ struct PassWorker {
    *  the ones before it were won. */
   uint64_t pass(uint64_t index, B a, B b, const ChildGroup<B>& cg, bool sparse) {
     const Engine<B>& e = engine;
+    [[maybe_unused]] StatePlace place{};  // a band's: where the state lies
     if constexpr (Table::kSends) {
       // A band visits states held elsewhere too, without their values: init's are found again
       // (illegal, terminal; a win in one finds its lost child), the others decided again.
-      if (table.contains(index)) {
-        if (table.load(index) != kUnknown) return kNoBlocker;
+      place = table.placeOf(index);
+      if (table.holds(place)) {
+        if (table.loadLocal(place.local) != kUnknown) return kNoBlocker;
       } else if (e.isIllegal(a, b, 0) || e.hasWon(1, a, b)) {
         return kNoBlocker;
       }
@@ -96,12 +100,12 @@ struct PassWorker {
         if (!table.seeksLoss()) return child;
         if (unknown == kNoBlocker) unknown = child;
       } else if (v == kLoss) {
-        if (decide(index, kWin) == Decision::kChanged) stats.wins++;
+        if (decide(index, place, kWin) == Decision::kChanged) stats.wins++;
         return kNoBlocker;
       }
     }
     if (unknown != kNoBlocker) return unknown;
-    const Decision loss = decide(index, kLoss);
+    const Decision loss = decide(index, place, kLoss);
     if (loss == Decision::kKnown) return kNoBlocker;  // another thread proved it, and tells the parents
     if (loss == Decision::kChanged) stats.losses++;
     // Immediate propagation: every parent (a, b^, P2 to move), b^ -> b by a P2 move
@@ -109,31 +113,42 @@ struct PassWorker {
     // The parents lie in other groups all over the table: compute every index and prefetch
     // first, so the cache misses overlap instead of queueing one after another.
     const ParentList<B> parents = graph.parentsOf(a, b);
-    // With a window, only the parents in it (the others find the loss when visited); a band
-    // sends the others their win, unless the band of their units finds it (leavesWinToUnits).
-    int32_t unitsBand = -1;
-    if constexpr (Table::kSends) unitsBand = table.laterUnitsBand(index);
+    if constexpr (Table::kSends) {
+      // A band sends the parents it does not hold their win, unless the band of their units
+      // finds it (leavesWinToUnits). Each parent's place is found once.
+      const int32_t unitsBand = table.laterUnitsBand(place);
+      for (int i = 0; i < parents.count; i++) {
+        parentPlaces[i] = table.placeOf(parents.states[i].index);
+        if (table.holds(parentPlaces[i])) __builtin_prefetch(table.localByte(parentPlaces[i].local), 1);
+      }
+      for (int i = 0; i < parents.count; i++) {
+        const StatePlace& p = parentPlaces[i];
+        if (table.holds(p)) {
+          if (table.loadLocal(p.local) == kUnknown && table.proveLocal(p.local, kWin)) stats.wins++;
+        } else if (!table.leavesWinToUnits(unitsBand, p)) {
+          outbox->sendValue(p, kWin);
+        }
+      }
+      return kNoBlocker;
+    }
+    // With a window, only the parents in it (the others find the loss when visited).
     for (const ParentState<B>& p : parents)
       if (table.contains(p.index)) __builtin_prefetch(table.byte(p.index), 1);
-    for (const ParentState<B>& p : parents) {
-      if (table.contains(p.index)) {
-        if (table.load(p.index) == kUnknown && table.prove(p.index, kWin)) stats.wins++;
-      } else if constexpr (Table::kSends) {
-        if (!table.leavesWinToUnits(unitsBand, p.index)) outbox->sendValue(table, p.index, kWin);
-      }
-    }
+    for (const ParentState<B>& p : parents)
+      if (table.contains(p.index) && table.load(p.index) == kUnknown && table.prove(p.index, kWin)) stats.wins++;
     return kNoBlocker;
   }
 
   /** What decide() did: the table had the value already, took it, or it was sent (a band not
    *  holding the state; stats count the states this table took, the output the messages). */
   enum class Decision { kKnown, kChanged, kSent };
-  Decision decide(uint64_t index, int value) {
+  Decision decide(uint64_t index, const StatePlace& place, int value) {
     if constexpr (Table::kSends) {
-      if (!table.contains(index)) {
-        outbox->sendValue(table, index, value);
+      if (!table.holds(place)) {
+        outbox->sendValue(place, value);
         return Decision::kSent;
       }
+      return table.proveLocal(place.local, value) ? Decision::kChanged : Decision::kKnown;
     }
     return table.prove(index, value) ? Decision::kChanged : Decision::kKnown;
   }
@@ -161,10 +176,12 @@ struct PassWorker {
     if (unitsDone > kRevisitLag) revisit(waiting[unitsDone % (kRevisitLag + 1)]);
   }
 
-  /** The end of the kernel call: every state still waiting is visited again, oldest first. */
+  /** The end of the kernel call: every state still waiting is visited again, oldest first; a
+   *  band's messages are then sorted, on this thread (Outbox::sort). */
   void endSweep() {
     for (size_t u = unitsDone > kRevisitLag ? unitsDone - kRevisitLag : 0; u < unitsDone; u++) revisit(waiting[u % (kRevisitLag + 1)]);
     unitsDone = 0;
+    if constexpr (Table::kSends) outbox->sort();
   }
 
   /** Most revisits find the child that stopped the first visit still unknown: the visit would
