@@ -67,7 +67,13 @@ describe('a cluster solve whose Redis does not answer', () => {
     await waitFor('the coordinator to meet the refusal', () => /ECONNREFUSED/.test(coordinator.stderr()), 30_000);
     coordinator.proc.kill('SIGINT');
     expect((await coordinator.exited).code, coordinator.stderr()).toBe(130);
-    expect(coordinator.stderr()).toMatch(/not stopped after 5 s \(does Redis at redis:\/\/127\.0\.0\.1:1 answer\?\): quitting; .* is kept as of its last save \(solve --resume continues\)/);
+    // The store is made once Redis answers: none yet.
+    expect(coordinator.stderr()).toMatch(/not stopped after 5 s \(does Redis at redis:\/\/127\.0\.0\.1:1 answer\?\): quitting; no store was made in /);
+    expect(existsSync(store)).toBe(false);
+    // A store for the worker (one a coordinator made, as far as a worker can tell: it has an id).
+    const made = run(['solve', '--board', '4', '--pieces', '3', '--store', store, '--shards', '3', '--json', '--quiet']);
+    expect(made.status, made.stderr).toBe(0);
+    writeFileSync(join(store, 'manifest.json'), JSON.stringify({ ...manifestOf(store), id: '0123456789abcdef' }));
     const worker = start(['worker', '--redis', nowhere, '--store', store, '--threads', '1']);
     await waitFor('the worker to meet the refusal', () => /ECONNREFUSED/.test(worker.stderr()), 30_000);
     worker.proc.kill('SIGINT');
@@ -80,6 +86,32 @@ describe('a cluster solve whose Redis does not answer', () => {
     expect((await onFile.exited).code).toBe(2);
     expect(onFile.stderr()).toContain(`--store ${file} is not a folder (a worker serves the store a solve makes there)`);
   }, 90_000);
+});
+
+describe.skipIf(!haveRedis)('a Redis that refuses the credentials', () => {
+  it('ends the coordinator and the worker at once (exit 2, what to change), before a store is made', async () => {
+    const wrong = redis.url.replace(redis.password, 'not-the-password');
+    const none = redis.url.replace(`:${redis.password}@`, '');
+    for (const [url, said] of [
+      [wrong, /refused the connection's credentials \(WRONGPASS[^)]*\): check the user and password in --redis/],
+      [none, /refused the connection's credentials \(NOAUTH[^)]*\): it wants a password: give it in --redis/],
+    ] as const) {
+      const store = newStore();
+      const coordinator = start(['solve', '--board', '4', '--pieces', '3', '--store', store, '--redis', url]);
+      expect((await coordinator.exited).code, coordinator.stderr()).toBe(2);
+      expect(coordinator.stderr()).toMatch(said);
+      expect(coordinator.stderr()).not.toContain('not-the-password');
+      expect(existsSync(store)).toBe(false); // the right URL then starts afresh, no --resume needed
+    }
+    // A worker on a store a coordinator made says it once and stops (not BullMQ's refusal over and over).
+    const store = newStore();
+    const made = run(['solve', '--board', '4', '--pieces', '3', '--store', store, '--shards', '3', '--json', '--quiet']);
+    expect(made.status, made.stderr).toBe(0);
+    writeFileSync(join(store, 'manifest.json'), JSON.stringify({ ...manifestOf(store), id: '0123456789abcdef' }));
+    const worker = start(['worker', '--redis', wrong, '--store', store, '--threads', '1']);
+    expect((await worker.exited).code, worker.stderr()).toBe(2);
+    expect(worker.stderr().trim().split('\n')).toEqual([expect.stringMatching(/^ccheckers: Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ refused the connection's credentials \(WRONGPASS/)]);
+  }, 60_000);
 });
 
 describe.skipIf(!haveRedis)('cluster solves', () => {

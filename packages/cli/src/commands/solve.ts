@@ -1,7 +1,7 @@
 /** `ccheckers solve`: strongly solve a variant, with progress on stderr and the counts on stdout. */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { StateSpace } from '@ccheckers/core';
 import {
   type ClusterSolveResult,
@@ -121,7 +121,9 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
       // A coordinator waiting on a Redis that does not answer would wait for it: its store is
       // safe to leave at any moment (every write is atomic), so it goes after a few seconds.
       setTimeout(() => {
-        progress.done(`not stopped after ${CLUSTER_STOP_MS / 1000} s (does Redis at ${parseRedisUrl(o.redis!).shown} answer?): quitting; ${store} is kept as of its last save (solve --resume continues)`);
+        // The store is made once Redis has answered: it may not be there yet.
+        const kept = store !== undefined && existsSync(join(store, 'manifest.json')) ? `${store} is kept as of its last save (solve --resume continues)` : `no store was made in ${store}`;
+        progress.done(`not stopped after ${CLUSTER_STOP_MS / 1000} s (does Redis at ${parseRedisUrl(o.redis!).shown} answer?): quitting; ${kept}`);
         process.exit(EXIT_INTERRUPTED);
       }, CLUSTER_STOP_MS).unref();
     }

@@ -94,9 +94,16 @@ const IDLE_NOTICE_MS = 10_000;
 export async function solveOnCluster(options: ClusterSolveOptions): Promise<ClusterSolveResult> {
   const redisUrl = parseRedisUrl(options.redis);
   const { existing, plan } = planStore(options, 1);
-  let store = existing ?? createStore(options, plan);
   const notice = options.onNotice ?? (() => {});
-  const connection = await connectRedis(redisUrl.url, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`));
+  // Redis first: one that refuses the credentials ends the command before a store is made.
+  const connection = await connectRedis(redisUrl, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`));
+  let store: ShardStore;
+  try {
+    store = existing ?? createStore(options, plan);
+  } catch (e) {
+    connection.redis.disconnect();
+    throw e;
+  }
   let unlock: (() => void) | undefined;
   let lease: CoordinatorLease | undefined;
   let q: Queue | undefined;

@@ -35,28 +35,57 @@ export interface CountedRedis {
   commands(): number;
 }
 
+/** What Redis says when it refuses the credentials (wrong password or user, or none given to a
+ *  Redis that wants one): no retry helps, so the command ends at once, saying what to change. */
+const CREDENTIALS_REFUSED = /^(WRONGPASS|NOAUTH)\b|invalid (username-)?password/i;
+
 /**
  * A connection as BullMQ wants it for workers and for a coordinator that must outlast a Redis
  * restart: commands wait (maxRetriesPerRequest null) while it reconnects, every 100 ms to 2 s.
  * `onError` hears connection errors once per outage (ioredis repeats them on every retry).
  * ioredis (and BullMQ, in the coordinator and worker) are loaded only here, when a cluster is
  * used: loading BullMQ costs ~0.1 s that no other command should pay.
+ *
+ * Resolves once Redis has answered (a Redis that is away is waited for, with `onError` told), or
+ * when `signal` aborts first; a Redis that refuses the credentials in the URL is an E_USAGE error
+ * before anything else is done (a worker would otherwise log BullMQ's refusal many times a second,
+ * and a coordinator would have made its store first).
  */
-export async function connectRedis(url: string, onError: (message: string) => void = () => {}): Promise<CountedRedis> {
+export async function connectRedis(url: { url: string; shown: string }, onError: (message: string) => void = () => {}, signal?: AbortSignal): Promise<CountedRedis> {
   const { Redis } = await import('ioredis');
   let down = false;
-  const redis = new Redis(url, {
+  const redis = new Redis(url.url, {
     maxRetriesPerRequest: null,
     retryStrategy: (times) => Math.min(2000, 100 * times),
     lazyConnect: false,
   });
   redis.on('error', (e: Error) => {
+    if (CREDENTIALS_REFUSED.test(e.message)) return; // the ping below says it
     if (!down) onError(e.message || String(e));
     down = true;
   });
   redis.on('ready', () => {
     down = false;
   });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return resolve();
+      const stop = () => resolve();
+      signal?.addEventListener('abort', stop, { once: true });
+      redis.ping().then(
+        () => resolve(),
+        (e: Error) => reject(e),
+      );
+    });
+  } catch (e) {
+    redis.disconnect();
+    const message = (e as Error).message ?? String(e);
+    if (!CREDENTIALS_REFUSED.test(message)) throw e;
+    const advice = /^NOAUTH/i.test(message)
+      ? 'it wants a password: give it in --redis, as in redis://:PASSWORD@host:port'
+      : 'check the user and password in --redis (redis://[USER]:PASSWORD@host:port)';
+    throw new CCheckersError('E_USAGE', `Redis at ${url.shown} refused the connection's credentials (${message.split(/[.,]/)[0]!.slice(0, 80)}): ${advice}`);
+  }
   let sent = 0;
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {

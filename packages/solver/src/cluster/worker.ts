@@ -44,7 +44,13 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   if (storeId === undefined) return { jobs: 0, refused: 0 };
   const queue = queueName(storeId);
   const { DelayedError, UnrecoverableError, Worker } = await import('bullmq');
-  const connection = await connectRedis(url, (message) => options.log(`Redis at ${shown}: ${message}; retrying`));
+  const connection = await connectRedis({ url, shown }, (message) => options.log(`Redis at ${shown}: ${message}; retrying`), options.signal);
+  if (options.signal.aborted) {
+    // Stopped while Redis was away: no job was taken.
+    options.log('stopping');
+    connection.redis.disconnect();
+    return { jobs: 0, refused: 0 };
+  }
   const runner = new JobRunner({
     dir: options.store,
     backend: options.backend,
