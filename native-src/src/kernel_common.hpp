@@ -18,5 +18,6 @@
 #include "ccheckers/geometry.hpp"
 #include "ccheckers/jump_magic.hpp"
 #include "ccheckers/kernel_api.hpp"
+#include "ccheckers/message_runs.hpp"
 #include "ccheckers/pext_pdep.hpp"
 #include "ccheckers/thread_pool.hpp"

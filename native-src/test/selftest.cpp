@@ -94,12 +94,15 @@ static int checkSortMessages() {
         e.erase(std::unique(e.begin(), e.end()), e.end());
       }
       for (int threads : {1, 3}) {
-        // Given a buffer with room for the messages only, with room for their sort keys too, none.
-        for (size_t room : {total + 1, 2 * total + 1, size_t{0}}) {
+        // Given a buffer with room for the messages only (too little to code them in it), with
+        // room for their sort keys too, none; messages asked for as doubles and coded.
+        for (size_t room : {total + 1, 2 * total + 1, size_t{0}})
+        for (bool code : {false, true}) {
           const bool given = room > 0;
           std::vector<band_check::Outbox> copy = outboxes;
           std::vector<double> buffer(room, -1);
           BandOutput out;
+          out.code = code;
           if (given) {
             out.given = buffer.data();
             out.capacity = buffer.size();
@@ -114,13 +117,28 @@ static int checkSortMessages() {
           }
           ThreadPool pool;
           band_check::collectOutboxes(copy, 5, out, threads, pool);
-          const double* got = out.inGiven ? buffer.data() : out.messages.data();
           CHECK(out.inGiven == given, "collectOutboxes into the caller's buffer where it fits");
+          if (!code || !given) CHECK(!out.coded, "collectOutboxes gives doubles unless asked to code into a given buffer");
+          if (code && room == 2 * total + 1) CHECK(out.coded, "collectOutboxes codes where asked and there is room");
           size_t at = 0;
+          std::vector<double> decoded;
+          const double* got = out.inGiven ? buffer.data() : out.messages.data();
           for (uint32_t b = 0; b < 5; b++) {
             CHECK(out.counts[b] == static_cast<double>(expected[b].size()), "collectOutboxes count of band %u (%zu messages, %d workers, %d threads)", b, total, workers, threads);
-            CHECK(std::equal(expected[b].begin(), expected[b].end(), got + at), "collectOutboxes messages of band %u (%zu messages, %d workers, %d threads)", b, total, workers, threads);
-            at += expected[b].size();
+            if (out.coded) {
+              // One run for the band, read back by the files' decoder.
+              const size_t bytes = static_cast<size_t>(out.codedBytes[b]);
+              decoded.assign(expected[b].size() + 1, -1);
+              double state[kMessageRunState] = {0, -1, 0, 1, 0, 0};
+              decodeMessageRuns(reinterpret_cast<const uint8_t*>(buffer.data()) + at, 0, bytes, decoded.data(), 0, decoded.size(), state);
+              CHECK(state[kRunNextByte] == static_cast<double>(bytes) && state[kRunLeft] == 0 && state[kRunNextOut] == static_cast<double>(expected[b].size()),
+                    "collectOutboxes codes band %u as one whole run (%zu messages, %d workers)", b, total, workers);
+              CHECK(std::equal(expected[b].begin(), expected[b].end(), decoded.begin()), "collectOutboxes coded messages of band %u (%zu messages, %d workers)", b, total, workers);
+              at += bytes;
+            } else {
+              CHECK(std::equal(expected[b].begin(), expected[b].end(), got + at), "collectOutboxes messages of band %u (%zu messages, %d workers, %d threads)", b, total, workers, threads);
+              at += expected[b].size();
+            }
           }
           CHECK(out.count == at, "collectOutboxes total");
           for (const auto& o : copy)
@@ -129,6 +147,20 @@ static int checkSortMessages() {
         }
       }
     }
+  }
+  // Coded only where the buffer has 8 bytes a message and 16 a band: 10 messages for 2 bands.
+  for (size_t room : {size_t{13}, size_t{14}}) {
+    std::vector<band_check::Outbox> outboxes(1, band_check::Outbox(2));
+    for (uint64_t m = 0; m < 10; m++) outboxes[0].byBand[m % 2].push_back(1000 * m);
+    std::vector<double> buffer(room);
+    BandOutput out;
+    out.code = true;
+    out.given = buffer.data();
+    out.capacity = buffer.size();
+    ThreadPool pool;
+    band_check::collectOutboxes(outboxes, 2, out, 1, pool);
+    CHECK(out.coded == (room == 14), "collectOutboxes codes only with room for the worst case (room %zu)", room);
+    checked++;
   }
   // The sorts' keys are not lent where the call's input lies.
   {

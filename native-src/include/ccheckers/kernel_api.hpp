@@ -79,15 +79,23 @@ enum class BandPhase { Init, Units, Visit, Requests, Apply };
  * A band call's messages, band by band: counts[b] messages for band b, in band order, each band's
  * sorted ascending and without repeats. They are written to `given` (the caller's buffer of
  * `capacity` doubles) where they fit before the repeats go, else to `messages`; `inGiven` says which.
- * Where `given` holds them twice over, the sort's keys use the part past them (garbage after).
+ * The second half of `given` lends the sorts their keys (garbage after).
+ *
+ * With `code` (a caller that only writes them to message files), each band's messages are given
+ * as one run of message_runs.hpp instead, coded in the bytes of `given`, band after band:
+ * codedBytes[b] bytes for band b, `coded` true and `count` the bytes in all. Where `given` has not
+ * the room (8 bytes a message and 16 a band, before the repeats go), they come as doubles.
  */
 struct BandOutput {
   double* given = nullptr;
   size_t capacity = 0;
+  bool code = false;
   bool inGiven = false;
+  bool coded = false;
   size_t count = 0;
   std::vector<double> messages;
   std::vector<double> counts;
+  std::vector<double> codedBytes;
 };
 
 class KernelApi {

@@ -79,6 +79,7 @@ interface AddonKernel {
     to: number,
     threads: number,
     output: Float64Array | undefined,
+    code: boolean,
   ): BandResult;
   solverGroups(): number;
   solverPassUnits(): number;
@@ -318,8 +319,8 @@ class NativeSolverKernel implements SolverKernel {
   distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverDistanceLayer(table, distances, depth, groupFrom, groupTo, threads);
   }
-  band(phase: BandPhase, table: Uint8Array, map: BandMap, input: Float64Array | undefined, from: number, to: number, threads = 1, output?: Float64Array): BandResult {
-    return this.k.solverBand(phase, table, map, input, from, to, threads, output);
+  band(phase: BandPhase, table: Uint8Array, map: BandMap, input: Float64Array | undefined, from: number, to: number, threads = 1, output?: Float64Array, code = false): BandResult {
+    return this.k.solverBand(phase, table, map, input, from, to, threads, output, code);
   }
 }
 

@@ -300,7 +300,8 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     return reinterpret_cast<const T*>(static_cast<const uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset());
   }
   // solverBand(phase, table, map {held, bands, bandOf, slotOf, groups}, input: Float64Array | undefined,
-  // from, to, threads, output?: Float64Array) -> {wins, losses, ..., messages: Float64Array, counts: Float64Array}
+  // from, to, threads, output?: Float64Array, code?: boolean) -> {wins, losses, ..., messages: Float64Array,
+  // counts: Float64Array, and where coded (see BandOutput) coded: Uint8Array, codedBytes: Float64Array}
   Napi::Value SolverBand(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const int phase = info[0].As<Napi::Number>().Int32Value();
@@ -347,11 +348,19 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
         given = info[7].As<Napi::Float64Array>();
         out.given = given.Data();
         out.capacity = given.ElementLength();
+        out.code = info.Length() > 8 && info[8].ToBoolean().Value();
       }
       const cck::KernelStats s = kernel_->solverBand(static_cast<cck::BandPhase>(phase), table, bytes, map, input, inputCount, from, to, threads, out);
       Napi::Object o = statsObject(env, s);
       Napi::Float64Array messages;
-      if (out.inGiven) {
+      if (out.coded) {
+        // The runs in the caller's buffer's bytes; no doubles.
+        messages = Napi::Float64Array::New(env, 0);
+        Napi::Float64Array codedBytes = Napi::Float64Array::New(env, out.codedBytes.size());
+        std::copy(out.codedBytes.begin(), out.codedBytes.end(), codedBytes.Data());
+        o.Set("coded", Napi::Uint8Array::New(env, out.count, given.ArrayBuffer(), given.ByteOffset()));
+        o.Set("codedBytes", codedBytes);
+      } else if (out.inGiven) {
         messages = Napi::Float64Array::New(env, out.count, given.ArrayBuffer(), given.ByteOffset());
       } else {
         messages = Napi::Float64Array::New(env, out.count);

@@ -25,10 +25,14 @@ import {
   WIN,
   WORDS,
   bandMessage,
+  RUN_NEXT_OUT,
+  atRunBoundary,
+  newMessageRunState,
   permuteSet,
   rankSet,
   readValue,
   seededRandom,
+  tsMessageRuns,
   unrankSet,
   variant,
 } from '@ccheckers/core';
@@ -264,6 +268,49 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
       expect(notInSmall.messages.buffer === small.buffer, name).toBe(false);
       expect(sameBytes(notInSmall.messages, plain.messages), name).toBe(true);
       expect(Array.from(notInSmall.counts), name).toEqual(Array.from(plain.counts));
+    }
+  });
+
+  it('messages asked for coded come as one run per band in the output buffer where there is room (native), else as numbers', () => {
+    const slots = map.groups.length;
+    for (const [name, k] of kernels) {
+      const table = new Uint8Array(bandBytes(space, map));
+      k.band(BandPhase.INIT, table, map, undefined, 0, slots, 1);
+      const plain = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1);
+      for (const threads of [1, 2]) {
+        // Room for 8 bytes a message and 16 a band: native codes them; ts gives numbers.
+        const roomy = new Float64Array(plain.messages.length + 2 * plain.counts.length);
+        const r = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, threads, roomy, true);
+        expect(Array.from(r.counts), name).toEqual(Array.from(plain.counts));
+        if (name === 'ts') {
+          expect(r.coded, name).toBeUndefined();
+          expect(sameBytes(r.messages, plain.messages), name).toBe(true);
+          continue;
+        }
+        expect(r.coded!.buffer === roomy.buffer && r.coded!.byteOffset === 0 && r.messages.length === 0, name).toBe(true);
+        let at = 0;
+        let from = 0;
+        for (let band = 0; band < r.counts.length; band++) {
+          // Each band's bytes, read by the files' decoder (core's), are its messages.
+          const count = r.counts[band]!;
+          const bytes = r.codedBytes![band]!;
+          expect(bytes === 0, `${name}: band ${band} has bytes iff messages`).toBe(count === 0);
+          const out = new Float64Array(count + 1);
+          const state = newMessageRunState();
+          tsMessageRuns.decodeMessageRuns(r.coded!.subarray(at, at + bytes), 0, out, 0, state);
+          expect(state[RUN_NEXT_OUT], `${name}: band ${band}`).toBe(count);
+          expect(atRunBoundary(state), `${name}: band ${band} is whole runs`).toBe(true);
+          expect(sameBytes(out.subarray(0, count), plain.messages.subarray(from, from + count)), `${name}: band ${band}`).toBe(true);
+          at += bytes;
+          from += count;
+        }
+        expect(at, name).toBe(r.coded!.length);
+      }
+      // Without the room: numbers, as asked for without code.
+      const tight = new Float64Array(plain.messages.length + 1);
+      const numbers = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1, tight, true);
+      expect(numbers.coded, name).toBeUndefined();
+      expect(sameBytes(numbers.messages, plain.messages), name).toBe(true);
     }
   });
 

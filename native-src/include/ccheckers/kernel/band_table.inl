@@ -215,20 +215,12 @@ struct Outbox {
 };
 
 /**
- * Merges the sorted runs of `runs` into `to` as doubles, dropping repeats (a state that two workers
- * decided); returns the count written. Two runs (two threads) are merged directly, more through a
- * heap of their heads.
+ * Calls put(k) for the keys of the sorted runs `runs` in ascending order (a key in two runs, which
+ * two workers sent, twice: put drops repeats). Two runs (two threads) are merged directly, more
+ * through a heap of their heads.
  */
-inline size_t mergeRuns(const std::vector<const std::vector<uint64_t>*>& runs, double* to) {
-  double* const first = to;
-  bool any = false;
-  uint64_t last = 0;
-  const auto put = [&](uint64_t k) {
-    if (any && k == last) return;
-    *to++ = static_cast<double>(k);
-    last = k;
-    any = true;
-  };
+template <class Put>
+void mergeRuns(const std::vector<const std::vector<uint64_t>*>& runs, Put&& put) {
   if (runs.size() == 1) {
     for (uint64_t k : *runs[0]) put(k);
   } else if (runs.size() == 2) {
@@ -258,7 +250,44 @@ inline size_t mergeRuns(const std::vector<const std::vector<uint64_t>*>& runs, d
       }
     }
   }
+}
+
+/** The merged runs as doubles at `to`, without repeats; returns the count. */
+inline size_t mergeToDoubles(const std::vector<const std::vector<uint64_t>*>& runs, double* to) {
+  double* const first = to;
+  bool any = false;
+  uint64_t last = 0;
+  mergeRuns(runs, [&](uint64_t k) {
+    if (any && k == last) return;
+    *to++ = static_cast<double>(k);
+    last = k;
+    any = true;
+  });
   return static_cast<size_t>(to - first);
+}
+
+/**
+ * The merged runs as one message run (message_runs.hpp: count, first, distances) in `bytes`, which
+ * has room for 8 bytes a key and 16 more: the messages from bytes + 8 on, then the count right
+ * before them. Returns {where the run starts, its bytes} and the count in `kept`.
+ */
+inline std::pair<uint8_t*, size_t> mergeToRun(const std::vector<const std::vector<uint64_t>*>& runs, uint8_t* bytes, size_t& kept) {
+  size_t at = kMaxNumberBytes;
+  size_t count = 0;
+  uint64_t last = 0;
+  mergeRuns(runs, [&](uint64_t k) {
+    if (count > 0 && k == last) return;
+    at = writeNumber(bytes, at, count == 0 ? k : k - last);
+    last = k;
+    count++;
+  });
+  kept = count;
+  if (count == 0) return {bytes, 0};
+  uint8_t head[kMaxNumberBytes + 2];
+  const size_t headBytes = writeNumber(head, 0, count);
+  uint8_t* run = bytes + kMaxNumberBytes - headBytes;
+  std::memcpy(run, head, headBytes);
+  return {run, at - (kMaxNumberBytes - headBytes)};
 }
 
 /**
@@ -281,9 +310,10 @@ inline void prepareOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, const
 }
 
 /** The workers' outboxes (each sorted: Outbox::sort) as one output, band by band, each band's
- *  messages merged without repeats (the bands merged on up to `threads` threads of `pool`). The
- *  outboxes are emptied and keep their memory for the next call (fresh vectors each call cost a
- *  page fault per 4 KiB of messages: 7x7/3 spent more time in them than in its visits). */
+ *  messages merged without repeats (the bands merged on up to `threads` threads of `pool`), as
+ *  doubles or, where the caller asks and has the room, as coded runs (BandOutput). The outboxes
+ *  are emptied and keep their memory for the next call (fresh vectors each call cost a page fault
+ *  per 4 KiB of messages: 7x7/3 spent more time in them than in its visits). */
 inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandOutput& out, int threads, ThreadPool& pool) {
   out.counts.assign(bands, 0);
   std::vector<size_t> start(bands + 1, 0);
@@ -293,12 +323,16 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
     start[b + 1] = start[b] + size;
   }
   const size_t total = start[bands];
+  // Coded: band b's run is made in bytes [8 * start[b] + 16 * b, ...) of the caller's buffer.
+  out.coded = out.code && out.given != nullptr && total + 2 * static_cast<size_t>(bands) <= out.capacity;
   out.inGiven = out.given != nullptr && total <= out.capacity;
   double* to = out.given;
   if (!out.inGiven) {
     out.messages.resize(total);  // on the calling thread: a bad_alloc in a merging thread would end the process
     to = out.messages.data();
   }
+  uint8_t* const bytes = reinterpret_cast<uint8_t*>(out.given);
+  std::vector<std::pair<uint8_t*, size_t>> run(out.coded ? bands : 0);
   const int mergers = total < (size_t{1} << 14) ? 1 : static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
   std::vector<std::vector<const std::vector<uint64_t>*>> runs(mergers);
   for (auto& r : runs) r.reserve(outboxes.size());
@@ -309,17 +343,29 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
       runs[t].clear();
       for (const Outbox& o : outboxes)
         if (!o.byBand[b].empty()) runs[t].push_back(&o.byBand[b]);
-      kept[b] = mergeRuns(runs[t], to + start[b]);
+      if (out.coded) {
+        run[b] = mergeToRun(runs[t], bytes + 8 * start[b] + 16 * static_cast<size_t>(b), kept[b]);
+      } else {
+        kept[b] = mergeToDoubles(runs[t], to + start[b]);
+      }
     }
   });
   for (Outbox& o : outboxes)
     for (std::vector<uint64_t>& v : o.byBand) v.clear();
-  // The bands' kept messages moved together, in band order.
+  // The bands' runs or kept messages moved together, in band order (each starts at or past the
+  // end of those before it).
   size_t count = 0;
+  if (out.coded) out.codedBytes.assign(bands, 0);
   for (uint32_t b = 0; b < bands; b++) {
-    std::memmove(to + count, to + start[b], kept[b] * sizeof(double));
     out.counts[b] = static_cast<double>(kept[b]);
-    count += kept[b];
+    if (out.coded) {
+      std::memmove(bytes + count, run[b].first, run[b].second);
+      out.codedBytes[b] = static_cast<double>(run[b].second);
+      count += run[b].second;
+    } else {
+      std::memmove(to + count, to + start[b], kept[b] * sizeof(double));
+      count += kept[b];
+    }
   }
   out.count = count;
 }

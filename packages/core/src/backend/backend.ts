@@ -179,10 +179,15 @@ export function bandMessage(index: number, value: number): number {
 
 /** A band call's counts (changes to the held band) and its messages, band by band: counts[b] of
  *  them for band b, in band order, each band's sorted ascending and without repeats (combined:
- *  several visits that send a state the same value send it once). */
+ *  several visits that send a state the same value send it once). Where the call was asked to
+ *  code them and did (native, with room in `output`), they are instead `coded`: band after band,
+ *  codedBytes[b] bytes of one message run (message-runs.ts) for band b, in the bytes of `output`;
+ *  `messages` is then empty. */
 export interface BandResult extends KernelStats {
   messages: Float64Array;
   counts: Float64Array;
+  coded?: Uint8Array;
+  codedBytes?: Float64Array;
 }
 
 /**
@@ -214,7 +219,8 @@ export interface SolverKernel {
   distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   /** A band call on the held band `table` (see BandPhase). The messages are returned in the
    *  front of `output` where they fit before their repeats are dropped (a view of it: valid until
-   *  the next call), else in a new array. */
+   *  the next call), else in a new array. `code`: a caller that only writes them to message
+   *  files may take them coded (BandResult.coded); a backend may ignore it (ts does). */
   band(
     phase: BandPhase,
     table: Uint8Array,
@@ -224,6 +230,7 @@ export interface SolverKernel {
     to: number,
     threads?: number,
     output?: Float64Array,
+    code?: boolean,
   ): BandResult;
 }
 

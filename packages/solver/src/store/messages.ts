@@ -92,6 +92,32 @@ export class MessageWriter {
    *  (target, kind): at most OPEN_FILES files are open at once, whatever the band count. */
   write(target: number, kind: MessageKind, messages: Float64Array): void {
     if (messages.length === 0) return;
+    const { fd, entry } = this.fileFor(target, kind);
+    const encoder = new MessageEncoder(this.runs, this.buffer, (bytes) => this.append(fd, entry, bytes));
+    encoder.run(messages);
+    encoder.flushNow();
+    entry.count += messages.length;
+    this.messagesWritten += messages.length;
+  }
+
+  /** Appends `count` messages already coded as runs (`bytes`: a kernel's, see BandResult.coded). */
+  writeRun(target: number, kind: MessageKind, bytes: Uint8Array, count: number): void {
+    if (count === 0) return;
+    const { fd, entry } = this.fileFor(target, kind);
+    this.append(fd, entry, bytes);
+    entry.count += count;
+    this.messagesWritten += count;
+  }
+
+  private append(fd: number, entry: MessageFile, bytes: Uint8Array): void {
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at));
+    entry.crc32 = crc32Of(bytes, entry.crc32);
+    entry.bytes += bytes.length;
+    this.bytesWritten += bytes.length;
+  }
+
+  /** The file for (target, kind), open, and its entry. */
+  private fileFor(target: number, kind: MessageKind): { fd: number; entry: MessageFile } {
     const file = messageFileName(target, kind, this.pass, this.source);
     let entry = this.files.get(file);
     let fd = this.open.get(file);
@@ -108,17 +134,7 @@ export class MessageWriter {
     this.open.set(file, fd);
     entry ??= { file, target, kind, pass: this.pass, source: this.source, bytes: 0, count: 0, crc32: 0 };
     this.files.set(file, entry);
-    const written = entry;
-    const encoder = new MessageEncoder(this.runs, this.buffer, (bytes) => {
-      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at));
-      written.crc32 = crc32Of(bytes, written.crc32);
-      written.bytes += bytes.length;
-      this.bytesWritten += bytes.length;
-    });
-    encoder.run(messages);
-    encoder.flushNow();
-    entry.count += messages.length;
-    this.messagesWritten += messages.length;
+    return { fd, entry };
   }
 
   /** Flushes every file to the disk and closes it: what the manifest is to name. */
