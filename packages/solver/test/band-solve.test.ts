@@ -207,6 +207,10 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
       });
       expect(same(r)).toEqual(same(inMemory.get(`${board}/${pieces}`)!));
       expect(r.passLog.at(-1)!.newlyProven).toBe(0);
+      // The last pass changes no band: each keeps its file (only message files are written).
+      const tableBytes = new StateSpace(variant(board, pieces)).tableBytes;
+      expect(r.passLog.at(-1)!.bytesWritten).toBeLessThan(tableBytes / 2);
+      expect(r.passLog[0]!.bytesWritten).toBeGreaterThanOrEqual(tableBytes);
       const plan = planned as { bands: number; bandBytes: number; messageBytes: number; overheadBytes: number };
       expect(r.shards).toBe(plan.bands);
       if (bands > 0) expect(plan.bands).toBe(bands);

@@ -307,13 +307,15 @@ class BandSolve {
     } finally {
       writer.close(); // a step that throws: its files are leftovers, removed on resume
     }
+    // A band nothing changed keeps its file (every change is counted in `changed`).
+    const tableWritten = changed > 0 ? table.length : 0;
     this.bytesRead += read;
-    this.bytesWritten += table.length + writer.bytesWritten;
+    this.bytesWritten += tableWritten + writer.bytesWritten;
     const last = band + 1 === bands;
     const seconds = (performance.now() - stepStart) / 1000;
     let record: PassRecord | undefined;
     this.store.saveBandStep(
-      { index: band, bytes: table },
+      changed > 0 ? { index: band, bytes: table } : { index: band },
       added,
       inbox.map((f) => f.file),
       (next) => {
@@ -324,7 +326,7 @@ class BandSolve {
         t.messagesWritten += writer.messagesWritten;
         t.seconds += seconds;
         t.bytesRead += read;
-        t.bytesWritten += table.length + writer.bytesWritten;
+        t.bytesWritten += tableWritten + writer.bytesWritten;
         next.proven = (next.proven ?? 0) + changed;
         next.seconds = this.elapsed();
         s.next = last ? { pass: pass + 1, band: 0 } : { pass, band: band + 1 };
