@@ -79,7 +79,8 @@ enum class BandPhase { Init, Units, Visit, Requests, Apply };
  * A band call's messages, band by band: counts[b] messages for band b, in band order, each band's
  * sorted ascending and without repeats. They are written to `given` (the caller's buffer of
  * `capacity` doubles) where they fit before the repeats go, else to `messages`; `inGiven` says which.
- * The second half of `given` lends the sorts their keys (garbage after).
+ * The second half of `given` lends the sorts their keys (garbage after), unless the call's input
+ * lies in `given`.
  *
  * With `code` (a caller that only writes them to message files), each band's messages are given
  * as one run of message_runs.hpp instead, coded in the bytes of `given`, band after band:

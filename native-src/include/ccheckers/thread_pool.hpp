@@ -74,9 +74,10 @@ class ThreadPool {
   /** Pool thread t (1, 2, ...): each new run with more than t threads runs body(t). */
   void serve(int t) {
     uint64_t seen = 0;
+    bool worked = false;  // in the last run: only then is another likely to follow at once
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      if (!stopping_ && generation_ == seen) {
+      if (worked && !stopping_ && generation_ == seen) {
         // A band solve's calls come a fraction of a millisecond apart: a thread that waits for
         // the next one a little before it sleeps starts it without the wake-up's latency.
         lock.unlock();
@@ -87,7 +88,8 @@ class ThreadPool {
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
       if (stopping_) return;
       seen = generation_;
-      if (t >= jobThreads_) continue;
+      worked = t < jobThreads_;
+      if (!worked) continue;
       const std::function<void(int)>* job = job_;
       lock.unlock();
       (*job)(t);

@@ -12,7 +12,7 @@
  * A message: the number local * 4 + value, exact in a double (local < 2^51). A value (1..3)
  * for the state `local` of the band it is sent to; a request (value 0) names a stored state,
  * by its stored index, for the band that holds its children to visit. Kept as this integer until
- * the call's output, which gives JS doubles.
+ * the call's output, which gives JS doubles or coded runs (BandOutput).
  */
 inline uint64_t messageOf(uint64_t index, int value) { return index * 4 + static_cast<uint64_t>(value); }
 inline uint64_t messageIndex(double m) { return static_cast<uint64_t>(m) >> 2; }
@@ -219,8 +219,22 @@ struct Outbox {
  * two workers sent, twice: put drops repeats). Two runs (two threads) are merged directly, more
  * through a heap of their heads.
  */
+/** What a merge of three runs or more uses: taken before the merging threads start (a bad_alloc
+ *  in one would end the process). */
+struct MergeScratch {
+  std::vector<const std::vector<uint64_t>*> runs;
+  std::vector<std::pair<uint64_t, size_t>> heap;
+  std::vector<size_t> at;
+  explicit MergeScratch(size_t workers = 0) {
+    runs.reserve(workers);
+    heap.reserve(workers);
+    at.reserve(workers);
+  }
+};
+
 template <class Put>
-void mergeRuns(const std::vector<const std::vector<uint64_t>*>& runs, Put&& put) {
+void mergeRuns(MergeScratch& m, Put&& put) {
+  const std::vector<const std::vector<uint64_t>*>& runs = m.runs;
   if (runs.size() == 1) {
     for (uint64_t k : *runs[0]) put(k);
   } else if (runs.size() == 2) {
@@ -231,9 +245,11 @@ void mergeRuns(const std::vector<const std::vector<uint64_t>*>& runs, Put&& put)
     while (i < x.size()) put(x[i++]);
     while (j < y.size()) put(y[j++]);
   } else if (!runs.empty()) {
-    // (head, run) pairs, the least on top.
-    std::vector<std::pair<uint64_t, size_t>> heap;
-    std::vector<size_t> at(runs.size(), 0);
+    // (head, run) pairs, the least on top (the scratch has room for one per run).
+    std::vector<std::pair<uint64_t, size_t>>& heap = m.heap;
+    std::vector<size_t>& at = m.at;
+    heap.clear();
+    at.assign(runs.size(), 0);
     for (size_t r = 0; r < runs.size(); r++)
       if (!runs[r]->empty()) heap.emplace_back((*runs[r])[0], r);
     const auto greater = [](const auto& p, const auto& q) { return p.first > q.first; };
@@ -253,7 +269,7 @@ void mergeRuns(const std::vector<const std::vector<uint64_t>*>& runs, Put&& put)
 }
 
 /** The merged runs as doubles at `to`, without repeats; returns the count. */
-inline size_t mergeToDoubles(const std::vector<const std::vector<uint64_t>*>& runs, double* to) {
+inline size_t mergeToDoubles(MergeScratch& runs, double* to) {
   double* const first = to;
   bool any = false;
   uint64_t last = 0;
@@ -271,7 +287,7 @@ inline size_t mergeToDoubles(const std::vector<const std::vector<uint64_t>*>& ru
  * has room for 8 bytes a key and 16 more: the messages from bytes + 8 on, then the count right
  * before them. Returns {where the run starts, its bytes} and the count in `kept`.
  */
-inline std::pair<uint8_t*, size_t> mergeToRun(const std::vector<const std::vector<uint64_t>*>& runs, uint8_t* bytes, size_t& kept) {
+inline std::pair<uint8_t*, size_t> mergeToRun(MergeScratch& runs, uint8_t* bytes, size_t& kept) {
   size_t at = kMaxNumberBytes;
   size_t count = 0;
   uint64_t last = 0;
@@ -298,7 +314,9 @@ inline std::pair<uint8_t*, size_t> mergeToRun(const std::vector<const std::vecto
 inline void prepareOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, const BandOutput& out, int threads, const double* input, size_t inputCount) {
   outboxes.resize(std::max(1, threads));
   // Not where the call's input is (a worker sorts while the others still read it).
-  const bool apart = input == nullptr || input + inputCount <= out.given || out.given + out.capacity <= input;
+  const auto address = [](const double* p) { return reinterpret_cast<uintptr_t>(p); };
+  const bool apart = input == nullptr || out.given == nullptr || address(input + inputCount) <= address(out.given) ||
+                     address(out.given + out.capacity) <= address(input);
   const size_t room = out.given && apart ? out.capacity / 2 / outboxes.size() : 0;
   for (size_t t = 0; t < outboxes.size(); t++) {
     Outbox& o = outboxes[t];
@@ -334,15 +352,14 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
   uint8_t* const bytes = reinterpret_cast<uint8_t*>(out.given);
   std::vector<std::pair<uint8_t*, size_t>> run(out.coded ? bands : 0);
   const int mergers = total < (size_t{1} << 14) ? 1 : static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
-  std::vector<std::vector<const std::vector<uint64_t>*>> runs(mergers);
-  for (auto& r : runs) r.reserve(outboxes.size());
+  std::vector<MergeScratch> runs(mergers, MergeScratch(outboxes.size()));
   std::vector<size_t> kept(bands, 0);
   std::atomic<uint32_t> next{0};
   pool.run(mergers, [&](int t) {
     for (uint32_t b; (b = next.fetch_add(1)) < bands;) {
-      runs[t].clear();
+      runs[t].runs.clear();
       for (const Outbox& o : outboxes)
-        if (!o.byBand[b].empty()) runs[t].push_back(&o.byBand[b]);
+        if (!o.byBand[b].empty()) runs[t].runs.push_back(&o.byBand[b]);
       if (out.coded) {
         run[b] = mergeToRun(runs[t], bytes + 8 * start[b] + 16 * static_cast<size_t>(b), kept[b]);
       } else {

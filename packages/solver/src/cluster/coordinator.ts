@@ -74,8 +74,14 @@ export interface ClusterSolveResult extends SolveResult {
 }
 
 export class ClusterSolveInterrupted extends CCheckersError {
-  constructor(store: string, passes: number) {
-    super('E_INTERRUPTED', `solve interrupted; ${store} holds ${passes} passes, continue with --resume (the workers may stay)`);
+  /** `passes` undefined: interrupted before the store was made (Redis had not answered). */
+  constructor(store: string, passes: number | undefined) {
+    super(
+      'E_INTERRUPTED',
+      passes === undefined
+        ? `solve interrupted before Redis answered; no store was made in ${store}`
+        : `solve interrupted; ${store} holds ${passes} passes, continue with --resume (the workers may stay)`,
+    );
   }
 }
 
@@ -96,7 +102,11 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
   const { existing, plan } = planStore(options, 1);
   const notice = options.onNotice ?? (() => {});
   // Redis first: one that refuses the credentials ends the command before a store is made.
-  const connection = await connectRedis(redisUrl, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`));
+  const connection = await connectRedis(redisUrl, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`), options.signal);
+  if (options.signal?.aborted) {
+    connection.redis.disconnect();
+    throw new ClusterSolveInterrupted(options.store, existing?.manifest.passLog.length);
+  }
   let store: ShardStore;
   try {
     store = existing ?? createStore(options, plan);

@@ -59,32 +59,41 @@ export async function connectRedis(url: { url: string; shown: string }, onError:
     retryStrategy: (times) => Math.min(2000, 100 * times),
     lazyConnect: false,
   });
+  let starting = true;
   redis.on('error', (e: Error) => {
-    if (CREDENTIALS_REFUSED.test(e.message)) return; // the ping below says it
+    if (starting && CREDENTIALS_REFUSED.test(e.message)) return; // the first answer says it
     if (!down) onError(e.message || String(e));
     down = true;
   });
   redis.on('ready', () => {
     down = false;
   });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return resolve();
-      const stop = () => resolve();
-      signal?.addEventListener('abort', stop, { once: true });
+  // The first answer, or a refusal of the credentials; other refusals (too many clients, a
+  // protected mode) are said and retried like an outage.
+  const refused = await new Promise<string | undefined>((resolve) => {
+    if (signal?.aborted) return resolve(undefined);
+    signal?.addEventListener('abort', () => resolve(undefined), { once: true });
+    const ask = () =>
       redis.ping().then(
-        () => resolve(),
-        (e: Error) => reject(e),
+        () => resolve(undefined),
+        (e: Error) => {
+          const message = e.message ?? String(e);
+          if (CREDENTIALS_REFUSED.test(message)) return resolve(message);
+          if (signal?.aborted || redis.status === 'end') return resolve(undefined);
+          if (!down) onError(message);
+          down = true;
+          setTimeout(ask, 1000).unref();
+        },
       );
-    });
-  } catch (e) {
+    ask();
+  });
+  starting = false;
+  if (refused !== undefined) {
     redis.disconnect();
-    const message = (e as Error).message ?? String(e);
-    if (!CREDENTIALS_REFUSED.test(message)) throw e;
-    const advice = /^NOAUTH/i.test(message)
+    const advice = /^NOAUTH/i.test(refused)
       ? 'it wants a password: give it in --redis, as in redis://:PASSWORD@host:port'
       : 'check the user and password in --redis (redis://[USER]:PASSWORD@host:port)';
-    throw new CCheckersError('E_USAGE', `Redis at ${url.shown} refused the connection's credentials (${message.split(/[.,]/)[0]!.slice(0, 80)}): ${advice}`);
+    throw new CCheckersError('E_USAGE', `Redis at ${url.shown} refused the connection's credentials (${refused.split(/[.,]/)[0]!.slice(0, 80)}): ${advice}`);
   }
   let sent = 0;
   const send = redis.sendCommand.bind(redis);
