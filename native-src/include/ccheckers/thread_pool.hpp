@@ -63,8 +63,7 @@ class ThreadPool {
     wake_.notify_all();
     body(0);
     // The others finish within a unit of work, usually: waited for a little before sleeping.
-    const auto until = std::chrono::steady_clock::now() + kSpin;
-    while (unfinished_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < until) pause();
+    spinWhile([this] { return unfinished_.load(std::memory_order_acquire) > 0; });
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return pending_ == 0; });
     job_ = nullptr;
@@ -81,8 +80,7 @@ class ThreadPool {
         // A band solve's calls come a fraction of a millisecond apart: a thread that waits for
         // the next one a little before it sleeps starts it without the wake-up's latency.
         lock.unlock();
-        const auto until = std::chrono::steady_clock::now() + kSpin;
-        while (posted_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) pause();
+        spinWhile([&] { return posted_.load(std::memory_order_acquire) == seen; });
         lock.lock();
       }
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -128,12 +126,17 @@ class ThreadPool {
   bool stopping_ = false;
   static constexpr std::chrono::microseconds kSpin{500};
 
-  static void pause() {
+  /** Spins (the CPU's pause hint) while `waiting()` holds, for at most kSpin. */
+  template <class Waiting>
+  static void spinWhile(Waiting waiting) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    while (waiting() && std::chrono::steady_clock::now() < until) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #elif defined(__aarch64__)
-    asm volatile("yield");
+      asm volatile("yield");
 #endif
+    }
   }
 };
 

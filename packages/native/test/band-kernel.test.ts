@@ -171,6 +171,7 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
   const per = space.p2Placements;
   const maps = shuffledBands(space, BANDS, board * 100 + pieces);
   const map = maps[1]!;
+  const slots = map.groups.length;
   const units = unitsOfBands(space, map)[map.held]!;
   const truth = solveInMemory(space, rules);
   const ts = new TsSolverKernel(v, rules, space);
@@ -179,7 +180,6 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
   /** The phases in turn on every kernel from the same start, compared with the TS kernel's. */
   it(`INIT, APPLY, UNITS, REQUESTS, VISIT agree on every kernel (${kernels.map(([n]) => n).join(', ')}) and with the solve`, () => {
     const tables = kernels.map(() => new Uint8Array(bandBytes(space, map)));
-    const slots = map.groups.length;
     const run = (what: string, call: (k: SolverKernel, table: Uint8Array, threads?: number) => BandResult, twoThreads?: 'same' | 'consistent') => {
       const before = tables[0]!.slice();
       const results = kernels.map(([, k], i) => call(k, tables[i]!));
@@ -251,12 +251,16 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
     expect(visit.wins + visit.losses + visit.messages.length).toBeGreaterThan(0);
   });
 
+  /** A band after INIT, and its REQUESTS into an array of the kernel's own (one per unknown state). */
+  const initAndRequests = (k: SolverKernel) => {
+    const table = new Uint8Array(bandBytes(space, map));
+    k.band(BandPhase.INIT, table, map, undefined, 0, slots, 1);
+    return { table, plain: k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1) };
+  };
+
   it('messages go to the front of the output buffer where they fit, else to a new array, on every kernel', () => {
-    const slots = map.groups.length;
     for (const [name, k] of kernels) {
-      const table = new Uint8Array(bandBytes(space, map));
-      k.band(BandPhase.INIT, table, map, undefined, 0, slots, 1);
-      const plain = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1);
+      const { table, plain } = initAndRequests(k);
       expect(plain.messages.length, name).toBeGreaterThan(1);
       const big = new Float64Array(plain.messages.length + 10).fill(-1);
       const inBig = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1, big);
@@ -272,11 +276,8 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
   });
 
   it('messages asked for coded come as one run per band in the output buffer where there is room (native), else as numbers', () => {
-    const slots = map.groups.length;
     for (const [name, k] of kernels) {
-      const table = new Uint8Array(bandBytes(space, map));
-      k.band(BandPhase.INIT, table, map, undefined, 0, slots, 1);
-      const plain = k.band(BandPhase.REQUESTS, table, map, undefined, 0, slots, 1);
+      const { table, plain } = initAndRequests(k);
       for (const threads of [1, 2]) {
         // Room for 8 bytes a message and 16 a band: native codes them; ts gives numbers.
         const roomy = new Float64Array(plain.messages.length + 2 * plain.counts.length);
@@ -315,7 +316,6 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
   });
 
   it('bad maps and inputs are refused with a RangeError by every kernel', () => {
-    const slots = map.groups.length;
     const other = maps[0]!;
     const foreignUnit = unitsOfBands(space, map)[other.held]![0]!;
     const swapped = map.groups.slice();

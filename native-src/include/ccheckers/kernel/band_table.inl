@@ -214,11 +214,6 @@ struct Outbox {
   }
 };
 
-/**
- * Calls put(k) for the keys of the sorted runs `runs` in ascending order (a key in two runs, which
- * two workers sent, twice: put drops repeats). Two runs (two threads) are merged directly, more
- * through a heap of their heads.
- */
 /** What a merge of three runs or more uses: taken before the merging threads start (a bad_alloc
  *  in one would end the process). */
 struct MergeScratch {
@@ -232,22 +227,35 @@ struct MergeScratch {
   }
 };
 
+/**
+ * Calls put(k) for the keys of the sorted runs `scratch.runs` in ascending order, each once (a key
+ * in two runs, which two workers sent, is put once). Two runs (two threads) are merged directly,
+ * more through a heap of their heads.
+ */
 template <class Put>
-void mergeRuns(MergeScratch& m, Put&& put) {
-  const std::vector<const std::vector<uint64_t>*>& runs = m.runs;
+void mergeRuns(MergeScratch& scratch, Put&& put) {
+  const std::vector<const std::vector<uint64_t>*>& runs = scratch.runs;
+  bool any = false;
+  uint64_t last = 0;
+  const auto once = [&](uint64_t k) {
+    if (any && k == last) return;
+    put(k);
+    last = k;
+    any = true;
+  };
   if (runs.size() == 1) {
-    for (uint64_t k : *runs[0]) put(k);
+    for (uint64_t k : *runs[0]) once(k);
   } else if (runs.size() == 2) {
     const std::vector<uint64_t>& x = *runs[0];
     const std::vector<uint64_t>& y = *runs[1];
     size_t i = 0, j = 0;
-    while (i < x.size() && j < y.size()) put(x[i] <= y[j] ? x[i++] : y[j++]);
-    while (i < x.size()) put(x[i++]);
-    while (j < y.size()) put(y[j++]);
+    while (i < x.size() && j < y.size()) once(x[i] <= y[j] ? x[i++] : y[j++]);
+    while (i < x.size()) once(x[i++]);
+    while (j < y.size()) once(y[j++]);
   } else if (!runs.empty()) {
     // (head, run) pairs, the least on top (the scratch has room for one per run).
-    std::vector<std::pair<uint64_t, size_t>>& heap = m.heap;
-    std::vector<size_t>& at = m.at;
+    std::vector<std::pair<uint64_t, size_t>>& heap = scratch.heap;
+    std::vector<size_t>& at = scratch.at;
     heap.clear();
     at.assign(runs.size(), 0);
     for (size_t r = 0; r < runs.size(); r++)
@@ -257,7 +265,7 @@ void mergeRuns(MergeScratch& m, Put&& put) {
     while (!heap.empty()) {
       std::pop_heap(heap.begin(), heap.end(), greater);
       auto& [k, r] = heap.back();
-      put(k);
+      once(k);
       if (++at[r] < runs[r]->size()) {
         k = (*runs[r])[at[r]];
         std::push_heap(heap.begin(), heap.end(), greater);
@@ -268,17 +276,10 @@ void mergeRuns(MergeScratch& m, Put&& put) {
   }
 }
 
-/** The merged runs as doubles at `to`, without repeats; returns the count. */
-inline size_t mergeToDoubles(MergeScratch& runs, double* to) {
+/** The merged runs as doubles at `to`; returns the count. */
+inline size_t mergeToDoubles(MergeScratch& scratch, double* to) {
   double* const first = to;
-  bool any = false;
-  uint64_t last = 0;
-  mergeRuns(runs, [&](uint64_t k) {
-    if (any && k == last) return;
-    *to++ = static_cast<double>(k);
-    last = k;
-    any = true;
-  });
+  mergeRuns(scratch, [&](uint64_t k) { *to++ = static_cast<double>(k); });
   return static_cast<size_t>(to - first);
 }
 
@@ -287,12 +288,11 @@ inline size_t mergeToDoubles(MergeScratch& runs, double* to) {
  * has room for 8 bytes a key and 16 more: the messages from bytes + 8 on, then the count right
  * before them. Returns {where the run starts, its bytes} and the count in `kept`.
  */
-inline std::pair<uint8_t*, size_t> mergeToRun(MergeScratch& runs, uint8_t* bytes, size_t& kept) {
+inline std::pair<uint8_t*, size_t> mergeToRun(MergeScratch& scratch, uint8_t* bytes, size_t& kept) {
   size_t at = kMaxNumberBytes;
   size_t count = 0;
   uint64_t last = 0;
-  mergeRuns(runs, [&](uint64_t k) {
-    if (count > 0 && k == last) return;
+  mergeRuns(scratch, [&](uint64_t k) {
     at = writeNumber(bytes, at, count == 0 ? k : k - last);
     last = k;
     count++;
@@ -352,18 +352,18 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
   uint8_t* const bytes = reinterpret_cast<uint8_t*>(out.given);
   std::vector<std::pair<uint8_t*, size_t>> run(out.coded ? bands : 0);
   const int mergers = total < (size_t{1} << 14) ? 1 : static_cast<int>(std::min<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), bands));
-  std::vector<MergeScratch> runs(mergers, MergeScratch(outboxes.size()));
+  std::vector<MergeScratch> scratch(mergers, MergeScratch(outboxes.size()));
   std::vector<size_t> kept(bands, 0);
   std::atomic<uint32_t> next{0};
   pool.run(mergers, [&](int t) {
     for (uint32_t b; (b = next.fetch_add(1)) < bands;) {
-      runs[t].runs.clear();
+      scratch[t].runs.clear();
       for (const Outbox& o : outboxes)
-        if (!o.byBand[b].empty()) runs[t].runs.push_back(&o.byBand[b]);
+        if (!o.byBand[b].empty()) scratch[t].runs.push_back(&o.byBand[b]);
       if (out.coded) {
-        run[b] = mergeToRun(runs[t], bytes + 8 * start[b] + 16 * static_cast<size_t>(b), kept[b]);
+        run[b] = mergeToRun(scratch[t], bytes + 8 * start[b] + 16 * static_cast<size_t>(b), kept[b]);
       } else {
-        kept[b] = mergeToDoubles(runs[t], to + start[b]);
+        kept[b] = mergeToDoubles(scratch[t], to + start[b]);
       }
     }
   });

@@ -395,12 +395,11 @@ export class ShardStore {
     if (band.bytes === undefined) {
       if (entry.file === '') throw new RangeError(`band ${band.index} has no file yet: a step must save its bytes`);
     } else {
-      const bytes = band.bytes;
       const file = `band-${String(band.index).padStart(5, '0')}.g${m.generation}.bin`;
-      writeFileAtomically(join(this.dir, file), bytes, false);
+      writeFileAtomically(join(this.dir, file), band.bytes, false);
       if (entry.file !== '') replaced.push(entry.file);
       entry.file = file;
-      entry.crc32 = crc32Of(bytes);
+      entry.crc32 = crc32Of(band.bytes);
     }
     const gone = new Set(taken);
     state.messages = [...state.messages.filter((f) => !gone.has(f.file)), ...added];
