@@ -20,7 +20,9 @@ const budget = Math.floor(planBands(space, { kernelCopies: 1 }).overheadBytes + 
 
 const seconds = new Map();
 const calls = new Map();
-const timed = (label, f) => {
+const items = new Map(); // messages a call read (APPLY, VISIT) or units it visited (UNITS)
+const timed = (label, f, n = 0) => {
+  items.set(label, (items.get(label) ?? 0) + n);
   const start = performance.now();
   try {
     return f();
@@ -34,7 +36,8 @@ const profiled = Object.create(backend);
 profiled.solverKernel = (...args) => {
   const kernel = backend.solverKernel(...args);
   const k = Object.create(kernel);
-  k.band = (phase, ...rest) => timed(`kernel ${phaseName[phase]}`, () => kernel.band(phase, ...rest));
+  k.band = (phase, table, map, input, ...rest) =>
+    timed(`kernel ${phaseName[phase]}`, () => kernel.band(phase, table, map, input, ...rest), input?.length ?? 0);
   return k;
 };
 const runs = backend.messageRuns;
@@ -68,8 +71,12 @@ try {
   const total = (performance.now() - started) / 1000;
   console.log(`${v.name}, ${backend.name}, ${threads} thread(s), --memory ${budget} bytes: ${total.toFixed(2)} s, table CRC-32 ${r.tableCrc32.toString(16).padStart(8, '0')}`);
   for (const m of marks) console.log(`  ${m}`);
-  console.log('seconds  calls  what');
-  for (const [label, s] of [...seconds].sort((a, b) => b[1] - a[1])) console.log(`${s.toFixed(2).padStart(7)} ${String(calls.get(label)).padStart(6)}  ${label}`);
+  console.log('seconds  calls      input  ns/input  what');
+  for (const [label, s] of [...seconds].sort((a, b) => b[1] - a[1])) {
+    const n = items.get(label);
+    const per = n > 0 ? ((s * 1e9) / n).toFixed(1) : '';
+    console.log(`${s.toFixed(2).padStart(7)} ${String(calls.get(label)).padStart(6)} ${String(n || '').padStart(10)} ${per.padStart(9)}  ${label}`);
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
