@@ -19,5 +19,6 @@
 #include "ccheckers/jump_magic.hpp"
 #include "ccheckers/kernel_api.hpp"
 #include "ccheckers/message_runs.hpp"
+#include "ccheckers/open_unit.hpp"
 #include "ccheckers/pext_pdep.hpp"
 #include "ccheckers/thread_pool.hpp"

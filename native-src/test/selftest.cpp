@@ -213,10 +213,76 @@ static int checkThreadPool() {
   return checked;
 }
 
+// OpenUnit (open_unit.hpp): every state of every unit visited exactly once, by its owner and the
+// threads with no unit left; an owner's Listing::close returns only after its helpers' visits (its
+// buffer, reused for the next unit, is then scribbled over); helpers take part (a call of one unit
+// waits, boundedly, for one).
+static int checkOpenUnits() {
+  struct Context {
+    uint32_t unit = 0;
+  };
+  using Unit = OpenUnit<int64_t, Context>;
+  constexpr size_t kStates = 1000;  // a unit's: 8 chunks
+  ThreadPool pool;
+  int checked = 0;
+  for (int threads : {2, 3, 5}) {
+    for (uint32_t units : {1u, 2u, 7u, 40u}) {
+      std::vector<std::atomic<int>> visits(units * kStates);
+      const std::unique_ptr<Unit[]> open = std::make_unique<Unit[]>(threads);
+      std::atomic<uint32_t> taken{0};
+      std::atomic<int> helped{0}, early{0}, stale{0};
+      pool.run(threads, [&](int t) {
+        std::vector<int64_t> states;  // the owner's list, reused unit after unit
+        for (uint32_t i; (i = taken.fetch_add(1)) < units;) {
+          Unit& u = open[t];
+          Unit::Listing listing(u);
+          states.resize(kStates);
+          for (size_t s = 0; s < kStates; s++) states[s] = static_cast<int64_t>(i * kStates + s);
+          u.open(states.data(), kStates, kStates * t / threads, {i});
+          u.takeChunks([&](size_t from, size_t to) {
+            for (size_t k = from; k < to; k++) visits[u.at(k)]++;
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (units == 1 && helped == 0 && std::chrono::steady_clock::now() < until) cpuPause();
+          });
+          listing.close();
+          for (size_t s = 0; s < kStates; s++) early += visits[i * kStates + s] != 1;
+          std::fill(states.begin(), states.end(), -1);
+        }
+        helpWithOpenUnits(
+            open.get(), threads, t,
+            [&](const Unit& u, size_t from, size_t to) {
+              // Slow (a visit of real states takes about 20 us a chunk): an owner that did not
+              // wait would check, and scribble over, states its helper is still to read.
+              const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+              while (std::chrono::steady_clock::now() < until) cpuPause();
+              for (size_t k = from; k < to; k++) {
+                const int64_t s = u.at(k);
+                if (s < 0 || u.context.unit != static_cast<uint64_t>(s) / kStates) {
+                  stale++;
+                } else {
+                  visits[s]++;
+                }
+              }
+            },
+            [&](const Unit&) { helped++; });
+      });
+      bool once = true;
+      for (const std::atomic<int>& v : visits) once = once && v == 1;
+      CHECK(once, "OpenUnit: %u units on %d threads, every state visited once", units, threads);
+      CHECK(early == 0 && stale == 0, "OpenUnit: %u units on %d threads, helpers done before close (%d states not yet visited, %d stale)", units,
+            threads, early.load(), stale.load());
+      CHECK(units > 1 || helped > 0, "OpenUnit: a call of one unit on %d threads is helped", threads);
+      checked++;
+    }
+  }
+  return checked;
+}
+
 int main() {
   int checked = 0;
   checked += checkSortMessages() > 0;
   checked += checkThreadPool();
+  checked += checkOpenUnits() > 0;
   CpuInfo cpu = detectCpu();
   std::printf("cpu: x86=%d bmi2=%d fast=%d vendor=%s family=0x%x\n", cpu.x86, cpu.bmi2, cpu.fastBmi2, cpu.vendor, cpu.family);
   auto kernels = [&](int m, int k, std::vector<int> start) {

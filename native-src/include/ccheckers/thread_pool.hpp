@@ -13,6 +13,15 @@
 
 namespace cck {
 
+/** The CPU's hint that this thread is spinning (lets the core's other thread run). */
+inline void cpuPause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 /**
  * run(n, body) calls body(t) for every t in [0, n): t = 0 on the calling thread, the others on the
  * pool's threads, started the first time that many are asked for and kept until the pool is
@@ -130,13 +139,7 @@ class ThreadPool {
   template <class Waiting>
   static void spinWhile(Waiting waiting) {
     const auto until = std::chrono::steady_clock::now() + kSpin;
-    while (waiting() && std::chrono::steady_clock::now() < until) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#elif defined(__aarch64__)
-      asm volatile("yield");
-#endif
-    }
+    while (waiting() && std::chrono::steady_clock::now() < until) cpuPause();
   }
 };
 

@@ -249,8 +249,11 @@ class BoardKernel final : public KernelApi {
           if (!(input[i] >= 0 && input[i] < static_cast<double>(e_.p1Placements)) || input[i] != static_cast<double>(static_cast<uint32_t>(input[i]))) {
             throw std::invalid_argument("band units: a unit outside the proof order");
           }
-        s = forEachUnit(pool_, static_cast<uint32_t>(inputCount), threads, worker,
-                        [&](auto& w, uint32_t i, int t) { passUnit(w, static_cast<uint32_t>(input[i]), t, threads); });
+        {
+          const auto open = openUnits(threads);
+          s = forEachUnit(pool_, static_cast<uint32_t>(inputCount), threads, [&](int t) { return worker(t).sharing(open.get(), t, threads); },
+                          [&](auto& w, uint32_t i, int t) { passUnit(w, static_cast<uint32_t>(input[i]), t, threads); });
+        }
         break;
       case BandPhase::Visit: {
         // Batches of requests are the units (a revisit comes kRevisitLag batches later).
@@ -312,6 +315,9 @@ class BoardKernel final : public KernelApi {
     return tableParts<kWindow>(table, bytes, window, init, e_.p2Placements, groups().rankOf.size());
   }
 
+  /** A call's open pass units (OpenUnit), one per thread. */
+  static std::unique_ptr<PassUnit<B>[]> openUnits(int threads) { return std::make_unique<PassUnit<B>[]>(static_cast<size_t>(std::max(1, threads))); }
+
   static constexpr size_t kVisitBatch = 256;    // requests per unit of a band visit
   static constexpr size_t kApplyBatch = 16384;  // values per unit of a band apply
 
@@ -345,7 +351,8 @@ class BoardKernel final : public KernelApi {
     const Groups& g = groups();
     const TableParts<kWindow> parts = partsOf<kWindow>(table, bytes, window, false);
     checkUnits(from, to, e_.p1Placements);
-    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts); },
+    const auto open = openUnits(threads);
+    return forEachUnit(pool_, to - from, threads, [&](int t) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts).sharing(open.get(), t, threads); },
                        [&](auto& w, uint32_t i, int t) { passUnit(w, from + i, t, threads); });
   }
 

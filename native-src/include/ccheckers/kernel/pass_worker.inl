@@ -3,6 +3,25 @@
 // it) or a BandTable (one band, with an outbox for what it decides about states held elsewhere).
 // Included after state_graph.inl and band_table.inl.
 
+/** A stored state of a pass unit: its index, and P1's pieces (the unit is P2's placement). */
+template <class B>
+struct UnitState {
+  uint64_t index;
+  B p1;
+};
+
+/** What the visits of an open pass unit's states need besides: P2's placement, the children's
+ *  group (OpenUnit, open_unit.hpp). */
+template <class B>
+struct UnitContext {
+  B b{};
+  ChildGroup<B> cg{};
+};
+
+/** A pass unit open to the threads of its call; one per thread. */
+template <class B>
+using PassUnit = OpenUnit<UnitState<B>, UnitContext<B>>;
+
 template <class B, class Table>
 struct PassWorker {
   const Engine<B>& engine;  // copied into a local by the hot methods (see StateGraph)
@@ -13,12 +32,12 @@ struct PassWorker {
   KernelStats stats{};
   std::vector<uint8_t> moves;
   std::vector<uint64_t> childIndex;
-  struct UnitState {
-    uint64_t index;
-    B p1;
-  };
-  std::vector<UnitState> unitStates;  // the states of the current pass unit
+  std::vector<UnitState<B>> unitStates;  // the states of the current pass unit
   std::vector<StatePlace> parentPlaces;  // a band's: where a lost state's parents lie
+  /** The call's open units, one per thread (nullptr: a call whose units are not pass units),
+   *  and this worker's thread. */
+  PassUnit<B>* openUnits = nullptr;
+  int thread = 0, threads = 1;
 
   PassWorker(const Engine<B>& engine, const Groups& groups, const Table& t, Outbox* out = nullptr)
       : engine(engine),
@@ -29,6 +48,14 @@ struct PassWorker {
         moves(2 * static_cast<size_t>(engine.n) * engine.k + 2),
         childIndex(moves.size() / 2),
         parentPlaces(Table::kSends ? moves.size() : 0) {}  // as many as parentsOf can list
+
+  /** The worker of thread t of n, in a call of pass units (passUnit) open to helpers. */
+  PassWorker&& sharing(PassUnit<B>* units, int t, int n) && {
+    openUnits = units;
+    thread = t;
+    threads = n;
+    return std::move(*this);
+  }
 
   /** Illegal and terminal states, and wins in one move: P1 fills its goal with a legal move.
    *  Knowing those before the first pass lets it prove most of the game in one sweep. */
@@ -176,9 +203,32 @@ struct PassWorker {
     if (unitsDone > kRevisitLag) revisit(waiting[unitsDone % (kRevisitLag + 1)]);
   }
 
+  /** Visits the states i in [from, to) of unit u (its visit order), a few prefetched ahead. */
+  void visitUnitStates(const PassUnit<B>& u, size_t from, size_t to) {
+    constexpr size_t kAhead = 16;
+    const B b = u.context.b;
+    for (size_t i = from; i < std::min(to, from + kAhead); i++) table.prefetch(u.at(i).index);
+    for (size_t i = from; i < to; i++) {
+      if (i + kAhead < to) table.prefetch(u.at(i + kAhead).index);
+      const UnitState<B>& s = u.at(i);
+      waitForRevisit(s.index, pass(s.index, s.p1, b, u.context.cg, false), s.p1, b);
+    }
+  }
+
+  /** Takes chunks of the states of unit u until none is left (its owner, or a helper). */
+  bool visitUnitChunks(PassUnit<B>& u) {
+    return u.takeChunks([&](size_t from, size_t to) { visitUnitStates(u, from, to); });
+  }
+
   /** The end of the kernel call: every state still waiting is visited again, oldest first; a
    *  band's messages are then sorted, on this thread (Outbox::sort). */
   void endSweep() {
+    // No unit left to take: the others' units still open are helped with first. What it visits
+    // of one counts as a unit of its own for the revisits.
+    if (openUnits) {
+      helpWithOpenUnits(openUnits, threads, thread, [&](const PassUnit<B>& u, size_t from, size_t to) { visitUnitStates(u, from, to); },
+                        [&](const PassUnit<B>&) { endUnit(); });
+    }
     for (size_t u = unitsDone > kRevisitLag ? unitsDone - kRevisitLag : 0; u < unitsDone; u++) revisit(waiting[u % (kRevisitLag + 1)]);
     unitsDone = 0;
     if constexpr (Table::kSends) outbox->sort();

@@ -77,6 +77,11 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
     if (childPart < 0) return;  // not this call's units: no endUnit either
   }
   cg.base = parts.childBase(cg.base);
+  // Open to the call's threads that have no unit left (OpenUnit): closed again, and its helpers
+  // waited for, however this ends.
+  PassUnit<B> alone;
+  PassUnit<B>& u = w.openUnits ? w.openUnits[t] : alone;
+  typename PassUnit<B>::Listing listing(u);
   FreePlacements<B> p1(e, b);
   // Half of the placements are stored under their mirror image and skipped: every one is written
   // and only the others kept, since a branch on that would be mispredicted half the time.
@@ -102,15 +107,9 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
   // Workers take consecutive units, whose states lie next to each other in every group: worker t
   // starts its list t / threads of the way in (and wraps), so that two workers do not write to
   // the same cache lines at the same time.
-  const size_t start = states * static_cast<size_t>(t) / static_cast<size_t>(std::max(1, threads));
-  const auto at = [&](size_t i) -> const auto& { return w.unitStates[i + start < states ? i + start : i + start - states]; };
-  constexpr size_t kAhead = 16;
-  for (size_t i = 0; i < std::min(kAhead, states); i++) parts.prefetch(at(i).index);
-  for (size_t i = 0; i < states; i++) {
-    if (i + kAhead < states) parts.prefetch(at(i + kAhead).index);
-    const auto& s = at(i);
-    w.waitForRevisit(s.index, w.pass(s.index, s.p1, b, cg, false), s.p1, b);
-  }
+  u.open(w.unitStates.data(), states, states * static_cast<size_t>(t) / static_cast<size_t>(std::max(1, threads)), {b, cg});
+  w.visitUnitChunks(u);
+  listing.close();  // the helpers' visits done before the revisits
   w.endUnit();
 }
 
