@@ -38,6 +38,12 @@ profiled.solverKernel = (...args) => {
   const k = Object.create(kernel);
   k.band = (phase, table, map, input, ...rest) =>
     timed(`kernel ${phaseName[phase]}`, () => kernel.band(phase, table, map, input, ...rest), input?.length ?? 0);
+  k.bandApplyRuns = (table, map, bytes, from, ...rest) => {
+    let r;
+    timed('kernel APPLY (runs)', () => (r = kernel.bandApplyRuns(table, map, bytes, from, ...rest)));
+    items.set('kernel APPLY (runs)', (items.get('kernel APPLY (runs)') ?? 0) + r.messages);
+    return r;
+  };
   return k;
 };
 const runs = backend.messageRuns;

@@ -138,6 +138,12 @@ class KernelApi {
    *  values; [from, to) are the slots of Init and Requests. Messages to other bands go to `out`. */
   virtual KernelStats solverBand(BandPhase phase, uint8_t* table, size_t bytes, const BandMap& map, const double* input, size_t inputCount,
                                  uint32_t from, uint32_t to, int threads, BandOutput& out) = 0;
+  /** Apply (BandPhase) of the values coded in runs[from, count) (message_runs.hpp), as files hold
+   *  them: `state` (kMessageRunState numbers) carries a run and a number across the pieces of a
+   *  file, and is left where these bytes end (kRunNextByte set). Returns the counts, and in
+   *  `messages` the values decoded. */
+  virtual KernelStats solverBandApplyRuns(uint8_t* table, size_t bytes, const BandMap& map, const uint8_t* runs, size_t from, size_t count,
+                                          double* state, int threads, uint64_t& messages) = 0;
   virtual uint64_t solverGroups() = 0;
   /** Work units of solverPass: P2 placements, C(N, k) of them (solverInit works on groups). */
   virtual uint64_t solverPassUnits() = 0;

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type Backend,
+  type BandApplyResult,
   type BandMap,
   type BandPhase,
   type BandResult,
@@ -81,6 +82,7 @@ interface AddonKernel {
     output: Float64Array | undefined,
     code: boolean,
   ): BandResult;
+  solverBandApplyRuns(table: Uint8Array, map: BandMap, bytes: Uint8Array, from: number, state: Float64Array, threads: number): BandApplyResult;
   solverGroups(): number;
   solverPassUnits(): number;
 }
@@ -321,6 +323,9 @@ class NativeSolverKernel implements SolverKernel {
   }
   band(phase: BandPhase, table: Uint8Array, map: BandMap, input: Float64Array | undefined, from: number, to: number, threads = 1, output?: Float64Array, code = false): BandResult {
     return this.k.solverBand(phase, table, map, input, from, to, threads, output, code);
+  }
+  bandApplyRuns(table: Uint8Array, map: BandMap, bytes: Uint8Array, from: number, state: Float64Array, threads = 1): BandApplyResult {
+    return this.k.solverBandApplyRuns(table, map, bytes, from, state, threads);
   }
 }
 

@@ -102,6 +102,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
                            InstanceMethod<&Kernel::SolverDistanceInit>("solverDistanceInit"),
                            InstanceMethod<&Kernel::SolverDistanceLayer>("solverDistanceLayer"),
                            InstanceMethod<&Kernel::SolverBand>("solverBand"),
+                           InstanceMethod<&Kernel::SolverBandApplyRuns>("solverBandApplyRuns"),
                            InstanceMethod<&Kernel::SolverGroups>("solverGroups"),
                            InstanceMethod<&Kernel::SolverPassUnits>("solverPassUnits"),
                        });
@@ -302,14 +303,11 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
   // solverBand(phase, table, map {held, bands, bandOf, slotOf, groups}, input: Float64Array | undefined,
   // from, to, threads, output?: Float64Array, code?: boolean) -> {wins, losses, ..., messages: Float64Array,
   // counts: Float64Array, and where coded (see BandOutput) coded: Uint8Array, codedBytes: Float64Array}
-  Napi::Value SolverBand(const Napi::CallbackInfo& info) {
+  /** The band map of argument i: {held, bands, bandOf, slotOf, groups} (views of the caller's arrays). */
+  cck::BandMap bandMapArg(const Napi::CallbackInfo& info, size_t i) {
     Napi::Env env = info.Env();
-    const int phase = info[0].As<Napi::Number>().Int32Value();
-    if (phase < 0 || phase > static_cast<int>(cck::BandPhase::Apply)) throw Napi::RangeError::New(env, "unknown band phase");
-    size_t bytes = 0;
-    uint8_t* table = bytesArg(info, 1, bytes);
-    if (!info[2].IsObject()) throw Napi::TypeError::New(env, "argument 2 must be a band map object");
-    Napi::Object m = info[2].As<Napi::Object>();
+    if (!info[i].IsObject()) throw Napi::TypeError::New(env, "argument " + std::to_string(i) + " must be a band map object");
+    Napi::Object m = info[i].As<Napi::Object>();
     const size_t groups = kernel_->solverGroups();
     cck::BandMap map;
     const auto count = [&](const char* name) {
@@ -327,6 +325,15 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     Napi::Value slots = m.Get("groups");
     map.slots = slots.IsTypedArray() ? static_cast<uint32_t>(slots.As<Napi::TypedArray>().ElementLength()) : 0;
     map.groups = bandArray<uint32_t>(m, "groups", napi_uint32_array, map.slots);
+    return map;
+  }
+  Napi::Value SolverBand(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const int phase = info[0].As<Napi::Number>().Int32Value();
+    if (phase < 0 || phase > static_cast<int>(cck::BandPhase::Apply)) throw Napi::RangeError::New(env, "unknown band phase");
+    size_t bytes = 0;
+    uint8_t* table = bytesArg(info, 1, bytes);
+    const cck::BandMap map = bandMapArg(info, 2);
     const double* input = nullptr;
     size_t inputCount = 0;
     if (!info[3].IsUndefined()) {
@@ -370,6 +377,36 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
       std::copy(out.counts.begin(), out.counts.end(), counts.Data());
       o.Set("messages", messages);
       o.Set("counts", counts);
+      return o;
+    } catch (const std::invalid_argument& e) {
+      throw Napi::RangeError::New(env, e.what());
+    } catch (const std::bad_alloc&) {
+      throw Napi::Error::New(env, "out of memory in the native solver");
+    } catch (const std::exception& e) {
+      throw Napi::Error::New(env, std::string("native solver: ") + e.what());
+    }
+  }
+  // solverBandApplyRuns(table, map, runs: Uint8Array, from, state: Float64Array, threads)
+  //   -> {wins, losses, ..., messages: number}: APPLY of the runs' values (message_runs.hpp)
+  Napi::Value SolverBandApplyRuns(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    size_t bytes = 0, count = 0, stateLength = 0;
+    uint8_t* table = bytesArg(info, 0, bytes);
+    const cck::BandMap map = bandMapArg(info, 1);
+    const uint8_t* runs = bytesArg(info, 2, count);
+    const double fromArg = info[3].As<Napi::Number>().DoubleValue();
+    if (!(fromArg >= 0 && fromArg <= static_cast<double>(count) && fromArg == static_cast<double>(static_cast<size_t>(fromArg)))) {
+      throw Napi::RangeError::New(env, "message coding: an argument is not an index of its array");
+    }
+    double* state = float64Arg(info, 4, stateLength);
+    if (stateLength != cck::kMessageRunState) throw Napi::RangeError::New(env, "message decoder: a state of the wrong length");
+    const int threads = info[5].As<Napi::Number>().Int32Value();
+    try {
+      uint64_t messages = 0;
+      const cck::KernelStats s =
+          kernel_->solverBandApplyRuns(table, bytes, map, runs, static_cast<size_t>(fromArg), count, state, threads, messages);
+      Napi::Object o = statsObject(env, s);
+      o.Set("messages", static_cast<double>(messages));
       return o;
     } catch (const std::invalid_argument& e) {
       throw Napi::RangeError::New(env, e.what());

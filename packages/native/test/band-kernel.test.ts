@@ -152,6 +152,36 @@ function expectSameResult(got: BandResult, expected: BandResult, what: string): 
   for (let b = 0; b < e.length; b++) expect(sameBytes(g[b]!, e[b]!), `${what}: messages to band ${b}`).toBe(true);
 }
 
+/** Values coded as message files hold them (message-runs.ts): runs of at most `perRun` increasing
+ *  values; a value repeated starts a new run. */
+function codeRuns(values: readonly number[], perRun: number): Uint8Array {
+  const runs: number[][] = [];
+  for (const m of values) {
+    const last = runs[runs.length - 1];
+    if (last && last.length < perRun && m > last[last.length - 1]!) last.push(m);
+    else runs.push([m]);
+  }
+  const bytes = new Uint8Array(values.length * 8 + runs.length * 16);
+  let at = 0;
+  for (const run of runs) at = tsMessageRuns.encodeMessageRun(Float64Array.from(run), 0, run.length, bytes, at);
+  return bytes.slice(0, at);
+}
+
+/** bandApplyRuns of `bytes` in pieces of the sizes `pieces` gives in turn (numbers split across
+ *  pieces), with the counts summed. */
+function applyInPieces(k: SolverKernel, table: Uint8Array, map: BandMap, bytes: Uint8Array, pieces: (i: number) => number, threads: number) {
+  const state = newMessageRunState();
+  const total = { wins: 0, losses: 0, illegal: 0, terminal: 0, moveless: 0, messages: 0 };
+  for (let at = 0, i = 0; at < bytes.length; i++) {
+    const piece = bytes.subarray(at, Math.min(bytes.length, at + pieces(i)));
+    const r = k.bandApplyRuns(table, map, piece, 0, state, threads);
+    for (const key of Object.keys(total) as (keyof typeof total)[]) total[key] += r[key];
+    at += piece.length;
+  }
+  expect(atRunBoundary(state)).toBe(true);
+  return total;
+}
+
 /** The stored index of local state `local` of the band of `map`. */
 function storedIndex(space: StateSpace, map: BandMap, local: number): number {
   const per = space.p2Placements;
@@ -249,6 +279,50 @@ describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, piece
 
     const visit = run('VISIT', (k, t, threads = 1) => k.band(BandPhase.VISIT, t, map, own, 0, 0, threads), 'consistent');
     expect(visit.wins + visit.losses + visit.messages.length).toBeGreaterThan(0);
+  });
+
+  it('APPLY of message runs (bandApplyRuns) changes and counts as APPLY of the values, in any pieces, on every kernel and thread count', () => {
+    const start = new Uint8Array(bandBytes(space, map));
+    ts.band(BandPhase.INIT, start, map, undefined, 0, slots, 1);
+    // The solve's values of every third state (known ones too: set only where unknown), in runs
+    // of up to 500, and one value twice.
+    const values: number[] = [];
+    for (let local = 0; local < slots * per; local += 3) {
+      const value = readValue(truth, storedIndex(space, map, local));
+      if (value !== UNKNOWN) values.push(bandMessage(local, value));
+    }
+    values.push(values[0]!);
+    const bytes = codeRuns(values, 500);
+    const expected = start.slice();
+    const applied = statsOf(ts.band(BandPhase.APPLY, expected, map, Float64Array.from(values), 0, 0, 1));
+    expect(applied.wins + applied.losses).toBeGreaterThan(0);
+    for (const [name, k] of kernels) {
+      for (const threads of name === 'ts' ? [1] : [1, 2, 5]) {
+        for (const [pieces, sizes] of [
+          ['whole', () => bytes.length],
+          // Numbers split across pieces (a call each: the first 300 pieces, then the rest whole).
+          ['pieces of 1 to 7 bytes', (i: number) => (i < 300 ? 1 + (i % 7) : bytes.length)],
+        ] as const) {
+          const table = start.slice();
+          const r = applyInPieces(k, table, map, bytes, sizes, threads);
+          const what = `${name} on ${threads} thread(s), ${pieces}`;
+          expect(sameBytes(table, expected), `${what}: band table`).toBe(true);
+          expect({ ...statsOf(r), messages: r.messages }, what).toEqual({ ...applied, messages: values.length });
+        }
+      }
+    }
+  });
+
+  it('APPLY of message runs refuses what is not a value of the band, or not runs, with a RangeError on every kernel', () => {
+    for (const [name, k] of kernels) {
+      const table = new Uint8Array(bandBytes(space, map));
+      const apply = (values: number[]) => () => k.bandApplyRuns(table, map, codeRuns(values, 100), 0, newMessageRunState(), 2);
+      expect(apply([bandMessage(1, 2), bandMessage(5, 0)]), `${name}: a value of 0`).toThrow(/^band apply/);
+      expect(apply([bandMessage(slots * per, 1)]), `${name}: a value outside the band`).toThrow(/^band apply/);
+      expect(() => k.bandApplyRuns(table, map, Uint8Array.of(0), 0, newMessageRunState(), 1), `${name}: an empty run`).toThrow(RangeError);
+      expect(() => k.bandApplyRuns(table, map, Uint8Array.of(2, 5, 0), 0, newMessageRunState(), 1), `${name}: a repeat`).toThrow(RangeError);
+      expect(() => k.bandApplyRuns(table, map, Uint8Array.of(1, 5), 0, new Float64Array(2), 1), `${name}: a state of another length`).toThrow(RangeError);
+    }
   });
 
   /** A band after INIT, and its REQUESTS into an array of the kernel's own (one per unknown state). */
@@ -471,7 +545,7 @@ describe('band passes end to end, 7x7 with 2 pieces, 3 bands of the proof order'
 });
 
 describe('a band of more than 2^32 states (7x7/4, the first of 3 bands: 5.3e9 states, 1.3 GB)', () => {
-  it('APPLY, REQUESTS and VISIT address states on both sides of 2^32 alike on every kernel', () => {
+  it('APPLY (numbers and runs), REQUESTS and VISIT address states on both sides of 2^32 alike on every kernel', () => {
     const v = variant(7, 4);
     const space = new StateSpace(v);
     const per = space.p2Placements;
@@ -493,6 +567,12 @@ describe('a band of more than 2^32 states (7x7/4, the first of 3 bands: 5.3e9 st
         let table: Uint8Array | undefined = new Uint8Array(Math.ceil(states / 4)).fill(0x55);
         table.fill(0, Math.floor((slot * per) / 4), Math.ceil(((slot + 1) * per) / 4));
         table[table.length - 1] = 0;
+        // From message runs first (on 2 threads: parts of the band on both sides of 2^32), then
+        // those states unknown again and the same values applied as numbers.
+        const fromRuns = k.bandApplyRuns(table, map, codeRuns(Array.from(values), 1000), 0, newMessageRunState(), 2);
+        expect(fromRuns.wins + fromRuns.losses + fromRuns.illegal, name).toBe(locals.length);
+        locals.forEach((local, i) => expect(readValue(table!, local), `${name}: state ${local} from runs`).toBe(1 + (i % 3)));
+        for (const local of locals) table[Math.floor(local / 4)]! &= ~(3 << ((local % 4) * 2));
         const applied = k.band(BandPhase.APPLY, table, map, values, 0, 0);
         expect(applied.wins + applied.losses + applied.illegal, name).toBe(locals.length);
         locals.forEach((local, i) => expect(readValue(table!, local), `${name}: state ${local}`).toBe(1 + (i % 3)));

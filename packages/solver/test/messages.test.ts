@@ -6,10 +6,10 @@
 import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type MessageRuns, newMessageRunState, seededRandom, tsMessageRuns } from '@ccheckers/core';
+import { type MessageRuns, RUN_NEXT_OUT, newMessageRunState, seededRandom, tsMessageRuns } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { availableBackends } from '../src/index.js';
-import { MessageDecoder, MessageEncoder, MessageWriter, messageFileProblem, readMessages } from '../src/store/messages.js';
+import { MessageDecoder, MessageEncoder, MessageWriter, applyMessageFile, messageFileProblem, readMessages } from '../src/store/messages.js';
 
 // Every coding there is here: TS, and C++ where the addon loads (both native backends share it).
 const codings: Array<[string, MessageRuns]> = [['ts', tsMessageRuns]];
@@ -167,6 +167,32 @@ describe.each(codings)('message files coded by %s', (_, coding) => {
     });
     expect(read).toEqual(all);
     expect(messageFileProblem(dir, values, buffers())).toBeUndefined();
+  });
+
+  it('hand a values file to a kernel piece by piece with the decoder state (applyMessageFile), and check it whole', async () => {
+    // The apply a kernel does (bandApplyRuns), as the TS kernel does it: decode, count.
+    const decoded: number[] = [];
+    const apply = (bytes: Uint8Array, state: Float64Array) => {
+      const out = new Float64Array(bytes.length);
+      coding.decodeMessageRuns(bytes, 0, out, 0, state);
+      const n = state[RUN_NEXT_OUT]!;
+      decoded.push(...out.subarray(0, n));
+      return n;
+    };
+    expect(await applyMessageFile(dir, values, buffers(), apply)).toBe(values.bytes);
+    expect(decoded).toEqual(all);
+    const path = join(dir, values.file);
+    await expect(applyMessageFile(dir, { ...values, count: values.count - 1 }, buffers(), apply)).rejects.toThrow(`${path}: message file holds ${values.count} messages, the manifest records ${values.count - 1}`);
+    await expect(applyMessageFile(dir, { ...values, crc32: values.crc32 ^ 1 }, buffers(), apply)).rejects.toThrow(new RegExp(`^${path}: message file fails its CRC-32 check`));
+    // What the kernel refuses: the band's values, or the coding.
+    const refuse = (message: string) => () => {
+      throw new RangeError(message);
+    };
+    await expect(applyMessageFile(dir, values, buffers(), refuse("band apply: a message that is not a value of the band's states"))).rejects.toThrow(
+      `${path}: message file holds messages its band refuses (band apply: a message that is not a value of the band's states)`,
+    );
+    await expect(applyMessageFile(dir, values, buffers(), refuse('an empty run'))).rejects.toThrow(`${path}: message file is not a list of message runs (an empty run)`);
+    await expect(applyMessageFile(dir, { ...values, file: 'gone.msg' }, buffers(), apply)).rejects.toThrow(/gone\.msg: message file is missing or unreadable/);
   });
 
   it('refuse a damaged, cut or miscounted file, naming it', () => {

@@ -278,6 +278,46 @@ class BoardKernel final : public KernelApi {
     collectOutboxes(outboxes, map.bands, out, threads, pool_);
     return s;
   }
+  KernelStats solverBandApplyRuns(uint8_t* table, size_t bytes, const BandMap& map, const uint8_t* runs, size_t from, size_t count, double* state,
+                                  int threads, uint64_t& messages) override {
+    const BandTable band(table, bytes, map, e_.p2Placements, groups().rankOf.size());
+    const RunDecoder start = RunDecoder::fromState(state);
+    // Each thread's part of the band's states: whole bytes, whole cache lines where there are
+    // enough (no two threads write one line).
+    threads = std::max(1, threads);
+    const uint64_t states = static_cast<uint64_t>(map.slots) * band.per;
+    const uint64_t line = states >= static_cast<uint64_t>(threads) * 4096 ? 256 : 4;
+    const auto firstOf = [&](int t) { return t == threads ? ~uint64_t{0} : states / line * t / threads * line; };
+    std::vector<KernelStats> stats(threads);
+    std::vector<std::exception_ptr> failures(threads);
+    std::vector<uint64_t> decoded(threads, 0);
+    RunDecoder end;
+    size_t next = from;
+    pool_.run(threads, [&](int t) {
+      try {
+        RunDecoder d = start;
+        const size_t stop = applyRuns(band, runs, from, count, d, firstOf(t), firstOf(t + 1), stats[t], decoded[t]);
+        if (t == 0) {
+          end = d;
+          next = stop;
+        }
+      } catch (...) {
+        failures[t] = std::current_exception();
+      }
+    });
+    for (const std::exception_ptr& failure : failures)
+      if (failure) std::rethrow_exception(failure);
+    end.toState(state);
+    state[kRunNextByte] = static_cast<double>(next);
+    messages = decoded[0];
+    KernelStats total{};
+    for (const KernelStats& s : stats) {
+      total.wins += s.wins;
+      total.losses += s.losses;
+      total.illegal += s.illegal;
+    }
+    return total;
+  }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
                                  int threads) override {
     const Groups& g = groups();

@@ -190,6 +190,12 @@ export interface BandResult extends KernelStats {
   codedBytes?: Float64Array;
 }
 
+/** What an apply of message runs did (SolverKernel.bandApplyRuns): its counts, and the values it
+ *  decoded. */
+export interface BandApplyResult extends KernelStats {
+  messages: number;
+}
+
 /**
  * Solver passes over stored states, implemented by each backend on a shared 2-bit value table
  * (see ../solver-space/state-space.ts for the layout and value codes). Safe to run on several
@@ -232,6 +238,15 @@ export interface SolverKernel {
     output?: Float64Array,
     code?: boolean,
   ): BandResult;
+  /**
+   * band(APPLY) of the values coded in bytes[from, bytes.length) as message files hold them
+   * (message-runs.ts): `state` carries a run and a number across the pieces of a file, as
+   * decodeMessageRuns's does, and is left at the end of these bytes. The same changes as APPLY of
+   * the decoded values; a RangeError for bytes that do not decode or a value not of the band's
+   * states (the table may then be changed in part). Native decodes on every thread, each setting
+   * the values of its own part of the band: no doubles, no atomic writes.
+   */
+  bandApplyRuns(table: Uint8Array, map: BandMap, bytes: Uint8Array, from: number, state: Float64Array, threads?: number): BandApplyResult;
 }
 
 export interface Backend {

@@ -19,6 +19,7 @@
  * and the moves between stored states (state-graph.ts): the native kernel's files, by job.
  */
 import {
+  type BandApplyResult,
   type BandMap,
   BandPhase,
   type BandResult,
@@ -35,11 +36,14 @@ import { BandTable, Outbox, collectOutboxes } from './band-table.js';
 import { DistanceWorker } from './distances.js';
 import { PassWorker } from './pass-worker.js';
 import { StateGraph } from './state-graph.js';
+import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.js';
 import { MAX_DISTANCE, StateSpace } from './state-space.js';
 import { TableParts } from './table-parts.js';
 
 /** Requests per unit of a band visit (native: kVisitBatch in kernel.inl). */
 const VISIT_BATCH = 256;
+/** Values decoded at a time by bandApplyRuns (512 KiB of doubles). */
+const APPLY_SCRATCH = 65536;
 
 export class TsSolverKernel implements SolverKernel {
   private readonly space: StateSpace;
@@ -51,6 +55,7 @@ export class TsSolverKernel implements SolverKernel {
   /** Band calls: their own table and worker (made on first use), so that the passes' worker only
    *  ever sees TableParts. */
   private bandParts?: { table: BandTable; outbox: Outbox; worker: PassWorker };
+  private applyScratch?: Float64Array;
 
   constructor(variant: Variant, rules: RuleMode, space?: StateSpace) {
     const engine = new BitboardEngine(variant, rules);
@@ -179,6 +184,28 @@ export class TsSolverKernel implements SolverKernel {
       throw e;
     }
     return { ...stats, ...collectOutboxes([outbox], map.bands, output) };
+  }
+
+  /** APPLY of message runs (SolverKernel.bandApplyRuns): decoded a piece at a time into a scratch
+   *  array, and applied as band(APPLY) applies values. */
+  bandApplyRuns(table: Uint8Array, map: BandMap, bytes: Uint8Array, from: number, state: Float64Array): BandApplyResult {
+    this.bandParts ??= this.makeBandParts();
+    const band = this.bandParts.table;
+    band.bind(table, map, false);
+    this.applyScratch ??= new Float64Array(APPLY_SCRATCH);
+    const total: BandApplyResult = { ...emptyKernelStats(), messages: 0 };
+    let at = from;
+    do {
+      decodeMessageRuns(bytes, at, this.applyScratch, 0, state);
+      at = state[RUN_NEXT_BYTE]!;
+      const n = state[RUN_NEXT_OUT]!;
+      const s = band.applyValues(this.applyScratch, 0, n);
+      total.wins += s.wins;
+      total.losses += s.losses;
+      total.illegal += s.illegal;
+      total.messages += n;
+    } while (at < bytes.length);
+    return total;
   }
 
   /** The work of a band call; the counts of APPLY (the others count in the worker's). */

@@ -29,7 +29,7 @@ import { lockOutput } from '../output-file.js';
 import { checkMoveless, chunkRanges } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
 import { shardLayout } from './layout.js';
-import { type MessageReading, MessageWriter, readMessages } from './messages.js';
+import { type MessageReading, MessageWriter, applyMessageFile, readMessages } from './messages.js';
 import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, type MessageFile, ShardStore, readAt } from './shard-store.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
@@ -162,10 +162,15 @@ class BandSolve {
     if (this.options.signal?.aborted) throw new ShardedSolveInterrupted(this.options.store, this.m);
   }
 
-  /** One band call; yields to the event loop first (progress, abort signals). */
-  private async call(phase: BandPhase, table: Uint8Array, band: number, input: Float64Array | undefined, from = 0, to = 0): Promise<BandResult> {
+  /** Before each kernel call: the event loop runs (progress, abort signals). */
+  private async yieldToEvents(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.checkAbort();
+  }
+
+  /** One band call; yields to the event loop first. */
+  private async call(phase: BandPhase, table: Uint8Array, band: number, input: Float64Array | undefined, from = 0, to = 0): Promise<BandResult> {
+    await this.yieldToEvents();
     const output = phase === BandPhase.UNITS ? this.unitsBuffer : this.outputBuffer;
     // What UNITS and VISIT make is only written to message files: coded by the kernel where it
     // can (native: on its threads, as it merges them; 7x7/3 coded them in 1.0 s on this thread).
@@ -267,15 +272,17 @@ class BandSolve {
         }
       };
       // A step that throws leaves its message files behind: leftovers, removed on resume.
-      // The values the others sent, then the visits they asked for.
-      for (const kind of ['values', 'requests'] as const) {
-        for (const file of inbox.filter((f) => f.kind === kind)) {
-          read += await readMessages(this.store.dir, file, this.reading, async (messages) => {
-            if (kind === 'values') route(await this.call(BandPhase.APPLY, table, band, messages));
-            else await visit(messages);
-          });
-        }
+      // The values the others sent, applied by the kernel from the files' bytes, then the visits
+      // they asked for.
+      for (const file of inbox.filter((f) => f.kind === 'values')) {
+        read += await applyMessageFile(this.store.dir, file, this.reading, async (bytes, state) => {
+          await this.yieldToEvents();
+          const r = this.kernel.bandApplyRuns(table, this.map(band), bytes, 0, state, this.threads);
+          changed += r.wins + r.losses + r.illegal;
+          return r.messages;
+        });
       }
+      for (const file of inbox.filter((f) => f.kind === 'requests')) read += await readMessages(this.store.dir, file, this.reading, visit);
       progress(0.1);
       if (pass === 1) await this.units(band, table, route, (f) => progress(0.1 + 0.8 * f));
       // Requests for the unknown states held here: this band's own visited at once; in pass 1

@@ -65,6 +65,7 @@ export class MessageDecoder {
   get atEnd(): boolean {
     return atRunBoundary(this.state);
   }
+
 }
 
 /** Message files a step keeps open at once (the least recently written closed first): opening
@@ -167,6 +168,41 @@ export interface MessageReading {
 }
 
 /**
+ * The bytes of `file` in pieces of at most `bytes`' length (each a view of it, valid until the
+ * next), their CRC-32 in `read.crc32` (checked by checkEnd). A file missing or of the wrong size is
+ * a DatabaseError naming it.
+ */
+function* filePieces(path: string, file: MessageFile, bytes: Uint8Array, read: { crc32: number }): Generator<Uint8Array> {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    throw new DatabaseError(path, `message file is missing or unreadable (${(e as Error).message})`);
+  }
+  try {
+    const size = statSync(path).size;
+    if (size !== file.bytes) throw new DatabaseError(path, `message file has ${size} bytes, the manifest records ${file.bytes}`);
+    for (let at = 0; at < size; ) {
+      const piece = bytes.subarray(0, Math.min(bytes.length, size - at));
+      readAt(fd, path, piece, at, 'message file');
+      read.crc32 = crc32Of(piece, read.crc32);
+      at += piece.length;
+      yield piece;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The checks after a file's last piece: whole runs, its CRC-32, as many messages as the manifest
+ *  records. */
+function checkEnd(path: string, file: MessageFile, atRunEnd: boolean, crc32: number, count: number): void {
+  if (!atRunEnd) throw new DatabaseError(path, 'message file ends inside a run');
+  if (crc32 !== file.crc32) throw new DatabaseError(path, `message file fails its CRC-32 check (manifest ${hex(file.crc32)})`);
+  if (count !== file.count) throw new DatabaseError(path, `message file holds ${count} messages, the manifest records ${file.count}`);
+}
+
+/**
  * The messages of `file` in chunks of at most `reading.messages`' length (each a view of it, valid
  * until the next). A file missing, of the wrong size, that does not decode into the count of
  * messages the manifest records, or that fails its CRC-32 (checked after the last chunk) is a
@@ -174,50 +210,31 @@ export interface MessageReading {
  */
 function* messageChunks(dir: string, file: MessageFile, reading: MessageReading): Generator<Float64Array> {
   const path = join(dir, file.file);
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (e) {
-    throw new DatabaseError(path, `message file is missing or unreadable (${(e as Error).message})`);
-  }
-  const { bytes, messages } = reading;
+  const { messages } = reading;
   const decoder = new MessageDecoder(reading.runs);
-  let crc = 0;
+  const read = { crc32: 0 };
   let count = 0;
-  try {
-    const size = statSync(path).size;
-    if (size !== file.bytes) throw new DatabaseError(path, `message file has ${size} bytes, the manifest records ${file.bytes}`);
-    let filled = 0;
-    for (let at = 0; at < size; ) {
-      const n = Math.min(bytes.length, size - at);
-      const piece = bytes.subarray(0, n);
-      readAt(fd, path, piece, at, 'message file');
-      crc = crc32Of(piece, crc);
-      at += n;
-      for (let next = 0; next < n; ) {
-        try {
-          [next, filled] = decoder.decode(piece, next, messages, filled);
-        } catch (e) {
-          if (e instanceof RangeError) throw new DatabaseError(path, `message file is not a list of message runs (${e.message})`);
-          throw e;
-        }
-        if (filled === messages.length) {
-          count += filled;
-          yield messages;
-          filled = 0;
-        }
+  let filled = 0;
+  for (const piece of filePieces(path, file, reading.bytes, read)) {
+    for (let next = 0; next < piece.length; ) {
+      try {
+        [next, filled] = decoder.decode(piece, next, messages, filled);
+      } catch (e) {
+        if (e instanceof RangeError) throw new DatabaseError(path, `message file is not a list of message runs (${e.message})`);
+        throw e;
+      }
+      if (filled === messages.length) {
+        count += filled;
+        yield messages;
+        filled = 0;
       }
     }
-    if (!decoder.atEnd) throw new DatabaseError(path, 'message file ends inside a run');
-    if (filled > 0) {
-      count += filled;
-      yield messages.subarray(0, filled);
-    }
-  } finally {
-    closeSync(fd);
   }
-  if (crc !== file.crc32) throw new DatabaseError(path, `message file fails its CRC-32 check (manifest ${hex(file.crc32)})`);
-  if (count !== file.count) throw new DatabaseError(path, `message file holds ${count} messages, the manifest records ${file.count}`);
+  if (filled > 0) {
+    count += filled;
+    yield messages.subarray(0, filled);
+  }
+  checkEnd(path, file, decoder.atEnd, read.crc32, count);
 }
 
 /** What is wrong with a message file (size, coding, count, CRC-32), if anything: for check. */
@@ -246,5 +263,37 @@ export async function readMessages(dir: string, file: MessageFile, reading: Mess
       throw e;
     }
   }
+  return file.bytes;
+}
+
+/**
+ * Hands the bytes of values file `file` to `apply` piece by piece, with the decoder's state (which
+ * carries a run and a number from piece to piece): SolverKernel.bandApplyRuns, which decodes and
+ * applies them at once. apply returns the messages it decoded. The count and CRC-32 are checked at
+ * the end; a file of the wrong size, coding, count or CRC, or whose values `apply` refuses, is a
+ * DatabaseError naming it (its band is not saved then: nothing it did is kept). Returns the bytes
+ * read.
+ */
+export async function applyMessageFile(
+  dir: string,
+  file: MessageFile,
+  reading: MessageReading,
+  apply: (bytes: Uint8Array, state: Float64Array) => number | Promise<number>,
+): Promise<number> {
+  const path = join(dir, file.file);
+  const state = newMessageRunState();
+  const read = { crc32: 0 };
+  let count = 0;
+  for (const piece of filePieces(path, file, reading.bytes, read)) {
+    try {
+      count += await apply(piece, state);
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      // The kernel's own refusals name their phase; the others are the coding's.
+      if (/^band apply/.test(e.message)) throw new DatabaseError(path, `message file holds messages its band refuses (${e.message})`);
+      throw new DatabaseError(path, `message file is not a list of message runs (${e.message})`);
+    }
+  }
+  checkEnd(path, file, atRunBoundary(state), read.crc32, count);
   return file.bytes;
 }
