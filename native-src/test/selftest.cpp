@@ -233,9 +233,13 @@ static int checkOpenUnits() {
       std::atomic<int> helped{0}, early{0}, stale{0};
       pool.run(threads, [&](int t) {
         std::vector<int64_t> states;  // the owner's list, reused unit after unit
-        for (uint32_t i; (i = taken.fetch_add(1)) < units;) {
+        for (;;) {
           Unit& u = open[t];
+          // Marked before the unit is taken (passUnit marks it first thing after): a thread that
+          // took none after this one took its unit surely waits for it.
           Unit::Listing listing(u);
+          const uint32_t i = taken.fetch_add(1);
+          if (i >= units) break;
           states.resize(kStates);
           for (size_t s = 0; s < kStates; s++) states[s] = static_cast<int64_t>(i * kStates + s);
           u.open(states.data(), kStates, kStates * t / threads, {i});
@@ -278,8 +282,29 @@ static int checkOpenUnits() {
   return checked;
 }
 
+// The parts of a band the threads of an apply of message runs set: from 0, in whole bytes (4
+// states), each after the one before, the last open-ended; every state in exactly one.
+static int checkApplyParts() {
+  int checked = 0;
+  for (uint64_t states : {0ull, 1ull, 3ull, 4ull, 5ull, 100ull, 4095ull, 8191ull, 8192ull, 16384ull, 1000003ull, (1ull << 33) + 5}) {
+    for (int threads : {1, 2, 3, 5, 64}) {
+      bool ok = band_check::applyPartStart(states, threads, 0) == 0 && band_check::applyPartStart(states, threads, threads) == ~uint64_t{0};
+      uint64_t covered = 0;
+      for (int t = 0; t < threads; t++) {
+        const uint64_t first = band_check::applyPartStart(states, threads, t), next = band_check::applyPartStart(states, threads, t + 1);
+        ok = ok && first % 4 == 0 && first <= states && next >= first;
+        covered += std::min(next, states) - std::min(first, states);
+      }
+      CHECK(ok && covered == states, "apply parts of %llu states on %d threads", static_cast<unsigned long long>(states), threads);
+    }
+  }
+  checked++;
+  return checked;
+}
+
 int main() {
   int checked = 0;
+  checked += checkApplyParts();
   checked += checkSortMessages() > 0;
   checked += checkThreadPool();
   checked += checkOpenUnits() > 0;

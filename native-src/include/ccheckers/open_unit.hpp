@@ -5,11 +5,30 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <thread>
 #include <utility>
 
 #include "ccheckers/thread_pool.hpp"
 
 namespace cck {
+
+/** A wait in a spin loop: the CPU's pause at first, then the thread's time slice given up (the
+ *  thread waited for may be off its core when threads outnumber cores). */
+class SpinBackoff {
+ public:
+  void pause() {
+    if (spins_ < kPauses) {
+      spins_++;
+      cpuPause();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+
+ private:
+  static constexpr int kPauses = 1024;
+  int spins_ = 0;
+};
 
 /**
  * The unit a thread is visiting, open to the other threads of its kernel call once they have no
@@ -49,7 +68,7 @@ struct alignas(64) OpenUnit {
     void close() {
       if (!std::exchange(open_, false)) return;
       u_.phase.store(kIdle);
-      while (u_.helpers.load() != 0) cpuPause();
+      for (SpinBackoff wait; u_.helpers.load() != 0;) wait.pause();
     }
 
    private:
@@ -89,7 +108,13 @@ struct alignas(64) OpenUnit {
 template <class State, class Context, class Visit, class Helped>
 void helpWithOpenUnits(OpenUnit<State, Context>* units, int threads, int thread, Visit&& visit, Helped&& helped) {
   using Unit = OpenUnit<State, Context>;
-  for (;;) {
+  if (threads < 2) return;
+  // A thread that took the last units just before this one looked may not have marked its unit
+  // yet (Listing comes first in its visit, nanoseconds after): a few empty scans more before
+  // leaving.
+  constexpr int kEmptyScans = 64;
+  SpinBackoff wait;
+  for (int empty = 0; empty < kEmptyScans;) {
     bool more = false;  // a unit being listed (open soon), or one helped (look again)
     for (int o = 0; o < threads; o++) {
       Unit& u = units[o];
@@ -108,8 +133,8 @@ void helpWithOpenUnits(OpenUnit<State, Context>* units, int threads, int thread,
         more = true;
       }
     }
-    if (!more) return;
-    cpuPause();
+    empty = more ? 0 : empty + 1;
+    wait.pause();
   }
 }
 

@@ -386,3 +386,13 @@ inline void collectOutboxes(std::vector<Outbox>& outboxes, uint32_t bands, BandO
   }
   out.count = count;
 }
+
+/** The first local state of thread t's part of a band of `states` states for `threads` threads
+ *  (an apply of message runs; t = threads: past the last): whole bytes of the table, and whole
+ *  64-byte stretches of it where each part has a few (cache lines, where the table is aligned);
+ *  the last part open-ended (a state past the band is the last thread's to refuse). */
+inline uint64_t applyPartStart(uint64_t states, int threads, int t) {
+  if (t >= threads) return ~uint64_t{0};
+  const uint64_t unit = states >= static_cast<uint64_t>(threads) * 4096 ? 256 : 4;  // states
+  return states / unit * static_cast<uint64_t>(t) / static_cast<uint64_t>(threads) * unit;
+}

@@ -282,12 +282,9 @@ class BoardKernel final : public KernelApi {
                                   int threads, uint64_t& messages) override {
     const BandTable band(table, bytes, map, e_.p2Placements, groups().rankOf.size());
     const RunDecoder start = RunDecoder::fromState(state);
-    // Each thread's part of the band's states: whole bytes, whole cache lines where there are
-    // enough (no two threads write one line).
     threads = std::max(1, threads);
     const uint64_t states = static_cast<uint64_t>(map.slots) * band.per;
-    const uint64_t line = states >= static_cast<uint64_t>(threads) * 4096 ? 256 : 4;
-    const auto firstOf = [&](int t) { return t == threads ? ~uint64_t{0} : states / line * t / threads * line; };
+    const auto firstOf = [&](int t) { return applyPartStart(states, threads, t); };
     std::vector<KernelStats> stats(threads);
     std::vector<std::exception_ptr> failures(threads);
     std::vector<uint64_t> decoded(threads, 0);

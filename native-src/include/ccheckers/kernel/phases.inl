@@ -64,6 +64,11 @@ void initGroup(PassWorker<B, Table>& w, uint32_t group) {
  */
 template <class B, class Table>
 void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
+  // Marked first (a thread done with its units waits for a unit being listed, and helps when it
+  // opens): closed again, and its helpers waited for, however this ends (OpenUnit).
+  PassUnit<B> alone;
+  PassUnit<B>& u = w.openUnits ? w.openUnits[t] : alone;
+  typename PassUnit<B>::Listing listing(u);
   const Engine<B>& e = w.engine;
   const Groups& g = w.g;
   const Table& parts = w.table;
@@ -77,11 +82,6 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
     if (childPart < 0) return;  // not this call's units: no endUnit either
   }
   cg.base = parts.childBase(cg.base);
-  // Open to the call's threads that have no unit left (OpenUnit): closed again, and its helpers
-  // waited for, however this ends.
-  PassUnit<B> alone;
-  PassUnit<B>& u = w.openUnits ? w.openUnits[t] : alone;
-  typename PassUnit<B>::Listing listing(u);
   FreePlacements<B> p1(e, b);
   // Half of the placements are stored under their mirror image and skipped: every one is written
   // and only the others kept, since a branch on that would be mispredicted half the time.

@@ -34,9 +34,9 @@ import { BitboardEngine } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BandTable, Outbox, collectOutboxes } from './band-table.js';
 import { DistanceWorker } from './distances.js';
+import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.js';
 import { PassWorker } from './pass-worker.js';
 import { StateGraph } from './state-graph.js';
-import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.js';
 import { MAX_DISTANCE, StateSpace } from './state-space.js';
 import { TableParts } from './table-parts.js';
 

@@ -65,7 +65,6 @@ export class MessageDecoder {
   get atEnd(): boolean {
     return atRunBoundary(this.state);
   }
-
 }
 
 /** Message files a step keeps open at once (the least recently written closed first): opening
@@ -266,6 +265,9 @@ export async function readMessages(dir: string, file: MessageFile, reading: Mess
   return file.bytes;
 }
 
+/** What the decoders (message-runs.ts, message_runs.hpp) say of bytes that are not message runs. */
+const DECODER_REFUSALS = /^(a number of 2\^53 or more|an empty run|a message repeated|a message of 2\^53 or more)$/;
+
 /**
  * Hands the bytes of values file `file` to `apply` piece by piece, with the decoder's state (which
  * carries a run and a number from piece to piece): SolverKernel.bandApplyRuns, which decodes and
@@ -288,10 +290,11 @@ export async function applyMessageFile(
     try {
       count += await apply(piece, state);
     } catch (e) {
-      if (!(e instanceof RangeError)) throw e;
-      // The kernel's own refusals name their phase; the others are the coding's.
-      if (/^band apply/.test(e.message)) throw new DatabaseError(path, `message file holds messages its band refuses (${e.message})`);
-      throw new DatabaseError(path, `message file is not a list of message runs (${e.message})`);
+      // The kernel's refusals of the band's values, and the decoder's of the coding, are the
+      // file's; anything else (a bad argument) goes up as it is.
+      if (e instanceof RangeError && /^band apply/.test(e.message)) throw new DatabaseError(path, `message file holds messages its band refuses (${e.message})`);
+      if (e instanceof RangeError && DECODER_REFUSALS.test(e.message)) throw new DatabaseError(path, `message file is not a list of message runs (${e.message})`);
+      throw e;
     }
   }
   checkEnd(path, file, atRunBoundary(state), read.crc32, count);
