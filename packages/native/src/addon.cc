@@ -55,6 +55,40 @@ double* float64Arg(const Napi::CallbackInfo& info, size_t i, size_t& length) {
   return a.Data();
 }
 
+// The message coding of band files (message_runs.hpp; core's message-runs.ts checks the
+// arguments' ranges the same way): an index of an array of `limit` elements (or its end), and a
+// decoder's state.
+size_t indexArg(const Napi::CallbackInfo& info, size_t i, size_t limit) {
+  const double x = info[i].As<Napi::Number>().DoubleValue();
+  if (!(x >= 0 && x <= static_cast<double>(limit) && x == static_cast<double>(static_cast<size_t>(x)))) {
+    throw Napi::RangeError::New(info.Env(), "message coding: an argument is not an index of its array");
+  }
+  return static_cast<size_t>(x);
+}
+
+double* runStateArg(const Napi::CallbackInfo& info, size_t i) {
+  size_t length = 0;
+  double* state = float64Arg(info, i, length);
+  if (length != cck::kMessageRunState) throw Napi::RangeError::New(info.Env(), "message decoder: a state of the wrong length");
+  return state;
+}
+
+// Runs a call into the native solver: what its threads throw becomes a JS error (an exception
+// escaping through N-API terminates Node): a RangeError for bad input, out of memory, or any other
+// (std::system_error when a thread cannot start, ...).
+template <class Call>
+Napi::Value solverCall(Napi::Env env, Call&& call) {
+  try {
+    return call();
+  } catch (const std::invalid_argument& e) {
+    throw Napi::RangeError::New(env, e.what());
+  } catch (const std::bad_alloc&) {
+    throw Napi::Error::New(env, "out of memory in the native solver");
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, std::string("native solver: ") + e.what());
+  }
+}
+
 // A unit number (group or P2 placement): an integer in 0 .. 2^32 - 1. Uint32Value() would wrap
 // 2^32 + 5 to 5 and run the kernel on the wrong units, so anything else is a RangeError.
 uint32_t unitArg(const Napi::CallbackInfo& info, size_t i) {
@@ -262,7 +296,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     uint32_t firstGroup = phase == Phase::Init && info.Length() > arg + 3 && !info[arg + 3].IsUndefined() ? unitArg(info, arg + 3) : 0;
     cck::TableWindow window;
     const bool windowed = (phase == Phase::Pass || phase == Phase::Sparse) && windowArg(info, phase == Phase::Pass ? arg + 3 : arg + 4, window);
-    try {
+    return solverCall(info.Env(), [&] {
       cck::KernelStats s{};
       switch (phase) {
         case Phase::Init: s = kernel_->solverInit(table, bytes, from, to, threads, firstGroup); break;
@@ -273,16 +307,8 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
           s = kernel_->solverDistanceLayer(table, bytes, distances, distanceBytes, depth, from, to, threads);
           break;
       }
-      return statsObject(info.Env(), s);
-    } catch (const std::invalid_argument& e) {
-      throw Napi::RangeError::New(info.Env(), e.what());
-    } catch (const std::bad_alloc&) {
-      throw Napi::Error::New(info.Env(), "out of memory in the native solver");
-    } catch (const std::exception& e) {
-      // Anything else a solver thread threw (std::system_error when a thread cannot start, ...):
-      // a JS error, never an exception escaping through N-API (which terminates Node).
-      throw Napi::Error::New(info.Env(), std::string("native solver: ") + e.what());
-    }
+      return Napi::Value(statsObject(info.Env(), s));
+    });
   }
   Napi::Value SolverInit(const Napi::CallbackInfo& info) { return Solver(info, Phase::Init); }
   Napi::Value SolverPass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Pass); }
@@ -346,7 +372,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     }
     const uint32_t from = unitArg(info, 4), to = unitArg(info, 5);
     const int threads = info[6].As<Napi::Number>().Int32Value();
-    try {
+    return solverCall(env, [&] {
       // Into the caller's buffer where they fit (a solve makes thousands of calls: new arrays
       // each time would pile up as garbage between collections, past a memory budget).
       cck::BandOutput out;
@@ -377,44 +403,27 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
       std::copy(out.counts.begin(), out.counts.end(), counts.Data());
       o.Set("messages", messages);
       o.Set("counts", counts);
-      return o;
-    } catch (const std::invalid_argument& e) {
-      throw Napi::RangeError::New(env, e.what());
-    } catch (const std::bad_alloc&) {
-      throw Napi::Error::New(env, "out of memory in the native solver");
-    } catch (const std::exception& e) {
-      throw Napi::Error::New(env, std::string("native solver: ") + e.what());
-    }
+      return Napi::Value(o);
+    });
   }
   // solverBandApplyRuns(table, map, runs: Uint8Array, from, state: Float64Array, threads)
   //   -> {wins, losses, ..., messages: number}: APPLY of the runs' values (message_runs.hpp)
   Napi::Value SolverBandApplyRuns(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    size_t bytes = 0, count = 0, stateLength = 0;
+    size_t bytes = 0, count = 0;
     uint8_t* table = bytesArg(info, 0, bytes);
     const cck::BandMap map = bandMapArg(info, 1);
     const uint8_t* runs = bytesArg(info, 2, count);
-    const double fromArg = info[3].As<Napi::Number>().DoubleValue();
-    if (!(fromArg >= 0 && fromArg <= static_cast<double>(count) && fromArg == static_cast<double>(static_cast<size_t>(fromArg)))) {
-      throw Napi::RangeError::New(env, "message coding: an argument is not an index of its array");
-    }
-    double* state = float64Arg(info, 4, stateLength);
-    if (stateLength != cck::kMessageRunState) throw Napi::RangeError::New(env, "message decoder: a state of the wrong length");
+    const size_t from = indexArg(info, 3, count);
+    double* state = runStateArg(info, 4);
     const int threads = info[5].As<Napi::Number>().Int32Value();
-    try {
+    return solverCall(env, [&] {
       uint64_t messages = 0;
-      const cck::KernelStats s =
-          kernel_->solverBandApplyRuns(table, bytes, map, runs, static_cast<size_t>(fromArg), count, state, threads, messages);
+      const cck::KernelStats s = kernel_->solverBandApplyRuns(table, bytes, map, runs, from, count, state, threads, messages);
       Napi::Object o = statsObject(env, s);
       o.Set("messages", static_cast<double>(messages));
-      return o;
-    } catch (const std::invalid_argument& e) {
-      throw Napi::RangeError::New(env, e.what());
-    } catch (const std::bad_alloc&) {
-      throw Napi::Error::New(env, "out of memory in the native solver");
-    } catch (const std::exception& e) {
-      throw Napi::Error::New(env, std::string("native solver: ") + e.what());
-    }
+      return Napi::Value(o);
+    });
   }
   Napi::Value SolverPassUnits(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverPassUnits()));
@@ -439,15 +448,7 @@ class Addon : public Napi::Addon<Addon> {
   }
 
  private:
-  // The message coding of band files (message_runs.hpp; core's message-runs.ts checks the
-  // arguments' ranges the same way): one call per run, or per piece of a file.
-  static size_t indexArg(const Napi::CallbackInfo& info, size_t i, size_t limit) {
-    const double x = info[i].As<Napi::Number>().DoubleValue();
-    if (!(x >= 0 && x <= static_cast<double>(limit) && x == static_cast<double>(static_cast<size_t>(x)))) {
-      throw Napi::RangeError::New(info.Env(), "message coding: an argument is not an index of its array");
-    }
-    return static_cast<size_t>(x);
-  }
+  // The message coding of band files: one call per run, or per piece of a file.
   Napi::Value EncodeMessageRun(const Napi::CallbackInfo& info) {
     size_t count = 0, length = 0;
     const double* messages = float64Arg(info, 0, count);
@@ -465,13 +466,12 @@ class Addon : public Napi::Addon<Addon> {
     }
   }
   Napi::Value DecodeMessageRuns(const Napi::CallbackInfo& info) {
-    size_t length = 0, capacity = 0, stateLength = 0;
+    size_t length = 0, capacity = 0;
     const uint8_t* bytes = bytesArg(info, 0, length);
     double* out = float64Arg(info, 2, capacity);
-    double* state = float64Arg(info, 4, stateLength);
+    double* state = runStateArg(info, 4);
     const size_t from = indexArg(info, 1, length);
     const size_t at = indexArg(info, 3, capacity);
-    if (stateLength != cck::kMessageRunState) throw Napi::RangeError::New(info.Env(), "message decoder: a state of the wrong length");
     try {
       cck::decodeMessageRuns(bytes, from, length, out, at, capacity, state);
     } catch (const std::invalid_argument& e) {

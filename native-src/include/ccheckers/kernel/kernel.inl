@@ -284,36 +284,24 @@ class BoardKernel final : public KernelApi {
     const RunDecoder start = RunDecoder::fromState(state);
     threads = std::max(1, threads);
     const uint64_t states = static_cast<uint64_t>(map.slots) * band.per;
-    const auto firstOf = [&](int t) { return applyPartStart(states, threads, t); };
-    std::vector<KernelStats> stats(threads);
-    std::vector<std::exception_ptr> failures(threads);
-    std::vector<uint64_t> decoded(threads, 0);
+    // A unit a part of the band (applyPartStart): every thread decodes all the runs, whichever
+    // part it takes, and all end in the same state; part 0's is kept.
     RunDecoder end;
     size_t next = from;
-    pool_.run(threads, [&](int t) {
-      try {
-        RunDecoder d = start;
-        const size_t stop = applyRuns(band, runs, from, count, d, firstOf(t), firstOf(t + 1), stats[t], decoded[t]);
-        if (t == 0) {
-          end = d;
-          next = stop;
-        }
-      } catch (...) {
-        failures[t] = std::current_exception();
+    const KernelStats s = forEachUnit(pool_, static_cast<uint32_t>(threads), threads, [](int) { return ApplyWorker{}; }, [&](ApplyWorker& w, uint32_t part, int) {
+      RunDecoder d = start;
+      uint64_t decoded = 0;
+      const int p = static_cast<int>(part);
+      const size_t stop = applyRuns(band, runs, from, count, d, applyPartStart(states, threads, p), applyPartStart(states, threads, p + 1), w.stats, decoded);
+      if (part == 0) {
+        end = d;
+        next = stop;
+        messages = decoded;
       }
     });
-    for (const std::exception_ptr& failure : failures)
-      if (failure) std::rethrow_exception(failure);
     end.toState(state);
     state[kRunNextByte] = static_cast<double>(next);
-    messages = decoded[0];
-    KernelStats total{};
-    for (const KernelStats& s : stats) {
-      total.wins += s.wins;
-      total.losses += s.losses;
-      total.illegal += s.illegal;
-    }
-    return total;
+    return s;
   }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
                                  int threads) override {

@@ -202,7 +202,8 @@ void requestsOfSlot(PassWorker<B, BandTable>& w, uint32_t slot) {
   }
 }
 
-/** What a thread of a band apply counts (forEachUnit's worker; applyValues needs no buffers). */
+/** What a thread of a band apply counts (forEachUnit's worker; applyValues and applyRuns need no
+ *  buffers). */
 struct ApplyWorker {
   KernelStats stats{};
   void endSweep() {}
