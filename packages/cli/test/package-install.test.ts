@@ -71,6 +71,9 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
     const install = sh('npm', ['install', '--no-audit', '--no-fund', ...tarballs()], app, userEnv);
     expect(install.status, install.stderr).toBe(0);
     const bin = [join(app, 'node_modules', '.bin', 'ccheckers')];
+    // The CLI brings the cluster's packages, and the solver finds them.
+    const cluster = sh(process.execPath, ['--input-type=module', '-e', "const s = await import('@ccheckers/solver'); console.log(typeof (await s.loadBullmq()).Queue, typeof (await s.loadIoredis()).Redis);"], app);
+    expect(cluster.stdout.trim(), cluster.stderr).toBe('function function');
     const info = JSON.parse(sh(bin[0]!, ['info', '--json'], app).stdout);
     expect(info.addon.path).toContain(join('node_modules', '@ccheckers', 'native', 'prebuilds', 'linux-x64'));
     const version = sh(bin[0]!, ['--version'], app);
@@ -85,6 +88,31 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
       app,
     );
     expect(serve.stdout).toMatch(/^200 \{"board":7,"pieces":2/);
+  });
+
+  it('the solver without the CLI: no bullmq or ioredis installed, it loads, and a cluster says what to install', () => {
+    // bullmq and ioredis are optional peers of @ccheckers/solver (the CLI depends on them). The
+    // native tarball comes along because the solver names it as an optional dependency that the
+    // registry does not hold.
+    const app = join(dir, 'app-solver');
+    mkdirSync(app);
+    const mine = tarballs().filter((t) => !t.includes('cli'));
+    const install = sh('npm', ['install', '--no-audit', '--no-fund', ...mine], app, userEnv);
+    expect(install.status, install.stderr).toBe(0);
+    expect(readdirSync(join(app, 'node_modules'))).not.toContain('bullmq');
+    expect(readdirSync(join(app, 'node_modules'))).not.toContain('ioredis');
+    const script = `import('@ccheckers/solver').then(async (s) => {
+      console.log(typeof s.solve, typeof s.loadBullmq, typeof s.loadIoredis);
+      for (const load of [s.loadBullmq, s.loadIoredis]) await load().then(() => console.log('loaded'), (e) => console.log(e.code, e.message));
+    });`;
+    const r = sh(process.execPath, ['--input-type=module', '-e', script], app);
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toBe('function function function');
+    expect(lines.slice(1)).toEqual([
+      'E_USAGE the cluster needs the packages bullmq and ioredis: npm install bullmq@6.7.0 ioredis@6.0.0 (bullmq is not installed)',
+      'E_USAGE the cluster needs the packages bullmq and ioredis: npm install bullmq@6.7.0 ioredis@6.0.0 (ioredis is not installed)',
+    ]);
   });
 
   it('without prebuilds and without a compiler: the install succeeds and the CLI runs on TypeScript, saying why', () => {

@@ -7,6 +7,42 @@
 import { CCheckersError } from '@ccheckers/core';
 import type { Redis } from 'ioredis';
 
+/**
+ * bullmq and ioredis are optional peer dependencies of @ccheckers/solver (the ccheckers CLI
+ * depends on them): a program that never runs a cluster does not install them. They are loaded
+ * only through these two functions, when a cluster is used; elsewhere in the solver they appear
+ * in `import type` only. A missing package is an E_USAGE error that says what to install.
+ */
+export const CLUSTER_PACKAGES_MISSING = 'the cluster needs the packages bullmq and ioredis: npm install bullmq@6.7.0 ioredis@6.0.0';
+
+function missingPackage(e: unknown): CCheckersError | undefined {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
+  // A package the loaded one needs (ioredis, bullmq's peer, or one of their dependencies) is as
+  // missing as the package itself: the same install repairs it.
+  const what = /Cannot find (?:package|module) '([^']+)'/.exec((e as Error).message)?.[1];
+  return new CCheckersError('E_USAGE', `${CLUSTER_PACKAGES_MISSING}${what === undefined ? '' : ` (${what} is not installed)`}`);
+}
+
+/** The bullmq module, loaded on first use; an E_USAGE error when it is not installed. */
+export async function loadBullmq(): Promise<typeof import('bullmq')> {
+  try {
+    return await import('bullmq');
+  } catch (e) {
+    throw missingPackage(e) ?? e;
+  }
+}
+
+/** The ioredis module, loaded on first use; an E_USAGE error when it is not installed. (Its
+ *  `default` is left out: imported from ESM, that is the CommonJS module, not the Redis class.) */
+export async function loadIoredis(): Promise<Omit<typeof import('ioredis'), 'default'>> {
+  try {
+    return await import('ioredis');
+  } catch (e) {
+    throw missingPackage(e) ?? e;
+  }
+}
+
 /** The queue of a store's jobs: one per store, named by the store's id. */
 export function queueName(storeId: string): string {
   return `ccheckers-${storeId}`;
@@ -43,8 +79,9 @@ const CREDENTIALS_REFUSED = /^(WRONGPASS|NOAUTH)\b|invalid (username-)?password/
  * A connection as BullMQ wants it for workers and for a coordinator that must outlast a Redis
  * restart: commands wait (maxRetriesPerRequest null) while it reconnects, every 100 ms to 2 s.
  * `onError` hears connection errors once per outage (ioredis repeats them on every retry).
- * ioredis (and BullMQ, in the coordinator and worker) are loaded only here, when a cluster is
- * used: loading BullMQ costs ~0.1 s that no other command should pay.
+ * ioredis (and BullMQ, in the coordinator and worker) are loaded only when a cluster is used, by
+ * loadIoredis and loadBullmq: loading BullMQ costs ~0.1 s that no other command should pay, and a
+ * program that never runs a cluster need not install them.
  *
  * Resolves once Redis has answered (a Redis that is away is waited for, with `onError` told), or
  * when `signal` aborts first; a Redis that refuses the credentials in the URL is an E_USAGE error
@@ -52,7 +89,7 @@ const CREDENTIALS_REFUSED = /^(WRONGPASS|NOAUTH)\b|invalid (username-)?password/
  * and a coordinator would have made its store first).
  */
 export async function connectRedis(url: { url: string; shown: string }, onError: (message: string) => void = () => {}, signal?: AbortSignal): Promise<CountedRedis> {
-  const { Redis } = await import('ioredis');
+  const { Redis } = await loadIoredis();
   let down = false;
   const redis = new Redis(url.url, {
     maxRetriesPerRequest: null,
