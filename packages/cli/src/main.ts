@@ -79,6 +79,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')
     .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')
     .option('--force', 'overwrite an existing --out file')
+    .option('--break-lock', "take the lock (FILE.lock, DIR/manifest.json.lock) of a solve on another machine that is gone")
     .option('--distances', "also store every position's distance to the end (1 byte per stored state), so that query and play choose moves that make progress in games of any size")
     .option('--json', 'one JSON object on stdout (with the pass log and the machine, for report --from)')
     .option('--html <file>', 'also write a self-contained HTML report of the solve (passes as charts)')

@@ -106,6 +106,24 @@ describe('the output during and after the solve', () => {
     noLeftovers(out);
   });
 
+  it('a lock of another machine holds until --break-lock takes it', () => {
+    const out = join(dir, 'other-host.ccdb');
+    const lock = `${process.pid}\nother-host:0a1b2c3d:pid4026531836\n`; // a solve on another machine
+    writeFileSync(`${out}.lock`, lock);
+    const r = run(['solve', '--board', '7', '--pieces', '1', '--out', out]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`a solve on host other-host (process ${process.pid}) is writing ${out}; wait for it, or if that solve is really gone, --break-lock takes the lock`);
+    expect(readFileSync(`${out}.lock`, 'utf8')).toBe(lock);
+    expect(existsSync(out)).toBe(false);
+    const again = run(['solve', '--board', '7', '--pieces', '1', '--out', out, '--break-lock', '--quiet']);
+    expect(again.status, again.stderr).toBe(0);
+    expect(readDatabase(out).header).toMatchObject({ stage: 'complete' });
+    noLeftovers(out);
+    const alone = run(['solve', '--board', '7', '--pieces', '1', '--break-lock']);
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toContain('--break-lock needs --out FILE or --store DIR');
+  });
+
   it('a checkpoint is never discarded without --resume or --force, nor a user file called X.ckpt', () => {
     const out = join(dir, 'ckpt.ccdb');
     writeFileSync(`${out}.ckpt`, 'notes of the user\n');

@@ -4,9 +4,11 @@
  * checked again when the result is put in place, so that nothing a user has there (a device, a
  * folder, a file that appeared meanwhile, another solve's output) is ever replaced by surprise.
  */
+import { randomBytes } from 'node:crypto';
 import { type Stats, closeSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { CCheckersError } from '@ccheckers/core';
+import { hostOf, thisMachine } from './machine.js';
 
 export class OutputPathError extends CCheckersError {
   constructor(message: string) {
@@ -83,18 +85,32 @@ export function checkOutputStill(path: string, force: boolean, keptIn: string): 
   if (!force) throw new OutputPathError(`${path} appeared during the solve (use --force to overwrite it); the database is kept in ${keptIn}`);
 }
 
+export interface LockOptions {
+  /** Take a lock held by a solve of another machine (whose process cannot be seen from here):
+   *  for when that solve is known to be gone. A live process of this machine is never displaced. */
+  breakLock?: boolean;
+}
+
 /**
- * A lock on the output path for the duration of a solve: `PATH.lock` holding the process id. It
- * appears with its content (written to a file of this process, then hard-linked to the lock
- * name, which fails where a lock exists), so no one ever reads a half-made lock. A lock whose
+ * A lock on the output path for the duration of a solve: `PATH.lock` holding the process id and,
+ * on the next line, the machine (thisMachine(): host, boot, pid namespace), since a folder may be
+ * shared by several machines (NFS) and a pid means something only where it runs. It appears
+ * with its content (written to a file of this process, then hard-linked to the lock name, which
+ * fails where a lock exists), so no one ever reads a half-made lock. A lock of this machine whose
  * process is gone (a solve killed with -9) is moved aside and taken over, and so are the
- * temporary files such a solve left (PATH.tmp-PID, PATH.ckpt.tmp-PID: up to a table's size).
+ * temporary files such a solve left (PATH.tmp-PID, PATH.ckpt.tmp-PID: up to a table's size). A
+ * lock of another machine is held until released there or taken with `breakLock`. A lock with
+ * a pid alone (made by an older ccheckers) is taken as one of this machine.
  */
-export function lockOutput(path: string): () => void {
+export function lockOutput(path: string, options: LockOptions = {}): () => void {
   const lock = `${path}.lock`;
-  const mine = `${lock}.${process.pid}`;
+  const here = thisMachine();
+  const content = `${process.pid}\n${here}\n`;
+  // Random too: a process of another machine sharing the folder may have the same pid.
+  const tag = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const mine = `${lock}.${tag}`;
   try {
-    writeFileSync(mine, `${process.pid}\n`);
+    writeFileSync(mine, content);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOSPC' || code === 'EDQUOT') throw e; // the CLI says what to do on a full disk
@@ -108,13 +124,13 @@ export function lockOutput(path: string): () => void {
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           // No hard links here (FAT, exFAT, some network mounts): an exclusive create instead.
-          if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
+          if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') writeFileSync(lock, content, { flag: 'wx' });
           else throw e;
         }
         removeLeftovers(path);
         return () => {
           try {
-            if (readFileSync(lock, 'utf8').trim() === String(process.pid)) unlinkSync(lock);
+            if (readFileSync(lock, 'utf8') === content) unlinkSync(lock);
           } catch {}
         };
       } catch (e) {
@@ -123,19 +139,28 @@ export function lockOutput(path: string): () => void {
       }
       const owner = ownerOf(lock);
       if (owner === undefined) continue; // gone meanwhile: try again
-      if (owner === process.pid) throw new OutputPathError(`this process is already writing ${path} (another solve to the same file)`);
-      if (isAlive(owner)) {
-        throw new OutputPathError(`another solve (process ${owner}) is writing ${path}; wait for it, or remove ${lock} if that process is not a solve`);
+      const elsewhere = owner.machine !== undefined && owner.machine !== here;
+      if (elsewhere) {
+        if (!options.breakLock) {
+          const host = hostOf(owner.machine!);
+          const which = host === hostOf(here) ? `host ${host} (another boot or pid namespace of this host; process ${owner.pid})` : `host ${host} (process ${owner.pid})`;
+          throw new OutputPathError(`a solve on ${which} is writing ${path}; wait for it, or if that solve is really gone, --break-lock takes the lock`);
+        }
+      } else {
+        if (owner.pid === process.pid) throw new OutputPathError(`this process is already writing ${path} (another solve to the same file)`);
+        if (isAlive(owner.pid)) {
+          throw new OutputPathError(`another solve (process ${owner.pid}) is writing ${path}; wait for it, or remove ${lock} if that process is not a solve`);
+        }
       }
-      // Stale. Move it aside (atomic) and make sure what was moved is that stale lock: if another
-      // solve took the path over in between, its fresh lock goes back.
-      const aside = `${lock}.stale-${process.pid}`;
+      // Stale, or broken. Move it aside (atomic) and make sure what was moved is that lock: if
+      // another solve took the path over in between, its fresh lock goes back.
+      const aside = `${lock}.stale-${tag}`;
       try {
         renameSync(lock, aside);
       } catch {
         continue;
       }
-      if (!Object.is(ownerOf(aside), owner)) {
+      if (ownerOf(aside)?.text !== owner.text) {
         try {
           linkSync(aside, lock);
         } catch {}
@@ -148,13 +173,26 @@ export function lockOutput(path: string): () => void {
   }
 }
 
-/** The process id in a lock file; NaN for one without (not made by lockOutput); undefined when gone. */
-function ownerOf(lock: string): number | undefined {
+interface LockOwner {
+  /** NaN for a lock without one (not made by lockOutput). */
+  pid: number;
+  /** The machine of the pid; undefined in a lock of an older ccheckers (a pid alone). */
+  machine?: string;
+  /** The whole lock file. */
+  text: string;
+}
+
+/** Who holds a lock file; undefined when it is gone. */
+function ownerOf(lock: string): LockOwner | undefined {
+  let text: string;
   try {
-    return Number.parseInt(readFileSync(lock, 'utf8').trim(), 10);
+    text = readFileSync(lock, 'utf8');
   } catch {
     return undefined;
   }
+  const [first = '', second = ''] = text.split('\n');
+  const machine = second.trim();
+  return { pid: Number.parseInt(first.trim(), 10), ...(machine !== '' ? { machine } : {}), text };
 }
 
 /** Temporary files of earlier solves to `path` whose process is gone. */

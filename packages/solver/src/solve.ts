@@ -41,6 +41,8 @@ export interface SolveOptions {
   /** Replace an existing database at `out` (a regular file only) and start over from an existing
    *  checkpoint instead of refusing. */
   force?: boolean;
+  /** Take the lock on `out` (OUT.lock) of a solve on another machine, known to be gone (lockOutput). */
+  breakLock?: boolean;
   /** Upper bound on memory, in bytes. */
   memoryLimit?: number;
   onProgress?: (event: ProgressEvent) => void;
@@ -140,7 +142,7 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, options.distances), options.memoryLimit);
   const checkpointPath = options.out ? `${options.out}.ckpt` : undefined;
   if (options.out) checkSolveOutput(options.out, options);
-  const unlock = options.out ? lockOutput(options.out) : () => {};
+  const unlock = options.out ? lockOutput(options.out, { breakLock: options.breakLock === true }) : () => {};
   try {
     return await solveLocked(options, space, threads, checkpointPath);
   } finally {

@@ -46,6 +46,7 @@ export interface SolveCommandOptions {
   redis?: string;
   resume?: boolean;
   force?: boolean;
+  breakLock?: boolean;
   distances?: boolean;
   json?: boolean;
   html?: string;
@@ -85,6 +86,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (passes !== 'bands' && passes !== 'tiles') throw new UsageError(`--passes must be "bands" or "tiles" (got "${passes}")`);
   if (o.redis !== undefined && o.passes === 'bands') throw new UsageError('a cluster solve (--redis) runs tile passes; --passes bands is for a solve on one machine');
   if (o.resume && !out && !store) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt) or --store DIR');
+  if (o.breakLock && !out && !store) throw new UsageError('--break-lock needs --out FILE or --store DIR (the lock is FILE.lock or DIR/manifest.json.lock)');
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
   // that only with --force), always be able to write; solve() checks again and holds a lock.
   if (out) checkSolveOutput(out, store ? { force: o.force === true } : o);
@@ -212,6 +214,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(out ? { out } : {}),
         ...(o.resume ? { resume: true } : {}),
         ...(o.force ? { force: true } : {}),
+        ...(o.breakLock ? { breakLock: true } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         ...(o.distances ? { distances: true } : {}),
         signal: controller.signal,
