@@ -2,10 +2,11 @@
 // A model of out-of-core pass designs on the explicit game graph of a small variant: how many
 // passes each needs, what share of the states its first pass proves, and how many values it sends
 // between shards. It decides nothing the solver ships; it measures a design before it is built
-// (docs/sharding.md, "Bands and messages"). The end table of every design is checked against the
-// in-memory solve of the TS kernel.
-//   node bench/message-pass-model.mjs [board] [pieces] [shard counts]
+// (docs/sharding.md, "Bands and messages", "Parallel band passes"). The end table of every design
+// is checked against the in-memory solve of the TS kernel.
+//   node bench/message-pass-model.mjs [board] [pieces] [shard counts] [workers] [schedules] [layouts]
 //   node bench/message-pass-model.mjs 7 2 1,4,16,64
+//   node bench/message-pass-model.mjs 7 2 16,64 1,2,4,8,16 segments,skewed,blocks,staggered bands
 //
 // The designs, all with S shards of whole groups (rows of the table) held one at a time:
 //   - "bands": a shard holds the groups whose *children's units* (P2 placements) are consecutive
@@ -15,10 +16,28 @@
 //     held); a new loss is pushed to its parents the same way. From pass 2 on only the states a
 //     shard still found unknown (requests, one message each) are decided again.
 //   - "colex": the same pass over shards of consecutive groups in colex order (the present layout).
+//
+// Workers: W machines step shards at the same time, in lockstep rounds. A round is at most W
+// shards; a pass is a sequence of rounds that steps every shard once. A round's shards take their
+// messages before any of them steps, so what is sent in round t is applied only at a step of a
+// round after t: a message to a shard of the same round, or of an earlier one, waits for that
+// shard's step in the next pass. A step reads and writes only its own rows, so the steps of a round
+// are modelled one after the other. W = 1 is the serial pass 0..S-1 under every schedule. The
+// schedules (L = ceil(S/W)):
+//   - "segments": worker w holds shards [wS/W, (w+1)S/W) and steps them in order; round t = the
+//     t-th shard of each segment.
+//   - "skewed": segments, worker w starting w * ceil(L/2) rounds late (a pipeline: more rounds,
+//     workers idle at its ends).
+//   - "blocks": round r = shards rW .. rW+W-1.
+//   - "staggered": blocks in odd passes, the cuts moved by W/2 in even ones.
+// "visits" counts the states visited in all passes (revisits included); "time" sums over the
+// rounds the largest step's visits. Both are given against the serial pass (W = 1) of the same S.
 import { BitboardEngine, LOSS, StateSpace, TsSolverKernel, UNKNOWN, WIN, WORDS, rankSet, unrankSet, variant } from '@ccheckers/core';
 import { StateIndexer } from '@ccheckers/solver';
 
-const [board = '7', pieces = '2', counts = '1,4,16,64'] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const [board = '7', pieces = '2', counts = '1,4,16,64', workers = '1'] = args;
+const [schedules = 'segments,skewed,blocks,staggered', layouts = 'bands,colex'] = args.slice(4);
 const v = variant(Number(board), Number(pieces));
 const space = new StateSpace(v);
 const engine = new BitboardEngine(v, 'clean');
@@ -111,7 +130,41 @@ function shardOfGroups(layout, S) {
   return shard;
 }
 
-function model(layout, S) {
+/** The rounds of a pass: arrays of at most W shards stepped at once, every shard once a pass. */
+function schedule(design, S, W, pass) {
+  const rounds = [];
+  if (design === 'segments') {
+    const start = (w) => Math.floor((w * S) / W);
+    for (let t = 0; t < Math.ceil(S / W); t++) {
+      const round = [];
+      for (let w = 0; w < W; w++) if (start(w) + t < start(w + 1)) round.push(start(w) + t);
+      rounds.push(round);
+    }
+  } else if (design === 'skewed') {
+    // A chain that reaches the end of segment w finds the second half of segment w+1 not yet stepped.
+    const start = (w) => Math.floor((w * S) / W);
+    const skew = Math.ceil(Math.ceil(S / W) / 2);
+    for (let t = 0; ; t++) {
+      const round = [];
+      for (let w = 0; w < W; w++) {
+        const X = start(w) + t - w * skew;
+        if (X >= start(w) && X < start(w + 1)) round.push(X);
+      }
+      if (round.length === 0 && t >= (W - 1) * skew) break;
+      if (round.length > 0) rounds.push(round);
+    }
+  } else if (design === 'blocks' || design === 'staggered') {
+    const shift = design === 'staggered' && pass % 2 === 0 ? Math.floor(W / 2) : 0;
+    const clip = (x) => Math.max(0, Math.min(S, x));
+    for (let from = shift - W; from < S; from += W) {
+      const [a, b] = [clip(from), clip(from + W)];
+      if (b > a) rounds.push(Array.from({ length: b - a }, (_, i) => a + i));
+    }
+  } else throw new Error(`unknown design ${design}`);
+  return rounds;
+}
+
+function model(layout, S, W, design) {
   const shardOfGroup = shardOfGroups(layout, S);
   const rowShard = (s) => shardOfGroup[Math.floor(s / P)];
   const value = initValue.slice();
@@ -130,7 +183,7 @@ function model(layout, S) {
     const targets = new Uint8Array(states);
     const nextRequests = new Uint8Array(states);
     let requests = 0;
-    for (let X = 0; X < S; X++) {
+    const step = (X, messages) => {
       const set = (i, val) => {
         if (value[i] === UNKNOWN) {
           value[i] = val;
@@ -146,15 +199,15 @@ function model(layout, S) {
           if (push) pushed++;
         }
       };
-      const messages = inbox[X];
-      inbox[X] = [];
       for (let m = 0; m < messages.length; m += 2) set(messages[m], messages[m + 1]);
       // The shard's units in proof order; a state left waiting for a child is visited again 64
       // units later and at the end (the kernel's revisits).
       const waiting = [];
       let unitsDone = 0;
+      let work = 0;
       const visit = (s) => {
         if (rowShard(s) === X && value[s] !== UNKNOWN) return true; // known here; elsewhere it is not seen
+        work++;
         const first = childStart[s];
         const last = childStart[s + 1];
         if (first === last) return true; // moveless: stays unknown
@@ -194,33 +247,59 @@ function model(layout, S) {
           }
         }
       }
+      return work;
+    };
+    // A round's shards take their messages first: what one of them sends to another is applied
+    // at that shard's next step.
+    const rounds = schedule(design, S, W, pass);
+    let visited = 0; // states visited (revisits included)
+    let span = 0; // the largest step's visits, summed over the rounds: the pass's time
+    for (const round of rounds) {
+      const taken = round.map((X) => {
+        const messages = inbox[X];
+        inbox[X] = [];
+        return messages;
+      });
+      const work = round.map((X, i) => step(X, taken[i]));
+      visited += work.reduce((x, y) => x + y, 0);
+      span += Math.max(...work);
     }
-    log.push({ pass, proven, sent, pushed, distinct: targets.reduce((x, y) => x + y, 0), requests });
+    const distinct = targets.reduce((x, y) => x + y, 0);
+    log.push({ pass, rounds: rounds.length, visited, span, proven, sent, pushed, distinct, requests });
     requested = nextRequests;
     if (proven === 0 && inbox.every((q) => q.length === 0)) break;
   }
   for (let i = 0; i < states; i++) {
-    if (value[i] !== valueIn(reference, i)) throw new Error(`${layout} S=${S}: state ${i} is ${value[i]}, the in-memory solve has ${valueIn(reference, i)}`);
+    if (value[i] !== valueIn(reference, i)) throw new Error(`${layout} S=${S} W=${W} ${design}: state ${i} is ${value[i]}, the in-memory solve has ${valueIn(reference, i)}`);
   }
   return log;
 }
 
 const unknownAfterInit = initValue.reduce((sum, x) => sum + (x === UNKNOWN ? 1 : 0), 0);
 const pct = (x) => `${((100 * x) / unknownAfterInit).toFixed(2)}%`;
+const total = (log, key) => log.reduce((sum, r) => sum + r[key], 0);
 console.log(`${v.name}: ${states} stored states, ${unknownAfterInit} unknown after init, ${edges} moves`);
 console.log(`in memory (TS kernel): ${referencePasses} passes; pass 1 proves ${pct(referenceProven[0])}`);
-console.log('layout  shards  passes  pass-1 share  proven per pass (share of unknown after init)      values sent  of which pushes  distinct targets  requests');
+console.log('rounds: of pass 1; visits: states visited in all passes; time: the largest step of each round, summed;');
+console.log('visits and time against the serial pass (W = 1) of the same shards');
+console.log(
+  'layout  shards  workers  schedule      rounds  passes  pass-1 share  proven per pass (share of unknown after init)      visits   time  values sent  of which pushes  distinct targets  requests',
+);
 for (const S of counts.split(',').map(Number)) {
-  for (const layout of ['bands', 'colex']) {
+  for (const layout of layouts.split(',')) {
     if (S === 1 && layout === 'colex') continue;
-    const log = model(layout, S);
-    const sent = log.reduce((sum, r) => sum + r.sent, 0);
-    const requests = log.reduce((sum, r) => sum + r.requests, 0);
-    const pushed = log.reduce((sum, r) => sum + r.pushed, 0);
-    const distinct = log.reduce((sum, r) => sum + r.distinct, 0);
-    const perPass = log.slice(0, 6).map((r) => pct(r.proven)).join(', ') + (log.length > 6 ? ', ...' : '');
-    console.log(
-      `${layout.padEnd(6)}  ${String(S).padStart(6)}  ${String(log.length).padStart(6)}  ${pct(log[0].proven).padStart(12)}  ${perPass.padEnd(48)}  ${String(sent).padStart(11)}  ${String(pushed).padStart(11)}  ${String(distinct).padStart(11)}  ${String(requests).padStart(8)}`,
-    );
+    const serial = model(layout, S, 1, 'blocks');
+    const serialVisits = total(serial, 'visited');
+    for (const W of workers.split(',').map(Number)) {
+      if (W > S) continue;
+      for (const design of W === 1 ? ['serial'] : schedules.split(',')) {
+        const log = W === 1 ? serial : model(layout, S, W, design);
+        const perPass = log.slice(0, 6).map((r) => pct(r.proven)).join(', ') + (log.length > 6 ? ', ...' : '');
+        const x = (key) => `${(total(log, key) / serialVisits).toFixed(2)}x`;
+        console.log(
+          `${layout.padEnd(6)}  ${String(S).padStart(6)}  ${String(W).padStart(7)}  ${design.padEnd(12)}  ${String(log[0].rounds).padStart(6)}  ${String(log.length).padStart(6)}  ${pct(log[0].proven).padStart(12)}  ${perPass.padEnd(48)}  ${x('visited').padStart(6)}  ${x('span').padStart(5)}  ${String(total(log, 'sent')).padStart(11)}  ${String(total(log, 'pushed')).padStart(15)}  ${String(total(log, 'distinct')).padStart(16)}  ${String(total(log, 'requests')).padStart(8)}`,
+        );
+      }
+    }
   }
 }
