@@ -71,7 +71,6 @@ try {
     threads: Number(threads),
     store: join(dir, 'store'),
     memoryLimit: budget,
-    passes: 'bands',
     onProgress: (e) => (e.phase === 'init-done' || e.phase === 'pass-done') && marks.push(`${e.phase === 'init-done' ? 'init' : `pass ${e.pass}`} done at ${((performance.now() - started) / 1000).toFixed(2)} s`),
   });
   const total = (performance.now() - started) / 1000;

@@ -2,7 +2,7 @@
 # A cluster on this machine: a loopback-only Redis (persistence on) and W workers for one store.
 #   scripts/local-cluster.sh W --store DIR [--port P] [--threads N]   start (W workers)
 #   scripts/local-cluster.sh stop                                    stop the workers and Redis
-# Then: pnpm ccheckers solve --board 7 --pieces 3 --store DIR --shards 4 --redis redis://127.0.0.1:P
+# Then: pnpm ccheckers solve --board 7 --pieces 3 --store DIR --shards 16 --workers W --redis redis://127.0.0.1:P
 # State (pids, logs, Redis data) goes to .cluster/ in the repository.
 set -euo pipefail
 caller="$(pwd)"

@@ -62,6 +62,9 @@ struct TableWindow {
 struct BandMap {
   const int32_t* bandOf = nullptr;
   const int32_t* slotOf = nullptr;
+  /** The round of every band in a pass (bands stepped at once share one; store/band-schedule.ts):
+   *  what comes later in the pass is a later round, not a higher band. */
+  const int32_t* roundOf = nullptr;
   const uint32_t* groups = nullptr;
   uint32_t slots = 0;
   int32_t held = 0;

@@ -75,7 +75,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--memory <size>', 'in-memory: refuse to start when the solve needs more; with --store: the most it may hold (e.g. 1.5G)')
     .option('--store <dir>', 'keep the table in shard files in this folder (out of core, bounded by --memory; resumable)')
     .option('--shards <n>', 'shard count of a new --store (default: from the table size and --memory)')
-    .option('--passes <kind>', 'with --store: "bands" (one band of the proof order held, values sent between bands as messages) or "tiles" (blocks of shards held, the others streamed); default bands; a resumed store keeps its own')
+    .option('--workers <n>', 'with --store: the workers a new store\'s rounds are made for, bands stepped at once (--redis: default 2; without, the steps run here one after the other, as a cluster of N would)')
     .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')
     .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')
     .option('--force', 'overwrite an existing --out file')
@@ -93,7 +93,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .requiredOption('--store <dir>', "the solve's store folder as this machine mounts it")
     .option('--backend <name>', BACKEND_HELP, 'auto')
     .option('--threads <n>', 'threads per job (default: all cores)')
-    .option('--memory <size>', 'refuse jobs that need more (a tile job holds two shards)')
+    .option('--memory <size>', 'refuse jobs that need more (a job holds one band and its messages)')
     .option('--stall-seconds <n>', "seconds after which the job of a worker that died goes to another (BullMQ's lock)", '30')
     .option('--quiet', 'no log lines on stderr')
     .action(async (o) => done(await workerCommand(o, hooks)));

@@ -1,18 +1,19 @@
 /**
  * Cluster solves through the real binaries: a Redis of scripts/redis.sh on 127.0.0.1 (with a
  * password), `ccheckers worker` processes and the coordinator (`solve --store DIR --redis URL`).
- * With 1, 2 or 3 workers, and after each of these faults, the table is the in-memory solve's:
- * workers killed before and after writing a job's files, Redis restarted mid-solve with and
- * without its data, the coordinator killed after a commit and between a pass's merges and its
+ * The jobs are the band steps of a local store solve, in rounds of W steps. With 1, 2 or 3
+ * workers, 4 or 16 bands, and after each of these faults, the table is the in-memory solve's:
+ * workers killed before and after writing a step's files, Redis restarted mid-solve with and
+ * without its data, the coordinator killed after a commit and between a round's steps and its
  * commit, then resumed. A second coordinator is refused; forged jobs are refused without a file
- * written.
+ * written, and a job queued under a step's id with another payload is replaced, not taken.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoordinatorLease, deadHereAndNow, queueName, thisMachine } from '@ccheckers/solver';
-import { Queue } from 'bullmq';
+import { CoordinatorLease, deadHereAndNow, jobId, queueName, thisMachine } from '@ccheckers/solver';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestRedis, haveRedis, start, startWorker, stopAll, stopWorker, waitFor } from './support/cluster.js';
@@ -30,12 +31,12 @@ const manifestOf = (store: string) => JSON.parse(readFileSync(join(store, 'manif
 beforeAll(async () => {
   if (!haveRedis) return;
   await redis.start();
-  for (const [board, pieces] of ['7/2', '4/6'].map((s) => s.split('/'))) {
+  for (const [board, pieces] of ['7/2', '4/6', '7/3'].map((s) => s.split('/'))) {
     const r = run(['solve', '--board', board!, '--pieces', pieces!, '--threads', '1', '--json', '--quiet']);
     expect(r.status, r.stderr).toBe(0);
     crcInMemory.set(`${board}/${pieces}`, JSON.parse(r.stdout).tableCrc32);
   }
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   stopAll();
@@ -53,6 +54,8 @@ const solveArgs = (board: number, pieces: number, store: string, ...more: string
   store,
   '--shards',
   '3',
+  '--workers',
+  '2',
   '--redis',
   redis.url,
   '--json',
@@ -115,26 +118,40 @@ describe.skipIf(!haveRedis)('a Redis that refuses the credentials', () => {
 });
 
 describe.skipIf(!haveRedis)('cluster solves', () => {
-  for (const [board, pieces] of [
-    [7, 2],
-    [4, 6],
-  ] as const) {
-    for (const workers of [1, 2, 3]) {
-      it(`${board}x${board}/${pieces} with ${workers} worker(s): the in-memory table, every job run once`, async () => {
-        const store = newStore();
-        const crew = Array.from({ length: workers }, () => startWorker(redis, store));
-        const solve = start(solveArgs(board, pieces, store));
-        const { code } = await solve.exited;
-        expect(code, solve.stderr()).toBe(0);
-        const out = JSON.parse(solve.stdout());
-        expect(out.tableCrc32).toBe(crcInMemory.get(`${board}/${pieces}`));
-        expect(out.passLog.at(-1).newlyProven).toBe(0);
-        const ran = await Promise.all(crew.map(stopWorker));
-        expect(ran.reduce((a, b) => a + b, 0)).toBe(out.cluster.jobs);
-        expect(solve.stderr()).not.toMatch(redis.password); // the URL is shown masked
-        expect(readdirSync(store).filter((f) => f !== 'manifest.json' && !/^shard-\d{5}\.g\d+\.[0-9a-f]{8}\.bin$/.test(f))).toEqual([]);
-      }, 120_000);
-    }
+  // [board, pieces, bands, workers, the workers' backend]: the rounds of every worker count and
+  // band count are checked on every backend by the local solves (solver's band-solve.test.ts);
+  // here the same steps run as jobs of real workers.
+  const runs: Array<[number, number, number, number, string]> = [
+    [7, 2, 4, 1, 'native-bmi2'],
+    [7, 2, 4, 2, 'native-portable'],
+    [7, 2, 4, 3, 'ts'],
+    [7, 2, 16, 3, 'native-bmi2'],
+    [4, 6, 16, 2, 'ts'],
+    [4, 6, 4, 3, 'native-portable'],
+    [7, 3, 16, 2, 'native-bmi2'],
+  ];
+  for (const [board, pieces, bands, workers, backend] of runs) {
+    it(`${board}x${board}/${pieces} in ${bands} bands with ${workers} worker(s) on ${backend}: the in-memory table, every job run once`, async () => {
+      const store = newStore();
+      // Steps of 7x7/3 on one thread may hold a worker's event loop past 2 s: a longer lock, so
+      // that no step is taken for dead and run twice.
+      const crew = Array.from({ length: workers }, () => startWorker(redis, store, undefined, backend, 30));
+      const solve = start(solveArgs(board, pieces, store, '--shards', String(bands), '--workers', String(workers)));
+      const { code } = await solve.exited;
+      expect(code, solve.stderr()).toBe(0);
+      const out = JSON.parse(solve.stdout());
+      expect(out.tableCrc32).toBe(crcInMemory.get(`${board}/${pieces}`));
+      expect(out.store).toMatchObject({ passes: 'bands', shards: bands, workers });
+      expect(out.passLog.at(-1).newlyProven).toBe(0);
+      // Every round is a step per band: init and each pass are `bands` jobs.
+      expect(out.cluster.jobs).toBe(bands * (1 + out.passes));
+      const ran = await Promise.all(crew.map(stopWorker));
+      expect(ran.reduce((a, b) => a + b, 0)).toBe(out.cluster.jobs);
+      // Redis commands per pass stay about flat (polls of the queue's counts, not of each job).
+      for (const r of out.passLog) expect(r.redisCommands).toBeLessThan(60 * bands + 10 * r.seconds);
+      expect(solve.stderr()).not.toMatch(redis.password); // the URL is shown masked
+      expect(readdirSync(store).filter((f) => f !== 'manifest.json' && !/^shard-\d{5}\.g\d+(\.[0-9a-f]{8})?\.bin$/.test(f))).toEqual([]);
+    }, 240_000);
   }
 
   it('workers killed with SIGKILL mid-job, before and after writing: others run their jobs, same table', async () => {
@@ -195,11 +212,12 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       expect((await killed.exited).signal).toBe('SIGKILL');
       expect(manifestOf(store).stage).toBe('passes');
       if (hook === 'killBeforeCommit') {
-        // The merges' files lost (a worker on another folder, say): their jobs, done in Redis, run again.
-        const next = new RegExp(`^shard-\\d{5}\\.g${manifestOf(store).generation + 1}\\.[0-9a-f]{8}\\.bin$`);
-        const merged = readdirSync(store).filter((f) => next.test(f));
-        expect(merged.length).toBeGreaterThan(0);
-        for (const f of merged) rmSync(join(store, f));
+        // The round's files lost (a worker on another folder, say): its jobs, done in Redis, run again.
+        const m = manifestOf(store);
+        const named = new Set([...m.bands.files.map((f: { file: string }) => f.file), ...m.bands.messages.map((f: { file: string }) => f.file)]);
+        const written = readdirSync(store).filter((f) => /^(band|msg)-.*\.[0-9a-f]{8}\.(bin|msg)$/.test(f) && !named.has(f));
+        expect(written.length).toBeGreaterThan(0);
+        for (const f of written) rmSync(join(store, f));
       }
       const resumed = start(solveArgs(7, 2, store, '--resume'));
       const { code } = await resumed.exited;
@@ -207,7 +225,7 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       expect(resumed.stderr()).toMatch(/resumed from .* after pass \d+/);
       expect(JSON.parse(resumed.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
       await Promise.all(crew.map(stopWorker));
-      expect(readdirSync(store).filter((f) => f !== 'manifest.json' && !/^shard-\d{5}\.g\d+\.[0-9a-f]{8}\.bin$/.test(f))).toEqual([]);
+      expect(readdirSync(store).filter((f) => f !== 'manifest.json' && !/^shard-\d{5}\.g\d+(\.[0-9a-f]{8})?\.bin$/.test(f))).toEqual([]);
     }, 120_000);
   }
 
@@ -268,10 +286,11 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     const worker = startWorker(redis, store);
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue(queueName(m.id), { connection });
-    const good = { kind: 'tile', store: m.id, board: 7, pieces: 2, rules: 'clean', pass: m.passLog.length + 1, generation: m.generation, shards: [0, 1], sparse: false, down: false };
+    const good = { kind: 'step', store: m.id, board: 7, pieces: 2, rules: 'clean', pass: m.bands.next.pass, round: m.bands.next.round, band: 0, generation: m.generation };
     const forged: Array<[string, unknown, RegExp]> = [
-      ['a shard the store does not have', { ...good, shards: [0, 99] }, /shards\[1\] 99 is not a shard of this store/],
-      ['a path instead of a shard', { ...good, shards: ['../../etc', 1] }, /shards\[0\] must be a whole number/],
+      ['a band the store does not have', { ...good, band: 99 }, /band 99 is not a band of this store/],
+      ['a path instead of a band', { ...good, band: '../../etc' }, /band must be a whole number/],
+      ['a good payload under an id that is not its own', good, /the job's id "\d+" is not the id of its payload/],
       ['a path field', { ...good, path: '../../outside' }, /unexpected field\(s\) path/],
       ['another variant', { ...good, board: 9 }, /the job is for 9x9\/2/],
       ['another store', { ...good, store: 'ffffffffffffffff' }, /the job is for store "ffffffffffffffff"/],
@@ -297,5 +316,39 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     }
     await stopWorker(worker);
     expect(snapshot()).toEqual(before);
+  }, 120_000);
+
+  it('a job put under the id of a step with another payload, done by a rogue worker, is replaced, not taken', async () => {
+    const store = newStore();
+    const helper = startWorker(redis, store);
+    const stopped = start(solveArgs(7, 2, store), { killAfterCommit: 2 }); // init done: pass 1 next
+    expect((await stopped.exited).signal).toBe('SIGKILL');
+    await stopWorker(helper);
+    const m = manifestOf(store);
+    expect(m.bands.next).toEqual({ pass: 1, round: 0 }); // 3 bands for 2 workers: bands 0 and 2
+    const step = (band: number) => ({ kind: 'step', store: m.id, board: 7, pieces: 2, rules: 'clean', pass: 1, round: 0, band, generation: m.generation });
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueName(m.id), { connection });
+    // Band 2's payload under band 0's id, completed by a worker that only says it did band 2.
+    const rogue = new Worker(queueName(m.id), async (job) => ({ kind: 'step', job: job.data, outcome: { band: 2, pass: 1, added: [], taken: [], changed: 0, sentValues: 0, messagesWritten: 0, moveless: 0, bytesRead: 0, bytesWritten: 0, seconds: 0 }, backend: 'x', threads: 1, seconds: 0, bytesRead: 0, bytesWritten: 0 }), { connection: connection.duplicate() });
+    try {
+      const forged = await queue.add('step', step(2), { jobId: jobId(step(0)), removeOnComplete: false });
+      const until = performance.now() + 20_000;
+      while ((await queue.getJobState(forged.id!)) !== 'completed') {
+        if (performance.now() > until) throw new Error('the rogue worker did not complete the job');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await rogue.close();
+      await queue.close();
+      connection.disconnect();
+    }
+    const worker = startWorker(redis, store);
+    const resumed = start(solveArgs(7, 2, store, '--resume'));
+    const { code } = await resumed.exited;
+    expect(code, resumed.stderr()).toBe(0);
+    expect(resumed.stderr()).toMatch(/job .*-p1-r0-g\d+-b0 in Redis has another payload than this step's; replaced/);
+    expect(JSON.parse(resumed.stdout()).tableCrc32).toBe(crcInMemory.get('7/2'));
+    await stopWorker(worker);
   }, 120_000);
 });

@@ -35,15 +35,16 @@ describe('solve --store', () => {
     expect(r.stdout).not.toMatch(/blockShards/);
   });
 
-  it('with --passes tiles: blocks of shards, the others streamed, the same table', () => {
-    const store = join(dir, 'tiles');
-    const r = solveStore(store, '--shards', '6', '--memory', '16.2M', '--passes', 'tiles');
+  it('with --workers 3: rounds of 3 bands, the steps a cluster of 3 would run, the same table', () => {
+    const r = solveStore(join(dir, 'workers'), '--shards', '6', '--workers', '3');
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/--memory 16\.2 MiB: 6 shards of up to [\d.]+ KiB; a pass holds blocks of \d shards .* and streams the others through one more/);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ tableCrc32: expectedCrc, p1Wins: 1_265_851, illegal: 10_810, start: 'p1-win', store: { passes: 'tiles', shards: 6 } });
-    expect(out.passLog[0].bytesWritten).toBeGreaterThan(0);
-    expect(run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), '--passes', 'rows']).stderr).toMatch(/--passes must be "bands" or "tiles" \(got "rows"\)/);
+    expect(out).toMatchObject({ tableCrc32: expectedCrc, p1Wins: 1_265_851, illegal: 10_810, start: 'p1-win', store: { passes: 'bands', shards: 6, workers: 3 } });
+    expect(run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), '--workers', '0']).stderr).toMatch(/--workers must be a positive integer \(got "0"\)/);
+    expect(run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), '--workers', '5000']).stderr).toMatch(/--workers must be at most 4096 \(got 5000\)/);
+    // The tile passes of earlier versions are gone: --passes is an unknown option.
+    expect(run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), '--passes', 'tiles']).status).toBe(2);
+    expect(existsSync(join(dir, 'never'))).toBe(false);
   });
 
   it('refuses a budget too small for a band and its messages, naming the minimum (exit 2)', () => {
@@ -51,23 +52,9 @@ describe('solve --store', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/--memory 16\.0 MiB is too small for 7x7\/2 in 2 bands of up to .*: a band pass holds one band, 1\.0 MiB of messages and .* in all/);
     expect(existsSync(join(dir, 'small'))).toBe(false);
-    const tiles = solveStore(join(dir, 'small'), '--shards', '2', '--memory', '16M', '--passes', 'tiles');
-    expect(tiles.status).toBe(2);
-    expect(tiles.stderr).toMatch(/--memory 16\.0 MiB is too small for 7x7\/2 in 2 shards of up to .*: a pass holds at least two shards plus .* in all/);
   });
 
   it('says what --shards gave where it rounds, and takes the same --shards on --resume', () => {
-    // 7x7/2 has 1,176 groups: 40 tile shards of runs of 4 groups are 37 (32 groups each).
-    const tiles = join(dir, 'rounded-tiles');
-    const first = solveStore(tiles, '--shards', '40', '--passes', 'tiles');
-    expect(first.status, first.stderr).toBe(0);
-    expect(first.stderr).toMatch(/: 37 shards of up to .* \(--shards 40 gives 37: a shard holds a run of groups, a multiple of 4\)$/m);
-    const again = solveStore(tiles, '--shards', '40', '--resume');
-    expect(again.status, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout).tableCrc32).toBe(expectedCrc);
-    const other = solveStore(tiles, '--shards', '30', '--resume');
-    expect(other.status).toBe(2);
-    expect(other.stderr).toContain(`${tiles} has 37 shards, which --shards 30 does not make; --shards applies to new stores only`);
     // 4x4/3 has 294 groups: --shards 5000 gives as many bands (stopped at its first save: a
     // solve in 294 bands takes a minute).
     const bands = join(dir, 'rounded-bands');
@@ -82,13 +69,10 @@ describe('solve --store', () => {
     expect(run([...solve43, '--shards', '293', '--resume']).stderr).toContain(`${bands} has 294 shards, which --shards 293 does not make; --shards applies to new stores only`);
   });
 
-  it('refuses --passes without --store, and a --store where no folder can be made, without hanging', () => {
-    const r = run(['solve', '--board', '7', '--pieces', '2', '--passes', 'tiles']);
+  it('refuses --workers without --store, and a --store where no folder can be made, without hanging', () => {
+    const r = run(['solve', '--board', '7', '--pieces', '2', '--workers', '2']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('--passes needs --store DIR');
-    const cluster = run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), '--redis', 'redis://127.0.0.1:1', '--passes', 'bands']);
-    expect(cluster.status).toBe(2);
-    expect(cluster.stderr).toContain('a cluster solve (--redis) runs tile passes; --passes bands is for a solve on one machine');
+    expect(r.stderr).toContain('--workers needs --store DIR');
     if (process.platform !== 'linux') return;
     // Node's recursive mkdir loops forever on /proc/x (ENOENT under a folder that exists).
     const proc = run(['solve', '--board', '4', '--pieces', '3', '--store', '/proc/ccheckers-store']);
@@ -97,14 +81,15 @@ describe('solve --store', () => {
   });
 
   it('killed with SIGKILL after any save, resumes to the same table', () => {
-    // Band passes (5 bands: saves 1-5 are init, then a save per band and pass), and tiles.
-    for (const [save, passes] of [
-      [3, 'bands'],
-      [8, 'bands'],
-      [17, 'bands'],
-      [8, 'tiles'],
+    // 5 bands: saves 1-5 are init, then a save per band and pass (rounds of one band); with
+    // --workers 2, a save per round of two bands.
+    for (const [save, workers] of [
+      [3, 1],
+      [8, 1],
+      [17, 1],
+      [6, 2],
     ] as const) {
-      const store = join(dir, `killed-${save}-${passes}`);
+      const store = join(dir, `killed-${save}-${workers}`);
       const killed = runHooked({ killAfterSave: save }, [
         'solve',
         '--board',
@@ -117,21 +102,21 @@ describe('solve --store', () => {
         '5',
         '--memory',
         '17.5M',
-        '--passes',
-        passes,
+        '--workers',
+        String(workers),
         '--threads',
         '1',
         '--quiet',
       ]);
       expect(killed.signal).toBe('SIGKILL');
       expect(existsSync(join(store, 'manifest.json'))).toBe(true);
-      if (save === 8 && passes === 'bands') {
+      if (save === 8) {
         // Under way in bands: check lists the band files and the message files, all sound.
         const checked = run(['check', '--db', store]);
         expect(checked.status, checked.stdout).toBe(0);
         expect(checked.stdout).toMatch(/^part +file/m);
-        expect(checked.stdout).toMatch(/^band 0 +band-00000\.g\d+\.bin .* ok$/m);
-        expect(checked.stdout).toMatch(/^messages +msg-\d{5}-v-p1-b\d{5}\.msg .* ok$/m);
+        expect(checked.stdout).toMatch(/^band 0 +band-00000\.g\d+\.[0-9a-f]{8}\.bin .* ok$/m);
+        expect(checked.stdout).toMatch(/^messages +msg-\d{5}-v-p1-b\d{5}\.[0-9a-f]{8}\.msg .* ok$/m);
       }
       const again = solveStore(store);
       expect(again.status).toBe(2);

@@ -326,10 +326,10 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     if (a.ElementLength() < length) throw Napi::RangeError::New(o.Env(), std::string("band map.") + name + " is shorter than it must be");
     return reinterpret_cast<const T*>(static_cast<const uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset());
   }
-  // solverBand(phase, table, map {held, bands, bandOf, slotOf, groups}, input: Float64Array | undefined,
+  // solverBand(phase, table, map {held, bands, bandOf, slotOf, roundOf, groups}, input: Float64Array | undefined,
   // from, to, threads, output?: Float64Array, code?: boolean) -> {wins, losses, ..., messages: Float64Array,
   // counts: Float64Array, and where coded (see BandOutput) coded: Uint8Array, codedBytes: Float64Array}
-  /** The band map of argument i: {held, bands, bandOf, slotOf, groups} (views of the caller's arrays). */
+  /** The band map of argument i: {held, bands, bandOf, slotOf, roundOf, groups} (views of the caller's arrays). */
   cck::BandMap bandMapArg(const Napi::CallbackInfo& info, size_t i) {
     Napi::Env env = info.Env();
     if (!info[i].IsObject()) throw Napi::TypeError::New(env, "argument " + std::to_string(i) + " must be a band map object");
@@ -348,6 +348,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     map.bands = static_cast<uint32_t>(count("bands"));
     map.bandOf = bandArray<int32_t>(m, "bandOf", napi_int32_array, groups);
     map.slotOf = bandArray<int32_t>(m, "slotOf", napi_int32_array, groups);
+    map.roundOf = bandArray<int32_t>(m, "roundOf", napi_int32_array, map.bands);
     Napi::Value slots = m.Get("groups");
     map.slots = slots.IsTypedArray() ? static_cast<uint32_t>(slots.As<Napi::TypedArray>().ElementLength()) : 0;
     map.groups = bandArray<uint32_t>(m, "groups", napi_uint32_array, map.slots);

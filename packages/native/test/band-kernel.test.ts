@@ -58,7 +58,9 @@ function dealGroups(order: readonly number[], bands: number, bandAt: (i: number)
     slotOf[g] = lists[b]!.length;
     lists[b]!.push(g);
   });
-  return lists.map((list, held) => ({ held, bands, bandOf, slotOf, groups: Uint32Array.from(list) }));
+  // The serial band pass: band b is stepped in round b.
+  const roundOf = Int32Array.from({ length: bands }, (_, b) => b);
+  return lists.map((list, held) => ({ held, bands, bandOf, slotOf, roundOf, groups: Uint32Array.from(list) }));
 }
 
 /** Groups in a shuffled order, dealt round robin: slots are not in group order, and most

@@ -5,6 +5,7 @@
 export * from './crc.js';
 export * from './database.js';
 export * from './database-file.js';
+export * from './machine.js';
 export * from './memory.js';
 export * from './output-file.js';
 export * from './query.js';
@@ -13,7 +14,9 @@ export * from './solve.js';
 export * from './state-index.js';
 export * from './store/layout.js';
 export * from './store/band-layout.js';
+export * from './store/band-schedule.js';
 export * from './store/band-solve.js';
+export * from './store/band-step.js';
 export * from './store/shard-store.js';
 export * from './store/sharded-solve.js';
 export * from './store/convert.js';

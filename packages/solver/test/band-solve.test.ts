@@ -25,7 +25,6 @@ import {
   bandBytes,
   shardLayout,
   checkStore,
-  planStore,
   solveSharded,
 } from '../src/index.js';
 import { inMemorySolves, sameTable } from './support/in-memory.js';
@@ -177,21 +176,28 @@ describe('copying states between bands and shards', () => {
 });
 
 describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_name, backend) => {
-  // [board, pieces, bands, budget as 1/n of the table (0: none), threads]
-  const runs: Array<[number, number, number, number, number]> = [
-    [7, 2, 1, 0, 1],
-    [7, 2, 3, 0, 2],
-    [7, 2, 16, 0, 2],
-    [7, 2, 0, 4, 1], // the budget sets the bands
-    [4, 6, 0, 6, 2],
-    [4, 6, 3, 0, 2],
-    [4, 6, 16, 0, 1],
+  // [board, pieces, bands, budget as 1/n of the table (0: none), threads, workers the rounds are
+  // made for (a local solve runs the steps a cluster of that many would)]
+  const runs: Array<[number, number, number, number, number, number]> = [
+    [7, 2, 1, 0, 1, 1],
+    [7, 2, 3, 0, 2, 1],
+    [7, 2, 16, 0, 2, 1],
+    [7, 2, 0, 4, 1, 1], // the budget sets the bands
+    [7, 2, 4, 0, 1, 2],
+    [7, 2, 4, 0, 1, 3],
+    [7, 2, 16, 0, 1, 3],
+    [4, 6, 0, 6, 2, 1],
+    [4, 6, 3, 0, 2, 1],
+    [4, 6, 16, 0, 1, 1],
+    [4, 6, 4, 0, 1, 3],
+    [4, 6, 16, 0, 2, 2],
   ];
   // 7x7/3 (141 million states) in an eighth of its table and as much for messages (a quarter in
-  // all): the native kernels only (the TS one takes minutes).
-  if (backend.kernelThreads) runs.push([7, 3, 0, 8, 2]);
-  for (const [board, pieces, bands, of, threads] of runs) {
-    it(`${board}x${board}/${pieces} in ${bands || 'budgeted'} bands, ${of === 0 ? 'no budget' : `a budget of 1/${of} of the table`}, ${threads} thread(s): the in-memory table`, async () => {
+  // all): the native kernels only (the TS one takes minutes; in 16 bands for 2 workers: the
+  // cluster's tests).
+  if (backend.kernelThreads) runs.push([7, 3, 0, 8, 2, 1]);
+  for (const [board, pieces, bands, of, threads, workers] of runs) {
+    it(`${board}x${board}/${pieces} in ${bands || 'budgeted'} bands, ${of === 0 ? 'no budget' : `a budget of 1/${of} of the table`}, ${threads} thread(s), rounds for ${workers} worker(s): the in-memory table`, async () => {
       const memoryLimit = of === 0 ? undefined : budgetFor(board, pieces, of);
       let planned: unknown;
       const r = await solveSharded({
@@ -200,7 +206,7 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
         backend,
         threads,
         store: newStore(),
-        passes: 'bands',
+        workers,
         ...(bands > 0 ? { shards: bands } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         onPlan: (p) => (planned = p),
@@ -213,6 +219,7 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
       expect(r.passLog[0]!.bytesWritten).toBeGreaterThanOrEqual(tableBytes);
       const plan = planned as { bands: number; bandBytes: number; messageBytes: number; overheadBytes: number };
       expect(r.shards).toBe(plan.bands);
+      expect(r.workers).toBe(Math.min(workers, plan.bands));
       if (bands > 0) expect(plan.bands).toBe(bands);
       if (memoryLimit !== undefined) {
         // The band a little under 1/of of the table (whole groups): `of` bands, or one more.
@@ -220,8 +227,9 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
         expect(plan.bands).toBeLessThanOrEqual(of + 1);
         expect(plan.bandBytes + plan.messageBytes + plan.overheadBytes).toBeLessThanOrEqual(memoryLimit);
       }
-      // Bands keep the in-memory pass's proofs: pass 1 decides most of the table.
-      expect(r.passLog[0]!.proven / r.storedStates).toBeGreaterThan(0.9);
+      // Bands keep the in-memory pass's proofs: pass 1 decides most of the table (with rounds of
+      // several bands, the chains that cross into the next worker's bands wait a pass: about 1/W).
+      expect(r.passLog[0]!.proven / r.storedStates).toBeGreaterThan(workers === 1 ? 0.9 : 0.25);
     }, 120_000);
   }
 });
@@ -263,10 +271,10 @@ describe('interrupted band solves', () => {
     const edits: Array<[string, (m: any) => void, RegExp]> = [
       ['target', (x) => (x.bands.messages[0].target = (x.bands.messages[0].target + 1) % 5), /corrupt manifest: band solve: message files/],
       ['kind', (x) => (x.bands.messages[0].kind = 'other'), /corrupt manifest: band solve: message files/],
-      ['next', (x) => (x.bands.next = { pass: 1, band: 99 }), /corrupt manifest: band solve: next step/],
-      ['lost', (x) => (x.bands.messages = x.bands.messages.filter((f: { target: number }) => f.target !== x.bands.next.band)), /corrupt manifest: it does not name msg-.*, which band \d+ has not taken yet/],
+      ['next', (x) => (x.bands.next = { pass: 1, round: 99 }), /corrupt manifest: band solve: next step/],
+      ['lost', (x) => (x.bands.messages = x.bands.messages.filter((f: { target: number }) => f.target !== x.bands.next.round)), /corrupt manifest: it does not name msg-.*, which band \d+ has not taken yet/],
     ];
-    expect(m.bands.messages.some((f: { target: number }) => f.target === m.bands.next.band)).toBe(true);
+    expect(m.bands.messages.some((f: { target: number }) => f.target === m.bands.next.round)).toBe(true);
     const files = readdirSync(store).sort();
     expect(checkStore(store).shards.every((line) => line.ok)).toBe(true);
     for (const [what, edit, error] of edits) {
@@ -302,7 +310,6 @@ describe('interrupted band solves', () => {
           threads: 1,
           store,
           shards: 5,
-          passes: 'bands',
           signal: controller.signal,
           onSave: () => {
             if (++saves === stopAt) controller.abort();
@@ -310,10 +317,10 @@ describe('interrupted band solves', () => {
         }),
       ).rejects.toThrow(ShardedSolveInterrupted);
       // Leftovers of a crash in the middle of a step: its message files, a band file.
-      writeFileSync(join(store, 'msg-00001-v-p9-b00002.msg'), 'half a message file');
-      writeFileSync(join(store, 'band-00001.g999.bin'), 'half a band');
+      writeFileSync(join(store, 'msg-00001-v-p9-b00002.0123abcd.msg'), 'half a message file');
+      writeFileSync(join(store, 'band-00001.g999.0123abcd.bin'), 'half a band');
       // The last one resumes on another backend (the TS one where the native addon loads), and
-      // without --passes: the store keeps its own.
+      // its workers: the store keeps its own.
       const backend = stopAt === 19 ? backends.at(-1)! : backends[0]!;
       const r = await solveSharded({ variant: v, rules: 'clean', backend, threads: 2, store, resume: true });
       expect(same(r)).toEqual(expected);
@@ -336,7 +343,6 @@ describe('interrupted band solves', () => {
       threads: 1,
       store,
       shards: 4,
-      passes: 'bands',
       signal: controller.signal,
       onSave: () => {
         if (++saves === 6) controller.abort();
@@ -389,9 +395,27 @@ describe('interrupted band solves', () => {
     writeFileSync(manifestPath, text.replace(/,\s*"messageCoding": "leb128-runs"/, ''));
     await expect(resume()).rejects.toThrow(/message files are coded as float64; this ccheckers codes them as leb128-runs/);
     writeFileSync(manifestPath, text);
-    // Tiles and clusters cannot continue band passes: they refuse the store.
-    expect(() => planStore({ variant: v, rules: 'clean', store, resume: true }, 1)).toThrow(/is being solved by band passes, which tiles and clusters cannot continue/);
+    // A resume with rounds for another number of workers is refused: the rounds are the store's.
+    await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true, workers: 2 })).rejects.toThrow(/solved in rounds for 1 worker\(s\); --workers applies to new stores only/);
     expect(same(await resume())).toEqual(same(inMemory.get('7/2')!));
     expect(existsSync(path)).toBe(false);
+  });
+
+  it('refuse to continue a store of the tile passes of earlier versions, saying what to do', async () => {
+    const v = variant(7, 2);
+    const done = newStore();
+    await solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: done, shards: 3 });
+    const manifestPath = join(done, 'manifest.json');
+    const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    // What such a store looked like under way: shards with files, stage passes, no bands.
+    delete m.results;
+    delete m.passes;
+    delete m.bandCount;
+    delete m.bandWorkers;
+    m.stage = 'passes';
+    writeFileSync(manifestPath, JSON.stringify(m));
+    await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: done, resume: true })).rejects.toThrow(
+      /is a store of tile passes under way, which this version of ccheckers no longer runs: resume it with the version that made it, or solve again in a new folder/,
+    );
   });
 });

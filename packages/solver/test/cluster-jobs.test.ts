@@ -1,15 +1,14 @@
 /**
- * The jobs of a cluster solve without Redis: payload checks, what a tile and a merge write, jobs
- * deferred (another generation, an input not there yet), and a merge that meets two values for one
- * state refusing to write anything.
+ * The jobs of a cluster solve without Redis: payload checks (a forged id or payload is refused),
+ * what a step job writes (the files of its own attempt, nothing in the manifest), and jobs of
+ * another generation deferred or refused, writing nothing.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import { variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, parseRedisUrl, passFolder, solveSharded, tileOutput, tileOutputCrc } from '../src/index.js';
+import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, parseRedisUrl, sameJob, solveSharded } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-jobs-'));
 const store = join(dir, 'store');
@@ -18,123 +17,97 @@ const backend = (await availableBackends())[0]!;
 let manifest: Manifest;
 
 beforeAll(async () => {
-  // A store in its passes: 7x7/2 in 3 shards, stopped after pass 1.
-  await solveSharded({ passes: 'tiles', variant: variant(7, 2), rules: 'clean', backend, threads: 1, store, shards: 3, stopAfterPass: 1 }).catch((e) => {
+  // A store in its passes: 7x7/2 in 4 bands for 2 workers, stopped after pass 1.
+  await solveSharded({ variant: variant(7, 2), rules: 'clean', backend, threads: 1, store, shards: 4, workers: 2, stopAfterPass: 1 }).catch((e) => {
     if (!/interrupted/.test(String(e))) throw e;
   });
   manifest = ShardStore.open(store).manifest;
   expect(manifest.stage).toBe('passes');
+  expect(manifest.bands!.next).toEqual({ pass: 2, round: 0 });
 });
 
-const tile = (i: number, j: number) => ({
-  kind: 'tile',
+/** The step of `band` at the manifest's next round (bands 0 and 2 are round 0 for 2 workers). */
+const step = (band: number, round = band % 2) => ({
+  kind: 'step',
   store: manifest.id,
   board: 7,
   pieces: 2,
   rules: 'clean',
-  pass: manifest.passLog.length + 1,
+  pass: manifest.bands!.next.pass,
+  round,
+  band,
   generation: manifest.generation,
-  shards: [i, j],
-  sparse: false,
-  down: false,
 });
 
 describe('job payloads', () => {
-  it('a payload of this store is taken as it is, and its id names store, pass and work', () => {
-    const job = parseJob(tile(0, 2), manifest);
-    expect(job).toEqual(tile(0, 2));
-    expect(jobId(job)).toBe(`${manifest.id}-p2-g${manifest.generation}-tile-0-2`);
+  it('a payload of this store is taken as it is, and its id names store, pass, round, generation and band', () => {
+    const job = parseJob(step(2, 0), manifest);
+    expect(job).toEqual(step(2, 0));
+    expect(jobId(job)).toBe(`${manifest.id}-p2-r0-g${manifest.generation}-b2`);
+    expect(parseJob(step(2, 0), manifest, jobId(job))).toEqual(job);
+    expect(sameJob(job, step(2, 0))).toBe(true);
+    expect(sameJob(job, step(0, 0))).toBe(false);
+    expect(sameJob(job, { ...step(2, 0), extra: 1 })).toBe(false);
   });
-  it('anything else is refused with the reason', () => {
+  it('anything else is refused with the reason, and so is a payload under another job\'s id', () => {
     const cases: Array<[unknown, RegExp]> = [
       [null, /not an object/],
       [[1, 2], /not an object/],
-      [{ ...tile(0, 1), kind: 'rm' }, /unknown job kind "rm"/],
-      [{ ...tile(0, 1), dir: '/etc' }, /unexpected field\(s\) dir/],
-      [{ ...tile(0, 1), store: 'x' }, /for store "x"/],
-      [{ ...tile(0, 1), pieces: 3 }, /for 7x7\/3 \(clean\)/],
-      [{ ...tile(0, 1), rules: 'published' }, /\(published\)/],
-      [tile(0, 3), /shards\[1\] 3 is not a shard of this store \(it has 3\)/],
-      [tile(2, 1), /must not come after/],
-      [{ ...tile(0, 1), shards: [0] }, /a pair/],
-      [{ ...tile(0, 1), shards: [0.5, 1] }, /whole number/],
-      [{ ...tile(0, 1), generation: -1 }, /generation must be a whole number/],
-      [{ ...tile(0, 1), sparse: 'yes' }, /sparse must be true or false/],
-      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: '../x', inputs: [[0, 0]] }, /shard must be a whole number/],
-      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: 1, inputs: [] }, /inputs must be a list of 1 to 3 tiles/],
-      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: 1, inputs: [[0, 2]] }, /\[0, 2\] is not a tile of shard 1/],
-      [{ kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: 2, generation: 1, shard: 1, inputs: ['../../x'] }, /inputs\[0\] must be a pair/],
+      [{ ...step(0), kind: 'tile' }, /unknown job kind "tile"/],
+      [{ ...step(0), dir: '/etc' }, /unexpected field\(s\) dir/],
+      [{ ...step(0), store: 'x' }, /for store "x"/],
+      [{ ...step(0), pieces: 3 }, /for 7x7\/3 \(clean\)/],
+      [{ ...step(0), rules: 'published' }, /\(published\)/],
+      [step(4, 0), /band 4 is not a band of this store \(it has 4\)/],
+      [step(1, 0), /band 1 is stepped in round 1, not 0/],
+      [{ ...step(0), band: '../x' }, /band must be a whole number/],
+      [{ ...step(0), band: 0.5 }, /band must be a whole number/],
+      [{ ...step(0), generation: -1 }, /generation must be a whole number/],
     ];
     for (const [data, reason] of cases) {
       expect(() => parseJob(data, manifest), JSON.stringify(data)).toThrow(JobRefused);
       expect(() => parseJob(data, manifest), JSON.stringify(data)).toThrow(reason);
     }
+    // A valid payload for band 0 queued under the id of band 2's step (issue: a forged queue).
+    expect(() => parseJob(step(0), manifest, jobId(parseJob(step(2, 0), manifest)))).toThrow(/the job's id ".*-b2" is not the id of its payload \(.*-b0\)/);
   });
 });
 
 describe('running jobs', () => {
   const runner = new JobRunner({ dir: store, backend, threads: 1 });
   afterAll(() => runner.close());
-  const folder = () => join(store, passFolder(manifest.passLog.length + 1, manifest.generation));
 
-  it('a tile writes the shards it changed to the pass folder, a merge the next generation', async () => {
-    mkdirSync(folder(), { recursive: true });
-    const { result } = await runner.run(tile(0, 1));
-    expect(result.kind).toBe('tile');
-    if (result.kind !== 'tile') return;
-    expect(result.changed.length).toBeGreaterThan(0);
-    for (const s of result.changed) expect(existsSync(join(folder(), tileOutput([0, 1], s)))).toBe(true);
-    const s = result.changed[0]!;
-    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: s, inputs: [[0, 1]] };
-    const { result: merged } = await runner.run(merge);
-    if (merged.kind !== 'merge') throw new Error('not a merge');
-    expect(merged.inputs).toBe(1);
-    expect(merged.newlyProven).toBeGreaterThan(0);
-    expect(merged.file).toMatch(new RegExp(`^shard-0000${s}\\.g${manifest.generation + 1}\\.[0-9a-f]{8}\\.bin$`));
-    expect(existsSync(join(store, merged.file))).toBe(true);
+  it('a step writes its band and message files under its attempt\'s names, and leaves the manifest alone', async () => {
+    const before = readFileSyncText(join(store, 'manifest.json'));
+    const { job, result } = await runner.run(step(0), jobId(parseJob(step(0), manifest)));
+    expect(result.job).toEqual(job);
+    const o = result.outcome;
+    expect(o.band).toBe(0);
+    expect(o.taken.sort()).toEqual(manifest.bands!.messages.filter((f) => f.target === 0).map((f) => f.file).sort());
+    if (o.table) expect(o.table.file).toMatch(new RegExp(`^band-00000\\.g${manifest.generation + 1}\\.[0-9a-f]{8}\\.bin$`));
+    for (const f of o.added) {
+      expect(f.file).toMatch(/^msg-\d{5}-[vr]-p2-b00000\.[0-9a-f]{8}\.msg$/);
+      expect(existsSync(join(store, f.file))).toBe(true);
+    }
+    expect(readFileSyncText(join(store, 'manifest.json'))).toBe(before);
+    // Run again (a worker taken for dead): other files, the same work.
+    const again = await runner.run(step(0));
+    expect(again.result.outcome.changed).toBe(o.changed);
+    expect(again.result.outcome.added.map((f) => f.file)).not.toEqual(o.added.map((f) => f.file));
   });
 
-  it('a job of another generation, or whose input is not there, is deferred (retried), writing nothing', async () => {
+  it('a job of a later generation is deferred (retried), of an earlier one or another round refused, writing nothing', async () => {
     const before = readdirSync(store).sort();
-    await expect(runner.run({ ...tile(1, 2), generation: manifest.generation - 1 })).rejects.toThrow(JobDeferred);
-    await expect(runner.run({ ...tile(1, 2), pass: 7 })).rejects.toThrow(/the job is for pass 7 on generation \d+; .* is at passes, pass 2, generation \d+/);
-    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 2, inputs: [[1, 2]] };
-    await expect(runner.run(merge)).rejects.toThrow(/tile-1-2\.2\.bin, the output of tile 1-2, is not there \(yet\)/);
-    expect(readdirSync(store).sort()).toEqual(before);
-  });
-
-  it('a merge that meets a state proven with two values stops, writing nothing', async () => {
-    const shard = manifest.shards[2]!;
-    const base = readFileSync(join(store, shard.file));
-    const at = base.findIndex((b) => (b & 3) === 1 || (b & 3) === 2); // a lost or won state
-    const forged = Buffer.from(base);
-    forged[at] = (forged[at]! & ~3) | (3 - (forged[at]! & 3)); // won <-> lost
-    writeFileSync(join(folder(), tileOutput([2, 2], 2)), Buffer.concat([forged, tileOutputCrc(crc32(forged))]));
-    const before = readdirSync(store).sort();
-    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 2, inputs: [[2, 2]] };
-    await expect(runner.run(merge)).rejects.toThrow(/a state proven with another value than in the store \(byte \d+/);
-    expect(readdirSync(store).sort()).toEqual(before);
-  });
-
-  it('a merge of a tile output damaged after it was written stops, writing nothing', async () => {
-    mkdirSync(folder(), { recursive: true });
-    const { result } = await runner.run(tile(0, 0));
-    if (result.kind !== 'tile' || result.changed.length === 0) throw new Error('tile 0-0 changed nothing');
-    const path = join(folder(), tileOutput([0, 0], 0));
-    const bytes = readFileSync(path);
-    expect(bytes.length).toBe(manifest.shards[0]!.bytes + 4);
-    expect(bytes.readUInt32LE(bytes.length - 4)).toBe(crc32(bytes.subarray(0, bytes.length - 4)));
-    // A state unknown in the base and in the output made proven: no conflict, a gain, a wrong table.
-    const base = readFileSync(join(store, manifest.shards[0]!.file));
-    const at = base.findIndex((b, i) => (b & 3) === 0 && (bytes[i]! & 3) === 0);
-    bytes[at] = bytes[at]! | 2;
-    writeFileSync(path, bytes);
-    const before = readdirSync(store).sort();
-    const merge = { kind: 'merge', store: manifest.id, board: 7, pieces: 2, rules: 'clean', pass: manifest.passLog.length + 1, generation: manifest.generation, shard: 0, inputs: [[0, 0]] };
-    await expect(runner.run(merge)).rejects.toThrow(/tile-0-0\.0\.bin, the output of tile 0-0, is damaged: CRC-32 0x[0-9a-f]{8}, written as 0x[0-9a-f]{8}; the store's disk or a worker is faulty/);
+    await expect(runner.run({ ...step(2, 0), generation: manifest.generation + 1 })).rejects.toThrow(JobDeferred);
+    await expect(runner.run({ ...step(2, 0), generation: manifest.generation - 1 })).rejects.toThrow(JobRefused);
+    await expect(runner.run(step(1, 1))).rejects.toThrow(/the job is for pass 2, round 1 on generation \d+; the store is at pass 2, round 0, generation \d+/);
     expect(readdirSync(store).sort()).toEqual(before);
   });
 });
+
+function readFileSyncText(path: string): string {
+  return readFileSync(path, 'utf8');
+}
 
 describe('--redis URLs', () => {
   it('takes redis:// and rediss:// with a host, a port and a database number, the password masked', () => {

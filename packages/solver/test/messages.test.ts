@@ -147,7 +147,7 @@ describe.each(codings)('message files coded by %s', (_, coding) => {
   const runs = sampleRuns();
   const all = runs.flatMap((r) => Array.from(r));
   // A small write buffer (runs split, several writes each) and read pieces smaller than a run.
-  const writer = new MessageWriter(dir, 1, 0, coding, new Uint8Array(256));
+  const writer = new MessageWriter(dir, 1, 0, '0123abcd', coding, new Uint8Array(256));
   for (const run of runs) writer.write(3, 'values', run);
   writer.write(2, 'requests', Float64Array.of(8, 12));
   const files = writer.finish();
@@ -156,8 +156,8 @@ describe.each(codings)('message files coded by %s', (_, coding) => {
 
   it('write runs to one file per target and kind, and read back every message', async () => {
     expect(files.map((f) => [f.file, f.count])).toEqual([
-      ['msg-00003-v-p1-b00000.msg', all.length],
-      ['msg-00002-r-p1-b00000.msg', 2],
+      ['msg-00003-v-p1-b00000.0123abcd.msg', all.length],
+      ['msg-00002-r-p1-b00000.0123abcd.msg', 2],
     ]);
     expect(writer.messagesWritten).toBe(all.length + 2);
     expect(writer.bytesWritten).toBe(values.bytes + files[1]!.bytes);

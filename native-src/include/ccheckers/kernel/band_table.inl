@@ -51,6 +51,9 @@ struct BandTable {
         throw std::invalid_argument("band map: a group without a band and slot");
       }
     }
+    for (uint32_t b = 0; b < m.bands; b++) {
+      if (m.roundOf == nullptr || m.roundOf[b] < 0) throw std::invalid_argument("band map: a band without a round");
+    }
     for (uint32_t s = 0; s < m.slots; s++) {
       const uint32_t g = m.groups[s];
       if (g >= groupCount || m.bandOf[g] != m.held || m.slotOf[g] != static_cast<int32_t>(s)) {
@@ -92,23 +95,26 @@ struct BandTable {
   bool seeksLoss() const { return unitSweep; }
   /**
    * A new loss held elsewhere, in a UNITS call: the band of its parents' units if that band's
-   * UNITS come later in pass 1, else -1. That band holds the loss (a unit's children lie in one
+   * UNITS come later in pass 1 (a later round: a band of the same round may have run already),
+   * else -1. That band holds the loss (a unit's children lie in one
    * group, the loss's), is sent it, and applies it before its UNITS visit every state of those
    * units looking past unknown children: it finds each of these parents won and sends the win
    * itself. See leavesWinToUnits.
    */
-  int32_t laterUnitsBand(const StatePlace& loss) const { return unitSweep && loss.band > map.held ? loss.band : -1; }
+  int32_t laterUnitsBand(const StatePlace& loss) const { return unitSweep && later(loss.band, map.held) ? loss.band : -1; }
+  /** Whether band a's step comes in a later round of the pass than band b's. */
+  bool later(int32_t a, int32_t b) const { return map.roundOf[a] > map.roundOf[b]; }
   /**
    * Whether the win of a parent held elsewhere is left to the band of its units (laterUnitsBand)
    * because it arrives as soon from there: at the parent's band's next step either way, when that
-   * band comes after the units' band (pass 1) or before this one (pass 2). A parent held between
-   * the two, or by the units' band itself, would take the win later from there than from here (at
-   * or after its units' visits instead of before its own band's). 7x7/3 in 9 bands: of the 430 M
+   * band comes in a round after the units' band (pass 1) or not after this one (pass 2). A parent
+   * held in between, or in the units' band's round, would take the win later from there than from
+   * here (at or after its units' visits instead of before its own band's). 7x7/3 in 9 bands: of the 430 M
    * messages of pass 1 (after repeats were dropped), 306 M wins (before) went to parents whose
    * units came later; 134 M of them to parents held before, 1.4 M after.
    */
   bool leavesWinToUnits(int32_t unitsBand, const StatePlace& parent) const {
-    return unitsBand >= 0 && (parent.band < map.held || parent.band > unitsBand);
+    return unitsBand >= 0 && (!later(parent.band, map.held) || later(parent.band, unitsBand));
   }
   int loadLocal(uint64_t local) const { return (__atomic_load_n(localByte(local), __ATOMIC_RELAXED) >> ((local & 3) << 1)) & 3; }
   int load(uint64_t index) const { return loadLocal(localOf(index, groupOf(index))); }

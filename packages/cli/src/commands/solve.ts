@@ -16,7 +16,7 @@ import {
   checkSolveOutput,
   checkTableLimits,
   describeStorePlan,
-  shardsNote,
+  MAX_WORKERS,
   exportStore,
   requiredBytes,
   selectBackend,
@@ -42,7 +42,7 @@ export interface SolveCommandOptions {
   memory?: string;
   store?: string;
   shards?: string;
-  passes?: string;
+  workers?: string;
   redis?: string;
   resume?: boolean;
   force?: boolean;
@@ -76,15 +76,14 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (o.store === '') throw new UsageError('--store needs a folder');
   const store = o.store === undefined ? undefined : resolve(o.store);
   if (o.shards !== undefined && !store) throw new UsageError('--shards needs --store DIR');
-  if (o.passes !== undefined && !store) throw new UsageError('--passes needs --store DIR');
+  if (o.workers !== undefined && !store) throw new UsageError('--workers needs --store DIR');
   if (o.redis !== undefined && !store) throw new UsageError('--redis needs --store DIR (the folder every worker mounts)');
   if (o.redis !== undefined) parseRedisUrl(o.redis);
   if (o.redis !== undefined && o.backend !== 'auto') throw new UsageError('--backend is chosen by each worker (ccheckers worker --backend) in a cluster solve');
   if (store && o.distances) throw new UsageError('--distances is for in-memory solves; a --store keeps the 2-bit table only');
   const shards = o.shards === undefined ? undefined : positiveInteger(o.shards, '--shards');
-  const passes = o.passes ?? 'bands';
-  if (passes !== 'bands' && passes !== 'tiles') throw new UsageError(`--passes must be "bands" or "tiles" (got "${passes}")`);
-  if (o.redis !== undefined && o.passes === 'bands') throw new UsageError('a cluster solve (--redis) runs tile passes; --passes bands is for a solve on one machine');
+  const workers = o.workers === undefined ? undefined : positiveInteger(o.workers, '--workers');
+  if (workers !== undefined && workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
   if (o.resume && !out && !store) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt) or --store DIR');
   if (o.breakLock && !out && !store) throw new UsageError('--break-lock needs --out FILE or --store DIR (the lock is FILE.lock or DIR/manifest.json.lock)');
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
@@ -173,9 +172,11 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         redis: o.redis,
         ...(o.resume ? { resume: true } : {}),
         ...(shards !== undefined ? { shards } : {}),
+        ...(workers !== undefined ? { workers } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
+        ...(o.breakLock ? { breakLock: true } : {}),
         signal: controller.signal,
-        onPlan: (plan, queue) => progress.done(`store ${store}: ${plan.layout.shards.length} shard(s)${shardsNote(plan, newShards)}, queue ${queue}; each tile job holds up to two shards`),
+        onPlan: (plan, queue) => progress.done(`store ${store}: ${describeStorePlan(plan, newShards).replace('one held at a time', 'one held by each worker')}, queue ${queue}`),
         onProgress,
         onNotice: (text) => progress.done(text),
         ...(hooks.onClusterCommit ? { onCommit: hooks.onClusterCommit } : {}),
@@ -195,7 +196,8 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(o.resume ? { resume: true } : {}),
         ...(shards !== undefined ? { shards } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
-        passes,
+        ...(workers !== undefined ? { workers } : {}),
+        ...(o.breakLock ? { breakLock: true } : {}),
         signal: controller.signal,
         onPlan: (plan) => progress.done(`store ${store}: ${describeStorePlan(plan, newShards)}`),
         onProgress,
@@ -254,7 +256,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     tableCrc32: result.tableCrc32,
     ...('queue' in result
       ? {
-          store: { path: result.store, shards: result.shards, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten },
+          store: { path: result.store, passes: 'bands', shards: result.shards, workers: result.workers, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten },
           cluster: { queue: result.queue, jobs: result.jobs, redisCommands: result.redisCommands },
         }
       : 'store' in result
@@ -263,7 +265,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
               path: result.store,
               passes: result.storePasses,
               shards: result.shards,
-              ...(result.storePasses === 'tiles' ? { blockShards: result.blockShards } : {}),
+              workers: result.workers,
               bytesRead: result.bytesRead,
               bytesWritten: result.bytesWritten,
             },
@@ -301,12 +303,12 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
       : []),
     ...('queue' in result
       ? [
-          `${'store'.padEnd(10)} ${result.store}: ${result.shards} shard(s); workers read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
+          `${'store'.padEnd(10)} ${result.store}: ${result.shards} band(s), rounds of ${result.workers}; workers read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
           `${'cluster'.padEnd(10)} ${grouped(result.jobs)} jobs on queue ${result.queue}, ${grouped(result.redisCommands)} Redis commands from the coordinator`,
         ]
       : 'store' in result
         ? [
-            `${'store'.padEnd(10)} ${result.store}: ${result.storePasses === 'bands' ? `${result.shards} band(s), one held at a time` : `${result.shards} shard(s), blocks of ${result.blockShards}`}; ` +
+            `${'store'.padEnd(10)} ${result.store}: ${result.shards} band(s), one held at a time${result.workers > 1 ? `, rounds of ${result.workers}` : ''}; ` +
               `read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
           ]
         : []),

@@ -100,9 +100,10 @@ export function start(args: string[], hooks?: Record<string, unknown>): Running 
   return { proc, stdout: () => out, stderr: () => err, exited };
 }
 
-/** A worker for `store` that hands a dead worker's job on after 2 s. */
-export function startWorker(redis: TestRedis, store: string, hooks?: Record<string, unknown>): Running {
-  return start(['worker', '--redis', redis.url, '--store', store, '--threads', '1', '--stall-seconds', '2'], hooks);
+/** A worker for `store` (on `backend`, default auto) that hands a dead worker's job on after
+ *  `stallSeconds` (2: the fault tests; a step that holds the event loop longer is run twice). */
+export function startWorker(redis: TestRedis, store: string, hooks?: Record<string, unknown>, backend = 'auto', stallSeconds = 2): Running {
+  return start(['worker', '--redis', redis.url, '--store', store, '--threads', '1', '--stall-seconds', String(stallSeconds), '--backend', backend], hooks);
 }
 
 /** Stops a worker the way a user does (SIGTERM: after its current job) and returns its job count. */

@@ -139,13 +139,15 @@ export interface SparsePassOptions extends PassOptions {
  * One band of a band-ordered store in memory (the out-of-core solve's band passes, packages/solver;
  * docs/sharding.md): which band holds every group (`bandOf`), at which slot (`slotOf`); the band
  * in memory, `held`, holds `groups` (slot -> group). Stored state group * C(N - k, k) + r is, in
- * its band, local state slotOf[group] * C(N - k, k) + r.
+ * its band, local state slotOf[group] * C(N - k, k) + r. `roundOf` gives each band's round in a
+ * pass (bands stepped at once share one): what comes later in a pass is a later round.
  */
 export interface BandMap {
   held: number;
   bands: number;
   bandOf: Int32Array;
   slotOf: Int32Array;
+  roundOf: Int32Array;
   groups: Uint32Array;
 }
 

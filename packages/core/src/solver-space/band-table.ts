@@ -49,6 +49,7 @@ export class BandTable {
   private shared = false;
   private bandOfGroup: Int32Array = new Int32Array(0);
   private slotOfGroup: Int32Array = new Int32Array(0);
+  private roundOfBand: Int32Array = new Int32Array(0);
   private held = 0;
   private readonly per: number;
   /** The held band's groups, slot by slot. */
@@ -71,8 +72,10 @@ export class BandTable {
     for (const name of ['bandOf', 'slotOf'] as const) {
       if (map[name].length < groupCount) throw new RangeError(`band map.${name} is shorter than it must be`);
     }
+    if (map.roundOf.length < map.bands) throw new RangeError('band map.roundOf is shorter than it must be');
     const slots = map.groups.length;
     if (map.held >= map.bands) throw new RangeError('band map: the held band is not one of its bands');
+    for (let b = 0; b < map.bands; b++) if (!(map.roundOf[b]! >= 0)) throw new RangeError('band map: a band without a round');
     if (table.length < Math.ceil((slots * this.per) / 4)) throw new RangeError('band table is smaller than its groups');
     // Every group's band and slot (native: a message is filed under its band).
     for (let g = 0; g < groupCount; g++) {
@@ -89,6 +92,7 @@ export class BandTable {
     this.shared = isShared(table);
     this.bandOfGroup = map.bandOf;
     this.slotOfGroup = map.slotOf;
+    this.roundOfBand = map.roundOf;
     this.held = map.held;
     this.groups = map.groups;
     this.bands = map.bands;
@@ -120,27 +124,33 @@ export class BandTable {
 
   /**
    * A new loss held elsewhere, in a UNITS call: the band of its parents' units if that band's
-   * UNITS come later in pass 1, else -1. That band holds the loss (a unit's children lie in one
+   * UNITS come later in pass 1 (a later round: a band of the same round may have run already),
+   * else -1. That band holds the loss (a unit's children lie in one
    * group, the loss's), is sent it, and applies it before its UNITS visit every state of those
    * units looking past unknown children: it finds each of these parents won and sends the win
    * itself. See leavesWinToUnits.
    */
   laterUnitsBand(loss: number): number {
     const band = this.seeksLoss ? this.bandOf(this.groupOf(loss)) : -1;
-    return band > this.held ? band : -1;
+    return band >= 0 && this.later(band, this.held) ? band : -1;
+  }
+
+  /** Whether band a's step comes in a later round of the pass than band b's. */
+  later(a: number, b: number): boolean {
+    return this.roundOfBand[a]! > this.roundOfBand[b]!;
   }
 
   /**
    * Whether the win of a parent held elsewhere is left to the band of its units (laterUnitsBand)
    * because it arrives as soon from there: at the parent's band's next step either way, when that
-   * band comes after the units' band (pass 1) or before this one (pass 2). A parent held between
-   * the two, or by the units' band itself, would take the win later from there than from here (at
-   * or after its units' visits instead of before its own band's).
+   * band comes in a round after the units' band (pass 1) or not after this one (pass 2). A parent
+   * held in between, or in the units' band's round, would take the win later from there than from
+   * here (at or after its units' visits instead of before its own band's).
    */
   leavesWinToUnits(unitsBand: number, parent: number): boolean {
     if (unitsBand < 0) return false;
     const band = this.bandOf(this.groupOf(parent));
-    return band < this.held || band > unitsBand;
+    return !this.later(band, this.held) || this.later(band, unitsBand);
   }
 
   /** The state's index in the band that holds its group. */

@@ -1,45 +1,32 @@
 /**
  * The coordinator of a cluster solve: `ccheckers solve --store DIR --redis URL`. It owns the
  * store's manifest; the work is done by `ccheckers worker` processes on any machines that mount
- * the same store, through a BullMQ queue (jobs.ts for what a pass is made of).
+ * the same store, through a BullMQ queue. The passes are the band passes of a local solve
+ * (store/band-solve.ts), rounds of band steps: here each step of a round is a job (jobs.ts), the
+ * W steps of a round run on the workers at once, and the coordinator commits the round.
  *
- * Per pass: the tile jobs, then the merge jobs of the shards a tile changed, then one atomic
- * manifest write that names the merged shards (the new generation) and logs the pass. Job ids
- * are fixed by store, pass and generation, so a coordinator started again with --resume adds
- * the same jobs, finds the ones already done in Redis (or runs them again where Redis lost them:
- * a job is repeatable), and goes on. Workers killed mid-job are BullMQ's stalled jobs: another
- * worker takes them. A pass that proves nothing ends the solve at the game's fixpoint, so the
- * table is the in-memory solve's whatever the shards, workers, job order or crashes.
+ * Job ids are fixed by store, step and generation, so a coordinator started again with --resume
+ * adds the same jobs, finds the ones already done in Redis (or runs them again where Redis lost
+ * them: a step is repeatable), and goes on. Workers killed mid-job are BullMQ's stalled jobs:
+ * another worker takes them. The solve ends at the game's fixpoint (band-solve.ts), so the table
+ * is the in-memory solve's whatever the bands, workers, job order or crashes.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CCheckersError, type RuleMode, type Variant } from '@ccheckers/core';
 import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { PassRecord } from '../database.js';
+import { thisMachine } from '../machine.js';
 import { lockOutput } from '../output-file.js';
-import { type ProgressEvent, type SolveResult, checkMoveless, nextPassIsSparse } from '../solve.js';
-import type { MemoryPlan } from '../store/layout.js';
-import { MANIFEST, SHARD_FILE, ShardStore, isCrc32, newStoreId } from '../store/shard-store.js';
-import { createStore, planStore, provenInStore, storeResult } from '../store/sharded-solve.js';
-import { TableTally } from '../state-index.js';
-import {
-  type ClusterJob,
-  type InitJob,
-  type InitResult,
-  type JobResult,
-  type MergeJob,
-  type MergeResult,
-  PASS_FOLDER,
-  type TileJob,
-  type TileResult,
-  jobId,
-  passFolder,
-  workerShardFile,
-} from './jobs.js';
-import { connectRedis, parseRedisUrl, queueName } from './redis.js';
+import type { ProgressEvent, SolveResult } from '../solve.js';
+import { type BandPlan, bandBytes } from '../store/band-layout.js';
+import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../store/band-solve.js';
+import type { BandStepJob, BandStepOutcome } from '../store/band-step.js';
+import { BAND_FILE, MANIFEST, type MessageFile, ShardStore, isCrc32, isMessageFileOf, newStoreId } from '../store/shard-store.js';
+import { storeResult } from '../store/sharded-solve.js';
+import { type ClusterJob, type JobResult, type StepJob, jobId, sameJob } from './jobs.js';
+import { connectRedis, loadBullmq, parseRedisUrl, queueName } from './redis.js';
 
 export interface ClusterSolveOptions {
   variant: Variant;
@@ -48,11 +35,15 @@ export interface ClusterSolveOptions {
   store: string;
   redis: string;
   resume?: boolean;
-  /** Shard count of a new store (default: from the table size and memoryLimit). */
+  /** Band count of a new store (default: from the table size and memoryLimit). */
   shards?: number;
-  /** A worker's memory: shards small enough that a worker holds two of them. */
+  /** A worker's memory: bands small enough that a worker holds one, and its messages. */
   memoryLimit?: number;
-  onPlan?: (plan: MemoryPlan, queue: string) => void;
+  /** Workers of a new store: the steps of a round (default 2). */
+  workers?: number;
+  /** Take the store's lock even where another machine's solve holds it (known to be gone). */
+  breakLock?: boolean;
+  onPlan?: (plan: BandPlan, queue: string) => void;
   onProgress?: (event: ProgressEvent) => void;
   /** Things the user should know while waiting (no worker connected, Redis away). */
   onNotice?: (text: string) => void;
@@ -65,6 +56,8 @@ export interface ClusterSolveOptions {
 export interface ClusterSolveResult extends SolveResult {
   store: string;
   shards: number;
+  /** Workers the rounds were made for. */
+  workers: number;
   queue: string;
   /** Jobs run (this run), shard bytes the workers read and wrote, Redis commands the coordinator sent. */
   jobs: number;
@@ -85,13 +78,19 @@ export class ClusterSolveInterrupted extends CCheckersError {
   }
 }
 
+/** Workers a new store's rounds are made for when --workers is not given. */
+export const DEFAULT_WORKERS = 2;
+
 /** How every job is added: retried twice after a second (a worker's crash, I/O), and kept in
  *  Redis when done or failed until the pass is committed (a resumed coordinator finds it). */
 const JOB_OPTIONS = { attempts: 3, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: false, removeOnFail: false } as const;
 
-/** Polling of job states: from FAST_POLL_MS, slower while nothing finishes, up to SLOW_POLL_MS. */
+/** Polling: from FAST_POLL_MS, slower while nothing finishes, up to SLOW_POLL_MS; a poll is one
+ *  command (the queue's counts) whatever the jobs, and the pending jobs' states are read only when
+ *  the counts moved or every FULL_CHECK_MS (a job lost from Redis). */
 const FAST_POLL_MS = 10;
-const SLOW_POLL_MS = 500;
+const SLOW_POLL_MS = 1000;
+const FULL_CHECK_MS = 15_000;
 /** Looks (every 0.5 s) for a file a worker says it wrote before the coordinator gives up on it. */
 const VISIBLE_TRIES = 120;
 /** How long no job may finish before the coordinator looks for workers and says so. */
@@ -99,7 +98,8 @@ const IDLE_NOTICE_MS = 10_000;
 
 export async function solveOnCluster(options: ClusterSolveOptions): Promise<ClusterSolveResult> {
   const redisUrl = parseRedisUrl(options.redis);
-  const { existing, plan } = planStore(options, 1);
+  const request = { ...options, workers: options.workers ?? DEFAULT_WORKERS };
+  const { existing, space, plan } = planBandStore(request);
   const notice = options.onNotice ?? (() => {});
   // Redis first: one that refuses the credentials ends the command before a store is made.
   const connection = await connectRedis(redisUrl, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`), options.signal);
@@ -109,7 +109,7 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
   }
   let store: ShardStore;
   try {
-    store = existing ?? createStore(options, plan);
+    store = existing ?? createBandStore(request, space, plan);
   } catch (e) {
     connection.redis.disconnect();
     throw e;
@@ -118,7 +118,7 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
   let lease: CoordinatorLease | undefined;
   let q: Queue | undefined;
   try {
-    unlock = lockOutput(join(options.store, MANIFEST)); // this machine's other processes
+    unlock = lockOutput(join(options.store, MANIFEST), { breakLock: options.breakLock === true }); // other processes, here or on other machines
     if (!existing) {
       // The manifest, with the new store's id, on disk before anything else; a store another
       // coordinator made in the same folder meanwhile is not replaced.
@@ -132,32 +132,17 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
     await lease.acquire(notice);
     store = ShardStore.open(options.store); // as it is now that the store is ours
     if (store.manifest.id !== id) throw new CCheckersError('E_CLUSTER', `${join(options.store, MANIFEST)} was replaced by another store while this solve started`);
-    const { Queue } = await import('bullmq');
+    const { Queue } = await loadBullmq();
     q = new Queue(queueName(id), { connection: connection.redis });
     q.on('error', () => {}); // connection errors: reported once above, and retried
     options.onPlan?.(plan, q.name);
-    return await coordinate(options, store, q, lease, connection.commands, redisUrl.shown);
+    return await coordinate(options, store, plan, q, lease, connection.commands, redisUrl.shown);
   } finally {
     await lease?.release();
     await q?.close().catch(() => {});
     connection.redis.disconnect();
     unlock?.();
   }
-}
-
-/** This process's machine as a lease token names it: host, boot and pid namespace (a container
- *  with the same host name but its own pids is another machine here). Read on first use. */
-let machine: string | undefined;
-export function thisMachine(): string {
-  const read = (f: () => string) => {
-    try {
-      return f().replace(/[^0-9a-zA-Z-]/g, '');
-    } catch {
-      return '?';
-    }
-  };
-  machine ??= `${hostname()}:${read(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').slice(0, 8))}:${read(() => readlinkSync('/proc/self/ns/pid'))}`;
-  return machine;
 }
 
 /** Whether a lease token (machine:pid:random) names a process of this machine that no longer runs. */
@@ -255,102 +240,102 @@ return 0`;
 async function coordinate(
   options: ClusterSolveOptions,
   store: ShardStore,
+  plan: BandPlan,
   q: Queue,
   lease: CoordinatorLease,
   commands: () => number,
   shownUrl: string,
 ): Promise<ClusterSolveResult> {
-  const { variant: v, rules } = options;
-  const space = store.space;
-  const report = options.onProgress ?? (() => {});
   const notice = options.onNotice ?? (() => {});
-  const started = performance.now();
-  const secondsBefore = store.manifest.seconds;
-  const elapsed = () => secondsBefore + (performance.now() - started) / 1000;
-  const m0 = store.manifest;
-  const resumedFromPass = m0.generation > 0 ? m0.passLog.length : undefined;
   const backends = new Set<string>();
   let threads = 0;
   let jobs = 0;
-  let bytesRead = 0;
-  let bytesWritten = 0;
-  const base = () => ({ store: store.manifest.id!, board: v.size, pieces: v.pieces, rules });
-  /** One manifest write: the lease still ours, the manifest on disk still the one we read. */
-  const commit = async (files: Array<{ index: number; file: string; crc32: number }>, generation: number, update: (m: ShardStore['manifest']) => void) => {
-    options.beforeCommit?.(store.manifest.passLog.length);
-    await lease.check();
-    const onDisk = ShardStore.open(options.store).manifest;
-    if (onDisk.id !== store.manifest.id || onDisk.generation !== store.manifest.generation || onDisk.passLog.length !== store.manifest.passLog.length || onDisk.stage !== store.manifest.stage) {
-      throw new CCheckersError('E_CLUSTER', `${join(options.store, MANIFEST)} changed under this coordinator (generation ${onDisk.generation}, not ${store.manifest.generation}): is another coordinator solving it?`);
-    }
-    store.adopt(files, generation, (m) => {
-      update(m);
-      delete m.passInProgress; // a sequential solve's position in a pass means nothing now
-      m.seconds = elapsed();
+  let passJobs = 0;
+  let passCommandsFrom = commands();
+  store.removeLeftovers({ keepUnderWay: true });
+  const layout = storeBandLayout(store);
+  const base = () => ({ kind: 'step' as const, store: store.manifest.id!, board: store.manifest.board, pieces: store.manifest.pieces, rules: store.manifest.rules });
+  let resumed = true; // the first round of this coordinator: jobs found done in Redis are checked again
+
+  /** The round's steps as jobs; their results, checked, as the steps' outcomes. */
+  const runRound = async (steps: BandStepJob[], progress: (fraction: number) => void): Promise<BandStepOutcome[]> => {
+    const list: StepJob[] = steps.map((step) => ({ ...base(), ...step }));
+    const inboxes = new Map(list.map((job) => [job.band, store.manifest.bands!.messages.filter((f) => f.target === job.band).map((f) => f.file)]));
+    const results = await runJobs(list, (job, value) => checkResult(value, job, store, inboxes.get(job.band)!), (done) => progress(done / list.length), resumed);
+    resumed = false;
+    return list.map((job) => {
+      const r = results.get(jobId(job))!;
+      jobs++;
+      passJobs++;
+      backends.add(r.backend);
+      threads = Math.max(threads, r.threads);
+      return r.outcome;
     });
-    options.onCommit?.(store.manifest.passLog.length);
   };
 
-  /** Runs the jobs (adding those Redis does not have, retrying failed ones) and returns their
-   *  results by id; `onDone` after each. A job that failed for good ends the solve. */
-  const runJobs = async <R extends JobResult>(list: ClusterJob[], onDone: (done: number) => void): Promise<Map<string, R>> => {
-    const results = new Map<string, R>();
+  /** Runs the jobs (adding those Redis does not have or has with another payload, retrying failed
+   *  ones) and returns their checked results by id. A job that failed for good ends the solve. */
+  const runJobs = async (list: StepJob[], check: (job: StepJob, value: unknown) => Promise<JobResult>, onDone: (done: number) => void, recheckDone: boolean): Promise<Map<string, JobResult>> => {
+    const results = new Map<string, JobResult>();
     const pending = new Map(list.map((job) => [jobId(job), job]));
-    const toAdd: ClusterJob[] = [];
-    const known = await Promise.all([...pending.keys()].map((id) => q.getJobState(id)));
-    for (const [at, [id, job]] of [...pending].entries()) {
-      if (known[at] === 'unknown') toAdd.push(job);
-      else if (known[at] === 'failed') await (await q.getJob(id))?.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      else if (known[at] === 'completed' && job.kind !== 'tile' && !wroteWholeShard(store, job, (await q.getJob(id))?.returnvalue)) {
-        // Done, but its file is not here (a worker on another folder, say): a resume runs it again.
+    const add = (job: StepJob) => q.add(job.kind, job, { ...JOB_OPTIONS, jobId: jobId(job) });
+    for (const [id, job] of pending) {
+      const found: Job | undefined = await q.getJob(id);
+      if (!found) {
+        await add(job);
+      } else if (!sameJob(job, found.data)) {
+        // Not the job this coordinator asks for, under its id (put there by someone else): gone.
+        notice(`job ${id} in Redis has another payload than this step's; replaced`);
         await q.remove(id);
-        toAdd.push(job);
+        await add(job);
+      } else if ((await found.getState()) === 'failed') {
+        await found.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      } else if (recheckDone && (await found.getState()) === 'completed') {
+        // Done before a resume: its files must still be there, else it runs again.
+        try {
+          await check(job, found.returnvalue);
+        } catch {
+          await q.remove(id);
+          await add(job);
+        }
       }
-    }
-    if (toAdd.length > 0) {
-      await q.addBulk(
-        toAdd.map((job) => ({
-          name: job.kind,
-          data: job,
-          opts: { ...JOB_OPTIONS, jobId: jobId(job) },
-        })),
-      );
     }
     let wait = FAST_POLL_MS;
     let lastProgress = performance.now();
+    let lastFullCheck = 0;
+    let lastCounts = '';
     let told = false;
     while (pending.size > 0) {
       if (options.signal?.aborted) throw new ClusterSolveInterrupted(options.store, store.manifest.passLog.length);
+      // One command a poll: the queue's counts; the jobs themselves only when they moved.
+      const counts = JSON.stringify(await q.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed', 'prioritized'));
+      const now = performance.now();
       let finished = 0;
-      const ids = [...pending.keys()];
-      const states = await Promise.all(ids.map((id) => q.getJobState(id))); // sent together, not one round trip each
-      for (const [at, id] of ids.entries()) {
-        const state = states[at]!;
-        if (state === 'completed' || state === 'failed') {
-          const job: Job | undefined = await q.getJob(id);
-          if (!job) {
-            // Lost between the two reads (a flush, a restart without data): added again, as below.
-            const lost = pending.get(id)!;
-            await q.add(lost.kind, lost, { ...JOB_OPTIONS, jobId: id });
+      if (counts !== lastCounts || now - lastFullCheck > FULL_CHECK_MS) {
+        lastCounts = counts;
+        lastFullCheck = now;
+        for (const [id, job] of [...pending]) {
+          // The state first, then the job: read the other way, a job that completes in between
+          // would come without its result.
+          const state = await q.getJobState(id);
+          if (state === 'failed') throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${(await q.getJob(id))?.failedReason ?? '?'} (the store is kept: fix the cause, then solve --resume)`);
+          if (state === 'unknown') {
+            // Redis lost it (restarted without its data, flushed): added again; a step is repeatable.
+            if (!(await q.getJob(id))) await add(job);
             continue;
           }
-          if (state === 'failed') {
-            throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${job.failedReason} (the store is kept: fix the cause, then solve --resume)`);
+          if (state !== 'completed') continue;
+          const found: Job | undefined = await q.getJob(id);
+          if (!found || !sameJob(job, found.data)) {
+            // Gone meanwhile, or not this step (put under its id by someone else): added again.
+            if (found) await q.remove(id);
+            await add(job);
+            continue;
           }
-          const result = (await checkResult(job.returnvalue, pending.get(id)!, store)) as R;
-          results.set(id, result);
+          results.set(id, await check(job, found.returnvalue));
           pending.delete(id);
           finished++;
-          jobs++;
-          bytesRead += result.bytesRead;
-          bytesWritten += result.bytesWritten;
-          backends.add(result.backend);
-          threads = Math.max(threads, result.threads);
           onDone(results.size);
-        } else if (state === 'unknown') {
-          // Redis lost it (restarted without its data): add it again; a job is repeatable.
-          const job = pending.get(id)!;
-          await q.add(job.kind, job, { ...JOB_OPTIONS, jobId: id });
         }
       }
       if (finished > 0) {
@@ -371,113 +356,51 @@ async function coordinate(
       await new Promise((resolve) => setTimeout(resolve, wait));
       wait = Math.min(SLOW_POLL_MS, Math.ceil(wait * 1.5));
     }
+    for (const id of results.keys()) await q.remove(id).catch(() => 0);
     return results;
   };
-  const forget = async (list: ClusterJob[]) => {
-    for (const job of list) await q.remove(jobId(job)).catch(() => 0);
-  };
 
-  if (store.manifest.proven === undefined && store.manifest.stage === 'passes') {
-    // A store a sequential solve began: count what it decided (one read of the shards).
-    store.manifest.proven = await provenInStore(store, shardBuffer(store));
-  }
-  if (resumedFromPass !== undefined) report({ phase: 'resumed', pass: resumedFromPass, fraction: 0, proven: store.manifest.proven ?? 0, storedStates: space.states });
-  removeOldWork(store);
-
-  if (store.manifest.stage === 'init') {
-    const generation = store.manifest.generation;
-    // Shards a sequential solve initialised before it stopped keep their files.
-    const todo = store.manifest.shards.flatMap((entry, index) => (entry.file === '' ? [index] : []));
-    const list: ClusterJob[] = todo.map((shard) => ({ kind: 'init', ...base(), pass: 0, generation, shard }));
-    const results = await runJobs<InitResult & JobResult>(list, (done) => report({ phase: 'init', pass: 0, fraction: done / list.length, proven: 0, storedStates: space.states }));
-    const files = list.map((job) => {
-      const r = results.get(jobId(job))!;
-      return { index: (job as InitJob).shard, file: r.file, crc32: r.crc32 };
-    });
-    // The init jobs' counts, where they made every shard; else counted from the shards.
-    const allInitHere = todo.length === store.layout.shards.length;
-    await commit(files, generation + 1, (m) => {
-      m.stage = 'passes';
-      m.proven = allInitHere ? [...results.values()].reduce((sum, r) => sum + r.proven, 0) : undefined;
-    });
-    if (store.manifest.proven === undefined) store.manifest.proven = await provenInStore(store, shardBuffer(store));
-    await forget(list);
-    report({ phase: 'init-done', pass: 0, fraction: 1, proven: store.manifest.proven, storedStates: space.states });
-  }
-
-  while (store.manifest.stage === 'passes') {
-    const m = store.manifest;
-    const pass = m.passLog.length + 1;
-    const generation = m.generation;
-    const proven = m.proven ?? 0;
-    const sparse = nextPassIsSparse(m.passLog[m.passLog.length - 1], proven, space.states);
-    const down = sparse && pass % 2 === 0;
-    const passStart = performance.now();
-    const readBefore = bytesRead;
-    const writtenBefore = bytesWritten;
-    const commandsBefore = commands();
-    const jobsBefore = jobs;
-    mkdirSync(join(options.store, passFolder(pass, generation)), { recursive: true });
-    const n = store.layout.shards.length;
-    const tiles: TileJob[] = [];
-    for (let i = 0; i < n; i++) for (let j = i; j < n; j++) tiles.push({ kind: 'tile', ...base(), pass, generation, shards: [i, j], sparse, down });
-    await rerunFailedMerges(q, tiles);
-    // Progress: the tiles, then at most one merge per shard.
-    const share = (done: number) => done / (tiles.length + n);
-    const tileResults = await runJobs<TileResult & JobResult>(tiles, (done) => report({ phase: 'pass', pass, fraction: share(done), proven, storedStates: space.states }));
-    checkMoveless([...tileResults.values()].reduce((sum, r) => sum + r.moveless, 0), v);
-    // Each changed shard's merge takes exactly the outputs of the tiles that changed it.
-    const inputs = new Map<number, Array<[number, number]>>();
-    for (const tile of tiles) for (const shard of tileResults.get(jobId(tile))!.changed) inputs.set(shard, [...(inputs.get(shard) ?? []), tile.shards]);
-    const merges: MergeJob[] = [...inputs.keys()].sort((a, b) => a - b).map((shard) => ({ kind: 'merge', ...base(), pass, generation, shard, inputs: inputs.get(shard)! }));
-    const mergeResults = await runJobs<MergeResult & JobResult>(merges, (done) =>
-      report({ phase: 'pass', pass, fraction: share(tiles.length + done), proven, storedStates: space.states }),
-    );
-    const newly = [...mergeResults.values()].reduce((sum, r) => sum + r.newlyProven, 0);
-    const record: PassRecord & ClusterPassFigures = {
-      pass,
-      proven: proven + newly,
-      newlyProven: newly,
-      seconds: (performance.now() - passStart) / 1000,
-      sparse,
-      bytesRead: bytesRead - readBefore,
-      bytesWritten: bytesWritten - writtenBefore,
-      jobs: jobs - jobsBefore,
-      redisCommands: commands() - commandsBefore,
-    };
-    const files = merges.map((job) => {
-      const r = mergeResults.get(jobId(job))!;
-      return { index: job.shard, file: r.file, crc32: r.crc32 };
-    });
-    // The fixpoint: no tile changed any shard (a merge always adds what its tiles proved).
-    await commit(files, generation + 1, (next) => {
-      next.passLog.push(record);
-      next.proven = proven + newly;
-      if (merges.length === 0) next.stage = 'finishing';
-    });
-    removeOldWork(store);
-    await forget([...tiles, ...merges]);
-    report({ phase: 'pass-done', pass, fraction: 1, proven: proven + newly, storedStates: space.states, record });
-  }
-
-  // The results, from the shards read once in order (the CRC is the in-memory table's).
-  if (store.manifest.stage === 'finishing') {
-    const tally = new TableTally(space);
-    const buffer = shardBuffer(store);
-    for (const shard of store.layout.shards) tally.add(await store.loadShardAsync(shard.index, buffer), shard.firstByte); // the lease is renewed meanwhile
-    await commit([], store.manifest.generation, (next) => {
-      next.stage = 'complete';
-      next.results = tally.results();
-    });
-  }
+  const solve = new BandSolve(store, layout, new Uint8Array(plan.bandBytes), {
+    runRound,
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    checkAbort: () => {
+      if (options.signal?.aborted) throw new ClusterSolveInterrupted(options.store, store.manifest.passLog.length);
+    },
+    beforeCommit: async () => {
+      options.beforeCommit?.(store.manifest.passLog.length);
+      await lease.check();
+      const onDisk = ShardStore.open(options.store).manifest;
+      if (onDisk.id !== store.manifest.id || onDisk.generation !== store.manifest.generation) {
+        throw new CCheckersError('E_CLUSTER', `${join(options.store, MANIFEST)} changed under this coordinator (generation ${onDisk.generation}, not ${store.manifest.generation}): is another coordinator solving it?`);
+      }
+    },
+    onCommit: () => {
+      // Files of attempts that were not committed (a step run twice) go.
+      const next = store.manifest.bands?.next;
+      if (next) store.removeLeftovers({ keepUnderWay: true });
+      if (next?.pass === 1 && next.round === 0) {
+        // Init done: the figures of pass 1 start here.
+        passJobs = 0;
+        passCommandsFrom = commands();
+      }
+      options.onCommit?.(store.manifest.passLog.length);
+    },
+    onPassRecord: (record) => {
+      Object.assign(record, { jobs: passJobs, redisCommands: commands() - passCommandsFrom });
+      passJobs = 0;
+      passCommandsFrom = commands();
+    },
+  });
+  await solve.run();
   return {
-    ...storeResult(store, backends.size === 0 ? 'cluster' : `cluster (${[...backends].sort().join(', ')})`, threads, resumedFromPass),
+    ...storeResult(store, backends.size === 0 ? 'cluster' : `cluster (${[...backends].sort().join(', ')})`, threads, solve.resumedFromPass),
     store: options.store,
-    shards: store.layout.shards.length,
+    shards: layout.bands,
+    workers: store.manifest.bandWorkers ?? 1,
     queue: q.name,
     jobs,
-    bytesRead,
-    bytesWritten,
+    bytesRead: solve.bytesRead,
+    bytesWritten: solve.bytesWritten,
     redisCommands: commands(),
   };
 }
@@ -488,87 +411,72 @@ export interface ClusterPassFigures {
   redisCommands: number;
 }
 
-
 /**
- * Removes what earlier passes left: pass folders other than the current pass's, and shard files
- * of generations up to the current one that the manifest does not name (merges of a pass the
- * coordinator did not live to commit, or late writes of workers taken for dead). Files of the
- * next generation stay: the current pass's merges may have written them already.
+ * A job's result as the coordinator will commit it: the result of exactly this job, counts that
+ * are whole numbers, and files that are this step's (by name) and in the store with the sizes it
+ * gives (a shared filesystem may show another machine's new file late: looked for a while). What
+ * the step took is the coordinator's own view of its inbox, not the worker's word.
  */
-function removeOldWork(store: ShardStore): void {
-  const m = store.manifest;
-  const named = new Set(m.shards.map((s) => s.file));
-  const current = passFolder(m.passLog.length + 1, m.generation);
-  for (const name of readdirSync(store.dir)) {
-    if (PASS_FOLDER.test(name) && (name !== current || m.stage !== 'passes')) {
-      rmSync(join(store.dir, name), { recursive: true, force: true });
-      continue;
-    }
-    const shard = /^shard-\d+\.g(\d+)(\.[0-9a-f]{8})?\.bin(\.tmp-[0-9a-f-]+)?$/.exec(name);
-    if (shard && !named.has(name) && Number(shard[1]) <= m.generation && (SHARD_FILE.test(name) || shard[3] !== undefined)) {
-      rmSync(join(store.dir, name), { force: true });
-    }
-  }
-}
-
-/**
- * A job's result as the coordinator will use it: of the job's kind, with the files it names
- * being this shard's at the next generation (a result is data from Redis, like a payload).
- */
-async function checkResult(value: unknown, job: ClusterJob, store: ShardStore): Promise<JobResult> {
-  const r = value as Partial<JobResult> & Record<string, unknown>;
+async function checkResult(value: unknown, job: StepJob, store: ShardStore, inbox: string[]): Promise<JobResult> {
+  const r = value as Partial<JobResult> | null;
   const bad = (what: string) => new CCheckersError('E_CLUSTER', `job ${jobId(job)} returned ${what}`);
-  if (r === null || typeof r !== 'object' || r.kind !== job.kind) throw bad('no result of its kind');
+  if (r === null || typeof r !== 'object' || r.kind !== 'step') throw bad('no result of a step');
+  if (!sameJob(job, r.job)) throw bad('the result of another job');
   const count = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
-  if (!count(r.bytesRead) || !count(r.bytesWritten) || typeof r.backend !== 'string' || !count(r.threads)) throw bad('a malformed report');
-  if (job.kind === 'tile') {
-    const changed = r.changed as unknown;
-    if (!Array.isArray(changed) || changed.some((s) => !job.shards.includes(s)) || !count(r.moveless)) throw bad('changed shards outside its tile');
-  } else {
-    const file = workerShardFile(job.shard, job.generation + 1, '00000000').replace('00000000.bin', '');
-    if (typeof r.file !== 'string' || !r.file.startsWith(file) || !SHARD_FILE.test(r.file) || !isCrc32(r.crc32)) throw bad(`the file "${String(r.file)}", not one of shard ${job.shard} at generation ${job.generation + 1}`);
-    // A shared filesystem may show another machine's new file late: look for a while.
-    const path = join(store.dir, r.file);
+  if (!count(r.bytesRead) || !count(r.bytesWritten) || typeof r.backend !== 'string' || r.backend.length > 64 || !count(r.threads) || typeof r.seconds !== 'number' || !(r.seconds >= 0)) throw bad('a malformed report');
+  const o = r.outcome as Partial<BandStepOutcome> | undefined;
+  if (!o || typeof o !== 'object' || o.band !== job.band || o.pass !== job.pass) throw bad('an outcome of another step');
+  if (typeof o.attempt !== 'string' || !/^[0-9a-f]{8}$/.test(o.attempt)) throw bad('a malformed attempt');
+  for (const k of ['changed', 'sentValues', 'messagesWritten', 'moveless', 'bytesRead', 'bytesWritten'] as const) if (!count(o[k])) throw bad(`a malformed ${k}`);
+  if (typeof o.seconds !== 'number' || !(o.seconds >= 0)) throw bad('a malformed time');
+  const bands = store.manifest.bands!;
+  const files: Array<{ file: string; bytes: number }> = [];
+  if (o.table !== undefined) {
+    const name = typeof o.table?.file === 'string' ? BAND_FILE.exec(o.table.file) : null;
+    if (!name || Number(name[1]) !== job.band || Number(name[2]) !== job.generation + 1 || name[3] !== `.${o.attempt}` || !isCrc32(o.table.crc32)) throw bad(`the band file "${String(o.table?.file)}", not one of band ${job.band} at generation ${job.generation + 1}`);
+    files.push({ file: o.table.file, bytes: bandBytes(store.space, bandGroups(store)[job.band]!) });
+  } else if (job.pass === 0 || o.changed! > 0) throw bad('no band file for a band it changed');
+  if (!Array.isArray(o.added) || o.added.length > 2 * bands.count) throw bad('a malformed list of message files');
+  const added: MessageFile[] = o.added.map((f: Partial<MessageFile>) => {
+    const ok =
+      f !== null &&
+      typeof f === 'object' &&
+      (f.kind === 'values' || f.kind === 'requests') &&
+      Number.isSafeInteger(f.target) &&
+      f.target! >= 0 &&
+      f.target! < bands.count &&
+      f.source === job.band &&
+      f.pass === job.pass &&
+      typeof f.file === 'string' &&
+      isMessageFileOf(f.file, f as MessageFile) &&
+      f.file.endsWith(`.${o.attempt}.msg`) &&
+      count(f.bytes) &&
+      f.bytes! > 0 &&
+      count(f.count) &&
+      f.count! > 0 &&
+      isCrc32(f.crc32);
+    if (!ok) throw bad(`a message file that is not one of this step's (${JSON.stringify(f).slice(0, 200)})`);
+    files.push({ file: f.file!, bytes: f.bytes! });
+    return { file: f.file!, target: f.target!, kind: f.kind!, pass: f.pass!, source: f.source!, bytes: f.bytes!, count: f.count!, crc32: f.crc32! };
+  });
+  if (new Set(added.map((f) => f.file)).size !== added.length) throw bad('a message file twice');
+  for (const { file, bytes } of files) {
+    const path = join(store.dir, file);
     for (let tries = 0; !existsSync(path) && tries < VISIBLE_TRIES; tries++) await new Promise((resolve) => setTimeout(resolve, 500));
-    if (!isWholeShard(store, job.shard, r.file)) {
-      throw bad(`the file ${r.file}, which is missing or not a whole shard in ${store.dir} (is the worker's --store this folder, shared?); solve --resume runs the job again`);
+    if (statSync(path, { throwIfNoEntry: false })?.size !== bytes) {
+      throw bad(`the file ${file}, which is missing or not of its size in ${store.dir} (is the worker's --store this folder, shared?); solve --resume runs the job again`);
     }
-    if (job.kind === 'merge' && (!count(r.newlyProven) || r.newlyProven === 0)) throw bad('a merge that adds nothing');
-    if (job.kind === 'init' && !count(r.proven)) throw bad('a malformed count');
   }
-  return r as JobResult;
+  return { ...(r as JobResult), outcome: { ...(o as BandStepOutcome), added, taken: inbox } };
 }
 
-
-/** Whether a completed init or merge job's result names a whole shard file in the store now. */
-function wroteWholeShard(store: ShardStore, job: InitJob | MergeJob, value: unknown): boolean {
-  const file = (value as { file?: unknown } | null | undefined)?.file;
-  if (typeof file !== 'string' || !SHARD_FILE.test(file)) return true; // checkResult says what is wrong with it
-  return isWholeShard(store, job.shard, file);
-}
-
-/** Whether `file` (a shard file name) is in the store, as long as shard `shard`. */
-function isWholeShard(store: ShardStore, shard: number, file: string): boolean {
-  return statSync(join(store.dir, file), { throwIfNoEntry: false })?.size === store.layout.shards[shard]!.bytes;
-}
-
-/**
- * A merge of this pass that failed (its input lost for good, say) fails again on every resume,
- * since the tiles it needs are done in Redis: their jobs and its own go, to run again.
- */
-async function rerunFailedMerges(q: Queue, tiles: TileJob[]): Promise<void> {
-  const first = tiles[0];
-  if (!first) return;
-  const n = Math.max(...tiles.map((t) => t.shards[1])) + 1;
-  for (let shard = 0; shard < n; shard++) {
-    const merge = jobId({ kind: 'merge', store: first.store, pass: first.pass, generation: first.generation, shard });
-    if ((await q.getJobState(merge)) !== 'failed') continue;
-    await q.remove(merge);
-    for (const tile of tiles) if (tile.shards.includes(shard)) await q.remove(jobId(tile));
+/** The group count of every band of the store (cached per store). */
+const groupsByStore = new WeakMap<ShardStore, number[]>();
+function bandGroups(store: ShardStore): number[] {
+  let groups = groupsByStore.get(store);
+  if (!groups) {
+    groups = storeBandLayout(store).groupsOf.map((g) => g.length);
+    groupsByStore.set(store, groups);
   }
-}
-
-/** A buffer for the largest shard of the store. */
-function shardBuffer(store: ShardStore): Uint8Array {
-  return new Uint8Array(Math.max(...store.layout.shards.map((x) => x.bytes)));
+  return groups;
 }

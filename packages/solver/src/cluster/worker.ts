@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { type Backend, CCheckersError } from '@ccheckers/core';
 import { MANIFEST, ShardStore } from '../store/shard-store.js';
 import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';
-import { connectRedis, parseRedisUrl, queueName } from './redis.js';
+import { connectRedis, loadBullmq, parseRedisUrl, queueName } from './redis.js';
 import { JobRunner } from './run-job.js';
 
 export interface ClusterWorkerOptions {
@@ -43,7 +43,7 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   const storeId = await waitForStore(options);
   if (storeId === undefined) return { jobs: 0, refused: 0 };
   const queue = queueName(storeId);
-  const { DelayedError, UnrecoverableError, Worker } = await import('bullmq');
+  const { DelayedError, UnrecoverableError, Worker } = await loadBullmq();
   const connection = await connectRedis({ url, shown }, (message) => options.log(`Redis at ${shown}: ${message}; retrying`), options.signal);
   if (options.signal.aborted) {
     // Stopped while Redis was away: no job was taken.
@@ -67,7 +67,7 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
       options.onJobStart?.(job.data as ClusterJob | undefined);
       running++;
       try {
-        const { job: work, result } = await runner.run(job.data);
+        const { job: work, result } = await runner.run(job.data, job.id);
         options.onJobWorked?.(work);
         jobs++;
         options.log(describe(job.id ?? '?', work, result));
@@ -142,8 +142,7 @@ async function waitForStore(options: ClusterWorkerOptions): Promise<string | und
 }
 
 function describe(id: string, job: ClusterJob, r: JobResult): string {
-  const what = job.kind === 'tile' ? `pass ${job.pass} tile ${job.shards[0]}-${job.shards[1]}` : job.kind === 'merge' ? `pass ${job.pass} merge ${job.shard}` : `init ${job.shard}`;
-  const detail =
-    r.kind === 'tile' ? `+${r.proved} proved, ${r.changed.length} shard(s) changed` : r.kind === 'merge' ? `+${r.newlyProven} new, ${r.inputs} input(s)` : `${r.proven} decided`;
-  return `job ${id}: ${what}: ${detail} in ${r.seconds.toFixed(2)} s`;
+  const what = job.pass === 0 ? `init band ${job.band}` : `pass ${job.pass} round ${job.round} band ${job.band}`;
+  const o = r.outcome;
+  return `job ${id}: ${what}: +${o.changed} ${job.pass === 0 ? 'decided' : 'proven'}, ${o.messagesWritten} messages sent in ${r.seconds.toFixed(2)} s`;
 }

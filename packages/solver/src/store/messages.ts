@@ -71,7 +71,8 @@ export class MessageDecoder {
  *  and closing a file for each call's messages cost 7x7/3 80,000 of each (0.5 s of 17). */
 const OPEN_FILES = 32;
 
-/** The message files of one step (pass, source), opened as messages for them come. */
+/** The message files of one step (pass, source), opened as messages for them come; their names
+ *  carry the attempt's token (a step run twice at once on two machines writes other files). */
 export class MessageWriter {
   private readonly files = new Map<string, MessageFile>();
   /** Descriptors of the files written last, in the order of their last write. */
@@ -84,6 +85,7 @@ export class MessageWriter {
     private readonly dir: string,
     private readonly pass: number,
     private readonly source: number,
+    private readonly attempt: string,
     private readonly runs: MessageRuns,
     private readonly buffer: Uint8Array,
   ) {}
@@ -118,7 +120,7 @@ export class MessageWriter {
 
   /** The file for (target, kind), open, and its entry. */
   private fileFor(target: number, kind: MessageKind): { fd: number; entry: MessageFile } {
-    const file = messageFileName(target, kind, this.pass, this.source);
+    const file = messageFileName(target, kind, this.pass, this.source, this.attempt);
     let entry = this.files.get(file);
     let fd = this.open.get(file);
     if (fd === undefined) {

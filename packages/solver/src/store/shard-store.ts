@@ -18,6 +18,7 @@ import { crc32Of } from '../crc.js';
 import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, type PassRecord, countsNotAddingUp, hex } from '../database.js';
 import { type StoredValues, VERIFY_ON_OPEN_BYTES } from '../database-file.js';
 import type { GameCounts } from '../state-index.js';
+import { type BandSchedule, MAX_WORKERS, type StepAt, bandSchedule, stepBefore, takenAt } from './band-schedule.js';
 import { type Shard, type ShardLayout, layoutOf, shardOfGroup } from './layout.js';
 
 export const MANIFEST = 'manifest.json';
@@ -78,25 +79,62 @@ export interface BandPassTally {
 /** A band solve under way (band-solve.ts): its bands' files, its messages, the next step. */
 export interface BandState {
   count: number;
+  /** Workers the rounds are made for (band-schedule.ts): bands stepped at the same time. */
+  workers: number;
   /** CRC-32 of the band of every group (band-layout.ts): a resume by a version that cuts the
    *  bands otherwise is refused, not misread. */
   layoutCrc32: number;
+  /** Bytes of messages a step holds (band-layout.ts, BandPlan): the same for every worker, so
+   *  that a solve makes the same calls wherever its steps run. */
+  messageBytes: number;
   /** Each band's table file ('' until init wrote it) and CRC-32. */
   files: Array<{ file: string; crc32: number }>;
+  /** The attempt (token in the names of its files) of each band's last committed step: a file of
+   *  that step the manifest does not name, and its target has not taken, was lost; of another
+   *  attempt (a step run twice), it is a leftover. */
+  attempts: string[];
   /** Message files written by steps done, not yet taken by their band, and their coding. */
   messages: MessageFile[];
   messageCoding: typeof MESSAGE_CODING;
-  /** The next step: band `band` of pass `pass` (pass 0 is init). */
-  next: { pass: number; band: number };
+  /** The next round: round `round` of pass `pass` (pass 0 is init). */
+  next: StepAt;
   tally: BandPassTally;
 }
 
-export const BAND_FILE = /^band-\d{5,}\.g\d+\.bin$/;
-/** Message file names: target, kind (v, r), pass, source. */
-export const MESSAGE_FILE = /^msg-(\d{5,})-([vr])-p(\d+)-b(\d{5,})\.msg$/;
+/** Band file names: index, generation (the commit that names it), the attempt that wrote it. */
+export const BAND_FILE = /^band-(\d{5,})\.g(\d+)(\.[0-9a-f]{8})?\.bin$/;
+/** Message file names: target, kind (v, r), pass, source, the attempt that wrote it. */
+export const MESSAGE_FILE = /^msg-(\d{5,})-([vr])-p(\d+)-b(\d{5,})(\.[0-9a-f]{8})?\.msg$/;
 
-export function messageFileName(target: number, kind: MessageFile['kind'], pass: number, source: number): string {
-  return `msg-${String(target).padStart(5, '0')}-${kind === 'values' ? 'v' : 'r'}-p${pass}-b${String(source).padStart(5, '0')}.msg`;
+export function bandFileName(band: number, generation: number, attempt: string): string {
+  return `band-${String(band).padStart(5, '0')}.g${generation}.${attempt}.bin`;
+}
+
+export function messageFileName(target: number, kind: MessageFile['kind'], pass: number, source: number, attempt: string): string {
+  return `msg-${String(target).padStart(5, '0')}-${kind === 'values' ? 'v' : 'r'}-p${pass}-b${String(source).padStart(5, '0')}.${attempt}.msg`;
+}
+
+/** Whether `name` is a message file name of (target, kind, pass, source), from any attempt. */
+export function isMessageFileOf(name: string, f: Pick<MessageFile, 'target' | 'kind' | 'pass' | 'source'>): boolean {
+  const m = MESSAGE_FILE.exec(name);
+  return m !== null && Number(m[1]) === f.target && m[2] === (f.kind === 'values' ? 'v' : 'r') && Number(m[3]) === f.pass && Number(m[4]) === f.source;
+}
+
+/** A token of one attempt at a step, for file names that several machines may write at once. */
+export function attemptToken(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/** What one band step wrote (already flushed), for the commit that names it. */
+export interface BandStepFiles {
+  band: number;
+  /** The token in the names of the files the step wrote. */
+  attempt: string;
+  /** The band's new table file (absent: the step changed nothing, the band keeps its file). */
+  table?: { file: string; crc32: number };
+  /** Message files it wrote, and the ones it took (its inbox). */
+  added: MessageFile[];
+  taken: string[];
 }
 
 export interface Manifest {
@@ -125,9 +163,11 @@ export interface Manifest {
   proven?: number;
   /** A band solve under way (the shards have no files until it finishes). */
   bands?: BandState;
-  /** The passes a solve of the store was started with (absent: tiles), and its band count. */
+  /** The passes a solve of the store was started with (absent or 'tiles': the tile passes of
+   *  earlier versions), its band count, and (once done) the workers its rounds were made for. */
   passes?: 'bands' | 'tiles';
   bandCount?: number;
+  bandWorkers?: number;
   /** When complete: the results, and the CRC-32 of the whole table (the shards in order). */
   results?: GameCounts & { startValue: number; tableCrc32: number };
 }
@@ -380,28 +420,37 @@ export class ShardStore {
   }
 
   /**
-   * Ends a step of a band solve atomically: the band's new table file, the message files the
-   * step wrote (already flushed), the ones it took, and the manifest changes `update` makes.
-   * Taken and replaced files go once the manifest no longer names them.
+   * Commits a round of a band solve atomically: names each step's new band file and the message
+   * files it wrote (all already written and flushed, by this process or a cluster's workers),
+   * drops the ones it took, with the manifest changes `update` makes. Taken and replaced files go
+   * once the manifest no longer names them.
    */
-  saveBandStep(band: { index: number; bytes?: Uint8Array }, added: MessageFile[], taken: string[], update: (m: Manifest) => void): void {
+  commitBands(steps: BandStepFiles[], update: (m: Manifest) => void): void {
     const m: Manifest = structuredClone(this.manifest);
     const state = m.bands!;
     m.generation++;
-    const replaced: string[] = [...taken];
-    const entry = state.files[band.index]!;
-    // A band the step did not change keeps its file (late passes change few: 7x7/4 rewrote 4 GB
-    // of unchanged bands in each of its last 6 passes).
-    if (band.bytes === undefined) {
-      if (entry.file === '') throw new RangeError(`band ${band.index} has no file yet: a step must save its bytes`);
-    } else {
-      const file = `band-${String(band.index).padStart(5, '0')}.g${m.generation}.bin`;
-      writeFileAtomically(join(this.dir, file), band.bytes, false);
-      if (entry.file !== '') replaced.push(entry.file);
-      entry.file = file;
-      entry.crc32 = crc32Of(band.bytes);
+    const replaced: string[] = [];
+    const gone = new Set<string>();
+    const added: MessageFile[] = [];
+    for (const step of steps) {
+      const entry = state.files[step.band]!;
+      if (step.table === undefined) {
+        // A band the step did not change keeps its file (7x7/4 rewrote 4 GB of unchanged bands
+        // in each of its last 6 passes).
+        if (entry.file === '') throw new RangeError(`band ${step.band} has no file yet: its step must write one`);
+      } else {
+        const name = BAND_FILE.exec(step.table.file);
+        if (!name || Number(name[1]) !== step.band || Number(name[2]) !== m.generation) throw new RangeError(`band ${step.band}: "${step.table.file}" is not its file of generation ${m.generation}`);
+        if (entry.file !== '') replaced.push(entry.file);
+        entry.file = step.table.file;
+        entry.crc32 = step.table.crc32;
+      }
+      if (!/^[0-9a-f]{8}$/.test(step.attempt)) throw new RangeError(`band ${step.band}: attempt "${step.attempt}" is not a token`);
+      state.attempts[step.band] = step.attempt;
+      for (const file of step.taken) gone.add(file);
+      added.push(...step.added);
     }
-    const gone = new Set(taken);
+    replaced.push(...gone);
     state.messages = [...state.messages.filter((f) => !gone.has(f.file)), ...added];
     update(m);
     writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
@@ -409,41 +458,66 @@ export class ShardStore {
     for (const file of replaced) rmSync(join(this.dir, file), { force: true });
   }
 
-  /** Removes files the manifest does not name (a crash between writing a shard and the manifest). */
-  removeLeftovers(): string[] {
+  /** The rounds of the band solve under way. */
+  get schedule(): BandSchedule {
+    const bands = this.manifest.bands!;
+    return bandSchedule(bands.count, bands.workers);
+  }
+
+  /**
+   * Removes files the manifest does not name (a crash between writing a file and the manifest).
+   * `keepUnderWay`: not those of the round under way, nor temporary files (a cluster's workers
+   * may be writing them now).
+   */
+  removeLeftovers({ keepUnderWay = false }: { keepUnderWay?: boolean } = {}): string[] {
     const bands = this.manifest.bands;
     const lost = this.lostMessageFiles()[0];
     if (lost) throw new DatabaseError(join(this.dir, MANIFEST), `corrupt manifest: it does not name ${lost.file}, which band ${lost.target} has not taken yet`);
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
-      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+\.bin|msg-[0-9a-z-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
+      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+(\.[0-9a-f]+)?\.bin|msg-[0-9a-z.-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
+      if (keepUnderWay && (/\.tmp-[0-9a-f-]+$/.test(file) || this.underWay(file))) continue;
       unlinkSync(join(this.dir, file));
       removed.push(file);
     }
     return removed;
   }
 
+  /** Whether `file` is one the round under way may write: a band file of the next generation, a
+   *  message file of a step of this round. */
+  private underWay(file: string): boolean {
+    const bands = this.manifest.bands;
+    if (!bands) return false;
+    const band = BAND_FILE.exec(file);
+    if (band) return Number(band[2]) > this.manifest.generation;
+    const message = MESSAGE_FILE.exec(file);
+    if (!message) return false;
+    const source = Number(message[4]);
+    if (source >= bands.count) return false;
+    return !stepBefore({ pass: Number(message[3]), round: this.schedule.roundOf[source]! }, bands.next);
+  }
+
   /**
-   * A message file the manifest does not name is a leftover when its step is the one under way
-   * (not saved) or its target has taken it since (the deletion after that save was cut short).
-   * Any other is a message still to be taken that the manifest lost: listed here, refused by a
-   * resume and by check, never deleted.
+   * A message file the manifest does not name is a leftover when its step is in the round under
+   * way (not committed) or its target has taken it since (the deletion after that commit was cut
+   * short). Any other is a message still to be taken that the manifest lost: listed here, refused
+   * by a resume and by check, never deleted.
    */
   lostMessageFiles(): Array<{ file: string; target: number }> {
     const bands = this.manifest.bands;
     if (!bands) return [];
+    const schedule = this.schedule;
     const lost: Array<{ file: string; target: number }> = [];
     const named = new Set(bands.messages.map((f) => f.file));
-    const before = (p1: number, b1: number, p2: number, b2: number) => p1 < p2 || (p1 === p2 && b1 < b2);
     for (const file of readdirSync(this.dir)) {
       const m = MESSAGE_FILE.exec(file);
       if (!m || named.has(file)) continue;
       const [target, pass, source] = [Number(m[1]), Number(m[3]), Number(m[4])];
-      if (!before(pass, source, bands.next.pass, bands.next.band)) continue; // the step under way
-      // Its target takes it at its first step after (pass, source).
-      const takenAt = target > source ? { pass, band: target } : { pass: pass + 1, band: target };
-      if (before(takenAt.pass, takenAt.band, bands.next.pass, bands.next.band)) continue;
+      if (target >= bands.count || source >= bands.count) continue; // no file of this store's
+      if (!stepBefore({ pass, round: schedule.roundOf[source]! }, bands.next)) continue; // the round under way
+      if (stepBefore(takenAt(schedule, pass, source, target), bands.next)) continue;
+      if (m[5] !== undefined && m[5].slice(1) !== bands.attempts[source]) continue; // an attempt not committed
       lost.push({ file, target });
     }
     return lost;
@@ -538,7 +612,13 @@ function checkManifest(path: string, m: Manifest): void {
   });
   if (m.bands !== undefined) {
     const b = m.bands;
+    if (b !== null && typeof b === 'object' && b.workers === undefined) {
+      throw new DatabaseError(path, 'a band solve under way from an earlier version of ccheckers (its rounds are not recorded): finish it with that version, or start it again');
+    }
     if (!Number.isSafeInteger(b.count) || b.count < 1 || !Array.isArray(b.files) || b.files.length !== b.count) throw bad('band solve: band count and files');
+    if (!Number.isSafeInteger(b.workers) || b.workers < 1 || b.workers > MAX_WORKERS) throw bad(`band solve: workers ${String(b.workers)}`);
+    if (!Number.isSafeInteger(b.messageBytes) || b.messageBytes < 2 ** 10 || b.messageBytes > 2 ** 40) throw bad(`band solve: message bytes ${String(b.messageBytes)}`);
+    if (!Array.isArray(b.attempts) || b.attempts.length !== b.count || !b.attempts.every((a) => a === '' || /^[0-9a-f]{8}$/.test(a))) throw bad('band solve: attempts');
     b.files.forEach((f, i) => {
       if (typeof f.file !== 'string' || (f.file !== '' && !BAND_FILE.test(f.file))) throw bad(`band ${i} names the file "${String(f.file)}"`);
       if (!isCrc32(f.crc32)) throw bad(`band ${i} has the checksum ${String(f.crc32)}`);
@@ -550,7 +630,7 @@ function checkManifest(path: string, m: Manifest): void {
     // A message entry is its file's name: target, kind, pass and source must agree with it.
     const named = (f: MessageFile) =>
       typeof f.file === 'string' &&
-      f.file === messageFileName(f.target, f.kind, f.pass, f.source) &&
+      isMessageFileOf(f.file, f) &&
       (f.kind === 'values' || f.kind === 'requests') &&
       Number.isSafeInteger(f.target) &&
       f.target >= 0 &&
@@ -567,8 +647,9 @@ function checkManifest(path: string, m: Manifest): void {
     if (!Array.isArray(b.messages) || !b.messages.every(named) || new Set(b.messages.map((f) => f.file)).size !== b.messages.length) {
       throw bad('band solve: message files');
     }
-    const next = b.next as { pass?: unknown; band?: unknown } | null;
-    if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.band) || (next.pass as number) < 0 || (next.band as number) < 0 || (next.band as number) >= b.count) {
+    const next = b.next as { pass?: unknown; round?: unknown } | null;
+    const rounds = bandSchedule(b.count, b.workers).rounds.length;
+    if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.round) || (next.pass as number) < 0 || (next.round as number) < 0 || (next.round as number) >= rounds) {
       throw bad('band solve: next step');
     }
   }

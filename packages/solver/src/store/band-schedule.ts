@@ -1,0 +1,74 @@
+/**
+ * The rounds of a band pass: which bands are stepped at the same time when W workers hold bands
+ * at once (a cluster, cluster/), and in which order. A pass is a sequence of rounds that steps
+ * every band once; the steps of a round run in parallel, each on the store as the previous round
+ * left it, and the round is committed as a whole. What a step sends is therefore seen from the
+ * next round on: by a later round of the same pass, or by the band's next step in the next pass.
+ * With one worker a round is one band and the pass is the serial band pass of band-solve.ts.
+ *
+ * The schedule is "segments" (docs/sharding.md, "Parallel band passes: the schedule"): worker w
+ * owns a run of consecutive bands of the proof order, and round t steps the t-th band of each
+ * run. The chains of proofs mostly go forward in the proof order from band to band, so each
+ * segment keeps its own chains within a pass; only those that cross from one segment into the
+ * next wait a pass.
+ */
+import { CCheckersError } from '@ccheckers/core';
+
+export interface BandSchedule {
+  bands: number;
+  /** Workers the schedule was made for (at most the band count). */
+  workers: number;
+  /** The bands of each round of a pass, ascending. */
+  rounds: number[][];
+  /** The round of each band. */
+  roundOf: Int32Array;
+}
+
+/** The most workers a store may be solved with (the rounds of a pass are at least this long). */
+export const MAX_WORKERS = 4096;
+
+export function bandSchedule(bands: number, workers: number): BandSchedule {
+  if (!Number.isSafeInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
+    throw new CCheckersError('E_USAGE', `--workers must be a whole number from 1 to ${MAX_WORKERS} (got ${workers})`);
+  }
+  const w = Math.min(workers, bands);
+  const roundOf = new Int32Array(bands);
+  const rounds: number[][] = [];
+  for (let s = 0; s < w; s++) {
+    const first = Math.floor((s * bands) / w);
+    const end = Math.floor(((s + 1) * bands) / w);
+    for (let band = first; band < end; band++) {
+      const t = band - first;
+      roundOf[band] = t;
+      (rounds[t] ??= []).push(band);
+    }
+  }
+  return { bands, workers: w, rounds, roundOf };
+}
+
+/** A step in the order of a solve: init is pass 0. */
+export interface StepAt {
+  pass: number;
+  round: number;
+}
+
+export function stepBefore(a: StepAt, b: StepAt): boolean {
+  return a.pass < b.pass || (a.pass === b.pass && a.round < b.round);
+}
+
+/** The step at which `target` takes what band `source` sent in `pass`: its first step in a
+ *  later round (this pass if its round comes after the source's, else the next). */
+export function takenAt(schedule: BandSchedule, pass: number, source: number, target: number): StepAt {
+  const from = schedule.roundOf[source]!;
+  const to = schedule.roundOf[target]!;
+  return to > from ? { pass, round: to } : { pass: pass + 1, round: to };
+}
+
+/**
+ * Whether a band's step of pass 1 sends requests to `target`: not to itself (its units were just
+ * visited) nor to a band whose pass-1 step comes in a later round (that band's units visit every
+ * state whose children it holds anyway). With one worker: the bands before it.
+ */
+export function requestsInPass1(schedule: BandSchedule, band: number, target: number): boolean {
+  return target !== band && schedule.roundOf[target]! <= schedule.roundOf[band]!;
+}

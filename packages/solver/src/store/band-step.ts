@@ -1,0 +1,286 @@
+/**
+ * One step of a band solve (band-solve.ts), as a unit of work that runs the same wherever it runs:
+ * in the solving process, or on a cluster's worker (cluster/) on another machine that mounts the
+ * store. A step reads the store as the last committed round left it (the band's file, the message
+ * files sent to it), writes new whole files under names of its own attempt (the band's table when
+ * it changed, the messages it sends), and returns what it wrote; the commit of its round
+ * (ShardStore.commitBands) names them in the manifest. A step run twice (a worker taken for dead)
+ * writes other files, and the commit takes one attempt's.
+ *
+ * A step holds band X: it takes the values other bands sent X (APPLY), visits the states they
+ * asked X to visit (VISIT: states whose children X holds), and then
+ *  - in pass 1, visits every state of X's units in proof order (UNITS), as the in-memory pass
+ *    does; what it decides about states held elsewhere is sent, and so are the wins of a new
+ *    loss's parents held elsewhere;
+ *  - every pass, lists X's unknown states as requests to the bands that hold their children
+ *    (REQUESTS); those for X itself are visited at once, and in pass 1 none go to bands whose
+ *    units are visited in a later round (band-schedule.ts, requestsInPass1).
+ * Init (pass 0) decides X's illegal, terminal and won-in-one states: it reads no children.
+ */
+import { join } from 'node:path';
+import { type Backend, type BandMap, BandPhase, type BandResult, type RuleMode, type SolverKernel, type StateSpace, type Variant, unknownStates } from '@ccheckers/core';
+import { crc32Of } from '../crc.js';
+import { chunkRanges } from '../solve.js';
+import { type BandLayout, bandBytes } from './band-layout.js';
+import { type BandSchedule, requestsInPass1 } from './band-schedule.js';
+import { type MessageReading, MessageWriter, applyMessageFile, readMessages } from './messages.js';
+import { type BandStepFiles, type ShardStore, attemptToken, bandFileName, writeFileAtomicallyAsync } from './shard-store.js';
+
+/** Kernel calls per band for init and requests (progress and interruption points). */
+export const CALLS_PER_BAND = 16;
+
+/** A step: band `band` in round `round` of pass `pass` (0: init), on the store as committed at
+ *  `generation` (its band file and inbox are the manifest's then). */
+export interface BandStepJob {
+  pass: number;
+  round: number;
+  band: number;
+  generation: number;
+}
+
+/** What a step did, besides the files it wrote. */
+export interface BandStepOutcome extends BandStepFiles {
+  pass: number;
+  /** States the band took (its own proofs and the values applied; init: decided). */
+  changed: number;
+  /** Value messages sent, and messages written in all. */
+  sentValues: number;
+  messagesWritten: number;
+  /** Legal non-terminal states without a move (must be 0: checkMoveless). */
+  moveless: number;
+  bytesRead: number;
+  bytesWritten: number;
+  seconds: number;
+}
+
+export interface BandStepHooks {
+  /** Before each kernel call (after the event loop ran): throw to stop the step. */
+  beforeCall?: () => void;
+  /** The share of the step done, 0 to 1. */
+  onProgress?: (fraction: number) => void;
+}
+
+export interface BandStepperOptions {
+  backend: Backend;
+  variant: Variant;
+  rules: RuleMode;
+  threads: number;
+  space: StateSpace;
+  layout: BandLayout;
+  schedule: BandSchedule;
+  /** The band buffer's bytes (the largest band, or shard the bands end as: band-layout.ts). */
+  bandBufferBytes: number;
+  /** The store's message bytes (BandState.messageBytes). */
+  messageBytes: number;
+}
+
+/** Runs steps, one at a time, with one kernel and one set of buffers. */
+export class BandStepper {
+  readonly bandBuffer: Uint8Array;
+  private readonly kernel: SolverKernel;
+  private readonly threads: number;
+  private readonly inputBuffer: Float64Array;
+  private readonly reading: MessageReading;
+  private readonly writeBuffer: Uint8Array;
+  private readonly outputBuffer: Float64Array;
+  /** The input and output buffers as one: a UNITS call's output (it reads no messages). */
+  private readonly unitsBuffer: Float64Array;
+  /** Bytes of messages per unit of a UNITS call, as seen so far (sizes the next call). */
+  private bytesPerUnit: number;
+
+  constructor(private readonly o: BandStepperOptions) {
+    this.kernel = o.backend.solverKernel(o.variant, o.rules);
+    // The TS kernel runs on this thread; the native one has its own threads.
+    this.threads = o.backend.kernelThreads ? Math.max(1, Math.floor(o.threads)) : 1;
+    this.bandBuffer = new Uint8Array(o.bandBufferBytes);
+    // The message bytes: a quarter for messages read (decoded), a sixteenth each for the bytes of
+    // message files read and written, a quarter for what a call makes, a quarter for the kernel's
+    // outboxes. UNITS and REQUESTS calls are sized to make at most half of their output buffer,
+    // the native kernel's sort keys the other half; a UNITS call, which reads no messages, has the
+    // input's quarter too. A VISIT call makes up to a value and the parents' wins per request.
+    const quarter = Math.max(256, Math.floor(o.messageBytes / 4 / 8));
+    this.unitsBuffer = new Float64Array(2 * quarter);
+    this.inputBuffer = this.unitsBuffer.subarray(0, quarter);
+    this.outputBuffer = this.unitsBuffer.subarray(quarter);
+    this.reading = { runs: o.backend.messageRuns, bytes: new Uint8Array(Math.max(2048, Math.floor(o.messageBytes / 16))), messages: this.inputBuffer };
+    this.writeBuffer = new Uint8Array(Math.max(2048, Math.floor(o.messageBytes / 16)));
+    this.bytesPerUnit = o.space.p2Placements * 8;
+  }
+
+  private map(band: number): BandMap {
+    const { bands, bandOf, slotOf, groupsOf } = this.o.layout;
+    return { held: band, bands, bandOf, slotOf, roundOf: this.o.schedule.roundOf, groups: groupsOf[band]! };
+  }
+
+  /** The buffer's view of band `band`'s table. */
+  bandTable(band: number): Uint8Array {
+    return this.bandBuffer.subarray(0, bandBytes(this.o.space, this.o.layout.groupsOf[band]!.length));
+  }
+
+  /** Runs `job` on `store` (its manifest as committed at job.generation). */
+  async run(store: ShardStore, job: BandStepJob, hooks: BandStepHooks = {}): Promise<BandStepOutcome> {
+    const started = performance.now();
+    const attempt = attemptToken();
+    const outcome = job.pass === 0 ? await this.init(job, attempt, hooks) : await this.step(store, job, attempt, hooks);
+    const table = this.bandTable(job.band);
+    if (outcome.changed > 0 || job.pass === 0) {
+      const file = bandFileName(job.band, job.generation + 1, attempt);
+      await writeFileAtomicallyAsync(join(store.dir, file), table, false, `${process.pid}-${attempt}`);
+      outcome.table = { file, crc32: crc32Of(table) };
+      outcome.bytesWritten += table.length;
+    }
+    outcome.seconds = (performance.now() - started) / 1000;
+    return outcome;
+  }
+
+  /** Before each kernel call: the event loop runs (progress, abort signals, a worker's lock). */
+  private async yieldToEvents(hooks: BandStepHooks): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    hooks.beforeCall?.();
+  }
+
+  private async call(hooks: BandStepHooks, phase: BandPhase, table: Uint8Array, band: number, input: Float64Array | undefined, from = 0, to = 0): Promise<BandResult> {
+    await this.yieldToEvents(hooks);
+    const output = phase === BandPhase.UNITS ? this.unitsBuffer : this.outputBuffer;
+    // What UNITS and VISIT make is only written to message files: coded by the kernel where it
+    // can (native: on its threads, as it merges them; 7x7/3 coded them in 1.0 s on this thread).
+    const code = phase === BandPhase.UNITS || phase === BandPhase.VISIT;
+    return this.kernel.band(phase, table, this.map(band), input, from, to, this.threads, output, code);
+  }
+
+  private emptyOutcome(job: BandStepJob, attempt: string, taken: string[]): BandStepOutcome {
+    return { band: job.band, attempt, pass: job.pass, added: [], taken, changed: 0, sentValues: 0, messagesWritten: 0, moveless: 0, bytesRead: 0, bytesWritten: 0, seconds: 0 };
+  }
+
+  /** Init: illegal, terminal and won-in-one states (init reads no children). */
+  private async init(job: BandStepJob, attempt: string, hooks: BandStepHooks): Promise<BandStepOutcome> {
+    const outcome = this.emptyOutcome(job, attempt, []);
+    const table = this.bandTable(job.band).fill(0);
+    const chunks = chunkRanges(this.o.layout.groupsOf[job.band]!.length, CALLS_PER_BAND);
+    for (const [i, [from, to]] of chunks.entries()) {
+      const s = await this.call(hooks, BandPhase.INIT, table, job.band, undefined, from, to);
+      outcome.changed += s.illegal + s.terminal + s.wins + s.losses;
+      hooks.onProgress?.((i + 1) / chunks.length);
+    }
+    return outcome;
+  }
+
+  private async step(store: ShardStore, job: BandStepJob, attempt: string, hooks: BandStepHooks): Promise<BandStepOutcome> {
+    const { pass, band } = job;
+    const { bands } = this.o.layout;
+    const state = store.manifest.bands!;
+    const table = store.loadBand(band, this.bandTable(band));
+    const inbox = state.messages.filter((f) => f.target === band);
+    const outcome = this.emptyOutcome(job, attempt, inbox.map((f) => f.file));
+    outcome.bytesRead += table.length;
+    const writer = new MessageWriter(store.dir, pass, band, attempt, this.o.backend.messageRuns, this.writeBuffer);
+    const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
+    try {
+      // What a call decided: its changes here, its messages to the others.
+      const route = (r: BandResult) => {
+        outcome.changed += r.wins + r.losses + r.illegal;
+        outcome.moveless += r.moveless;
+        let at = 0;
+        r.counts.forEach((count, target) => {
+          if (r.coded) {
+            const bytes = r.codedBytes![target]!;
+            writer.writeRun(target, 'values', r.coded.subarray(at, at + bytes), count);
+            at += bytes;
+          } else {
+            writer.write(target, 'values', r.messages.subarray(at, at + count));
+            at += count;
+          }
+          outcome.sentValues += count;
+        });
+      };
+      const visit = async (requests: Float64Array) => {
+        // A request makes up to a value and a win per parent: small calls keep the output bounded.
+        const per = Math.max(256, Math.floor(this.inputBuffer.length / 32));
+        for (let at = 0; at < requests.length; at += per) {
+          route(await this.call(hooks, BandPhase.VISIT, table, band, requests.subarray(at, at + per)));
+        }
+      };
+      // The values the others sent, applied by the kernel from the files' bytes, then the visits
+      // they asked for.
+      for (const file of inbox.filter((f) => f.kind === 'values')) {
+        outcome.bytesRead += await applyMessageFile(store.dir, file, this.reading, async (bytes, runState) => {
+          await this.yieldToEvents(hooks);
+          const r = this.kernel.bandApplyRuns(table, this.map(band), bytes, 0, runState, this.threads);
+          outcome.changed += r.wins + r.losses + r.illegal;
+          return r.messages;
+        });
+      }
+      for (const file of inbox.filter((f) => f.kind === 'requests')) outcome.bytesRead += await readMessages(store.dir, file, this.reading, visit);
+      progress(0.1);
+      if (pass === 1) await this.units(hooks, band, table, route, (f) => progress(0.1 + 0.8 * f));
+      // Requests for the unknown states held here, in slots of at most half the output buffer's
+      // worth of unknown states a call (a request each): the sort keys take the other half, the
+      // kernel's outboxes as much again.
+      const chunks = requestChunks(table, this.o.layout.groupsOf[band]!.length, this.o.space.p2Placements, Math.floor(this.outputBuffer.length / 2));
+      for (const [i, [from, to]] of chunks.entries()) {
+        const r = await this.call(hooks, BandPhase.REQUESTS, table, band, undefined, from, to);
+        let at = 0;
+        let own: Float64Array | undefined;
+        for (let target = 0; target < bands; target++) {
+          const count = r.counts[target]!;
+          const requests = r.messages.subarray(at, at + count);
+          at += count;
+          if (count === 0) continue;
+          // This band's own are copied (the visits' output goes where they are) to the input
+          // buffer, idle meanwhile and as large as the output.
+          if (target === band && pass > 1) {
+            own = this.inputBuffer.subarray(0, count);
+            own.set(requests);
+          } else if (pass > 1 || requestsInPass1(this.o.schedule, band, target)) writer.write(target, 'requests', requests);
+        }
+        if (own) await visit(own);
+        progress(0.9 + (0.1 * (i + 1)) / chunks.length);
+      }
+      outcome.added = writer.finish();
+    } finally {
+      writer.close(); // a step that throws: its files are leftovers, removed on resume
+    }
+    outcome.messagesWritten = writer.messagesWritten;
+    outcome.bytesWritten += writer.bytesWritten;
+    return outcome;
+  }
+
+  /** Pass 1's visit of every state of the band's units, in calls sized to the message buffer. */
+  private async units(hooks: BandStepHooks, band: number, table: Uint8Array, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
+    const units = this.o.layout.unitsOf[band]!;
+    const target = this.unitsBuffer.byteLength / 2;
+    for (let at = 0; at < units.length; ) {
+      const n = Math.max(1, Math.min(units.length - at, Math.floor(target / this.bytesPerUnit)));
+      const r = await this.call(hooks, BandPhase.UNITS, table, band, units.subarray(at, at + n));
+      const made = r.counts.reduce((a, b) => a + b, 0);
+      this.bytesPerUnit = Math.max(this.bytesPerUnit * 0.5, (made * 8) / n);
+      route(r);
+      at += n;
+      progress(at / units.length);
+    }
+  }
+}
+
+/**
+ * Slot ranges [from, to) of a band of `slots` slots of `per` states, each with at most `limit`
+ * unknown states (a slot alone may have more if limit < per) and at most a sixteenth of the
+ * slots (progress, and interruption points): REQUESTS calls, which make a request per unknown
+ * state. Late passes, with few unknown states left, take a band in a few calls, not hundreds.
+ */
+export function requestChunks(table: Uint8Array, slots: number, per: number, limit: number): Array<[number, number]> {
+  const chunks: Array<[number, number]> = [];
+  const most = Math.max(1, Math.ceil(slots / CALLS_PER_BAND));
+  let from = 0;
+  let unknown = 0;
+  for (let slot = 0; slot < slots; slot++) {
+    const n = unknownStates(table, slot * per, (slot + 1) * per);
+    if (slot > from && (unknown + n > limit || slot - from >= most)) {
+      chunks.push([from, slot]);
+      from = slot;
+      unknown = 0;
+    }
+    unknown += n;
+  }
+  if (slots > from) chunks.push([from, slots]);
+  return chunks;
+}
