@@ -2,6 +2,7 @@
  * `ccheckers convert FROM TO`: a sharded store (a folder) to a single database file, or a
  * complete database file to a new store, streamed in the memory of one shard.
  */
+import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ShardStore, checkOutputPath, exportStore, importDatabase, isStore } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
@@ -14,6 +15,11 @@ export interface ConvertCommandOptions {
 export function convertCommand(from: string, to: string, o: ConvertCommandOptions): number {
   const source = resolve(from);
   const target = resolve(to);
+  // Checked first, before the checks of each direction: their messages (--store, --force) would
+  // be about another mistake than this one.
+  if (source === target || (existsSync(source) && existsSync(target) && realpathSync(source) === realpathSync(target))) {
+    throw new UsageError(`the source and the target are the same path (${source}): convert writes a new file or store beside it`);
+  }
   if (isStore(source)) {
     if (o.shards !== undefined) throw new UsageError('--shards applies when the target is a store');
     checkOutputPath(target, o.force === true);
