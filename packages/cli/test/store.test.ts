@@ -130,6 +130,26 @@ describe('solve --store', () => {
   });
 });
 
+describe('solve --store on a folder another machine solves', () => {
+  it('refuses the store while that machine\'s lock is there, and --break-lock takes it', () => {
+    const store = join(dir, 'other-machine');
+    const first = runHooked({ killAfterSave: 3 }, ['solve', '--board', '7', '--pieces', '2', '--store', store, '--shards', '5', '--threads', '1', '--quiet']);
+    expect(first.signal).toBe('SIGKILL');
+    // A solve of the same store on another machine that shares the folder (NFS): its lock names
+    // that machine, with a pid that may well be alive here too.
+    const lock = `${process.pid}\nother-host:0a1b2c3d:pid4026531836\n`;
+    writeFileSync(join(store, 'manifest.json.lock'), lock);
+    const refused = solveStore(store, '--resume');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain(`a solve on host other-host (process ${process.pid}) is writing ${join(store, 'manifest.json')}; wait for it, or if that solve is really gone, --break-lock takes the lock`);
+    expect(readFileSync(join(store, 'manifest.json.lock'), 'utf8')).toBe(lock);
+    const taken = solveStore(store, '--resume', '--break-lock');
+    expect(taken.status, taken.stderr).toBe(0);
+    expect(JSON.parse(taken.stdout).tableCrc32).toBe(expectedCrc);
+    expect(existsSync(join(store, 'manifest.json.lock'))).toBe(false);
+  });
+});
+
 describe('solve --store on a full disk', () => {
   it('stops with what to do (exit 2), keeps every save, and --resume ends with the same table', () => {
     const store = join(dir, 'full-disk');
