@@ -3,7 +3,9 @@
  * (0 success, 1 a negative result such as a verify mismatch, 2 usage error, bad input or fatal
  * error, 130 interrupted). Errors are one line on stderr; stdout carries results only.
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
 import { CCheckersError } from '@ccheckers/core';
 import { Command, CommanderError, Option } from 'commander';
 import { benchCommand } from './commands/bench.js';
@@ -58,6 +60,11 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(`ccheckers: ${text.replace(/^error: /, '').trimEnd()}\n`) });
+  // The command whose action runs, for the advice on a full disk.
+  let running: Command | undefined;
+  program.hook('preAction', (_program, actionCommand) => {
+    running = actionCommand;
+  });
 
   const variantOptions = (c: Command) =>
     c.option('--board <m>', 'board size m (m x m cells)', '7').option('--pieces <k>', 'pieces per player', '2').option('--rules <mode>', 'clean | published (docs/rules.md section 4)', 'clean');
@@ -187,7 +194,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
       process.stderr.write(`ccheckers: ${prefix(e)}${e.message}\n`);
       return EXIT_ERROR;
     }
-    const full = diskFull(e);
+    const full = diskFull(e, running);
     if (full) {
       process.stderr.write(`ccheckers: ${full}\n`);
       return EXIT_ERROR;
@@ -199,16 +206,27 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
   return code;
 }
 
-/** What to do when a write found the disk full: every file is written whole before anything
- *  names it, so the saves before stand (a solve's --resume continues from the last). */
-function diskFull(e: unknown): string | undefined {
+/** What to do when a write found the disk full, for the command that ran: every file is written
+ *  whole before anything names it, so the saves before stand (a solve's --resume continues from
+ *  the last), convert replaces nothing, and check --fix leaves the file as it was. */
+function diskFull(e: unknown, command: Command | undefined): string | undefined {
   const error = e as NodeJS.ErrnoException;
   if (error?.code !== 'ENOSPC' && error?.code !== 'EDQUOT') return undefined;
   const where = error.path ? ` writing ${error.path}` : '';
-  return (
-    `no space left on the disk${where} (${error.code}): what was saved before is intact; free some space and run the ` +
-    'command again (a solve continues from its last save with --resume)'
-  );
+  const head = `no space left on the disk${where} (${error.code})`;
+  switch (command?.name()) {
+    case 'solve':
+      return `${head}: what was saved before is intact; free some space and run the command again (a solve continues from its last save with --resume)`;
+    case 'convert': {
+      const [from, to] = command.args.map((a) => resolve(a));
+      // A store made from a file is written shard by shard: the shards saved so far stay.
+      const unfinished = to !== undefined && existsSync(join(to, 'manifest.json')) ? `Remove the unfinished store ${to}, free` : 'Free';
+      return `${head}: convert stopped; ${from} is as it was, and nothing was replaced. ${unfinished} some space and run the command again`;
+    }
+    case 'check':
+      if (command.opts().fix) return `${head}: check --fix stopped; ${command.opts().db} was not changed. Free some space and run the command again`;
+  }
+  return `${head}: what was saved before is intact; free some space and run the command again`;
 }
 
 function prefix(e: CCheckersError): string {
