@@ -18,19 +18,21 @@ if [[ "${1:-}" == "stop" ]]; then
   rm -f "$state/port"
   echo "local cluster stopped"; exit 0
 fi
+usage() { echo "usage: scripts/local-cluster.sh W --store DIR [--port P] [--threads N] | stop" >&2; exit 2; }
 workers="${1:-}"; shift || true
+[[ "$workers" =~ ^[1-9][0-9]*$ ]] || usage
 store=""; port=6390; threads=1
+# An option's value: there, and not the next option.
+value() { if (($# < 2)) || [[ "$2" == -* ]]; then echo "local-cluster.sh: $1 needs a value" >&2; usage; fi; }
 while (($#)); do
   case "$1" in
-    --store) store="$2"; [[ "$store" == /* ]] || store="$caller/$store"; shift 2 ;;
-    --port) port="$2"; shift 2 ;;
-    --threads) threads="$2"; shift 2 ;;
+    --store) value "$@"; store="$2"; [[ "$store" == /* ]] || store="$caller/$store"; shift 2 ;;
+    --port) value "$@"; port="$2"; shift 2 ;;
+    --threads) value "$@"; threads="$2"; shift 2 ;;
     *) echo "local-cluster.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-if ! [[ "$workers" =~ ^[1-9][0-9]*$ ]] || [[ -z "$store" ]]; then
-  echo "usage: scripts/local-cluster.sh W --store DIR [--port P] [--threads N] | stop" >&2; exit 2
-fi
+[[ -n "$store" ]] || usage
 [[ -f packages/cli/dist/bin.js ]] || { echo "local-cluster.sh: run scripts/setup.sh first (no build)" >&2; exit 2; }
 if [[ -f "$state/workers.pid" ]]; then echo "local-cluster.sh: a local cluster is running; scripts/local-cluster.sh stop first" >&2; exit 2; fi
 mkdir -p "$state"
