@@ -7,7 +7,7 @@ import { type Move, type Position, applyMove, drawPosition, formatPosition, star
 import { UsageError } from '../options.js';
 import { describeValue, distanceNote } from './query.js';
 import { EXIT_INTERRUPTED } from './solve.js';
-import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
+import { checkSameVariant, illegalReason, moveText, openSolvedGame, positionArgument } from './positions.js';
 
 export async function playCommand(o: { db: string; as: string; from?: string }): Promise<number> {
   if (o.as !== 'x' && o.as !== 'o') throw new UsageError(`--as must be x (P1, moves first) or o (P2), got "${o.as}"`);
@@ -18,6 +18,8 @@ export async function playCommand(o: { db: string; as: string; from?: string }):
   if (o.from !== undefined) {
     const parsed = positionArgument(o.from);
     checkSameVariant(game, parsed, o.db);
+    const why = illegalReason(game.engine, parsed.position);
+    if (why) throw new UsageError(`--from ${o.from} is an illegal position: ${why} (docs/rules.md section 4)`);
     p = parsed.position;
   }
   const say = (s: string) => process.stdout.write(`${s}\n`);
@@ -31,7 +33,10 @@ export async function playCommand(o: { db: string; as: string; from?: string }):
   });
   const lines = rl[Symbol.asyncIterator]();
   const side = (s: 0 | 1) => (s === 0 ? 'x' : 'o');
-  say(`${v.name}: you play ${side(human)}${human === 0 ? ' and move first' : ''}. Moves are from-to (e.g. ${moveText(game.legalMoves(p)[0] ?? { from: 0, to: 0 })}); "moves" lists them, "quit" ends.`);
+  const named = (s: 0 | 1) => (s === 0 ? 'x (P1)' : 'o (P2)');
+  // Whoever is to move moves first: x from the initial position, either side from --from.
+  const first = game.analyse(p).terminal ? '' : p.toMove === human ? ' and move first' : `; ccheckers plays ${named(p.toMove)} and moves first`;
+  say(`${v.name}: you play ${named(human)}${first}. Moves are from-to (e.g. ${moveText(game.legalMoves(p)[0] ?? { from: 0, to: 0 })}); "moves" lists them, "quit" ends.`);
   const note = distanceNote(game.analyse(p), game.values.hasDistances);
   if (note) say(note);
   try {

@@ -1,5 +1,5 @@
 /** Reading positions and databases given on the command line, with errors a user can act on. */
-import { type ParsedPosition, parsePosition } from '@ccheckers/core';
+import { type BitboardEngine, type ParsedPosition, type Position, type Side, WORDS, cellsOf, parsePosition, toWords } from '@ccheckers/core';
 import { SolvedGame, openSolved } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 
@@ -27,4 +27,30 @@ export function checkSameVariant(game: SolvedGame, parsed: ParsedPosition, path:
 
 export function moveText(m: { from: number; to: number }): string {
   return `${m.from}-${m.to}`;
+}
+
+const SIDE_NAMES = ['x (P1)', 'o (P2)'] as const;
+
+/** Why `engine` takes `p` for illegal (docs/rules.md section 4), as a clause; undefined when it is legal. */
+export function illegalReason(engine: BitboardEngine, p: Position): string | undefined {
+  const wp = toWords(p);
+  if (!engine.isIllegal(wp)) return undefined;
+  if (engine.hasWon(p.toMove, wp)) return `${SIDE_NAMES[p.toMove]} is to move but has already won, and only the player who just moved can have won`;
+  // Def. 3 (6 pieces): a goal's tip empty and the cells in front of it all held by the other side;
+  // the goal of the side not to move first (that one is illegal in either rule mode).
+  const held = (cells: bigint, c: number) => ((cells >> BigInt(c)) & 1n) === 1n;
+  const blocked = ([1 - p.toMove, p.toMove] as Side[]).find((b) => {
+    const tip = engine.tables.blockTip[b];
+    const blocker = b === 0 ? p.p2 : p.p1;
+    return !held(p.p1 | p.p2, tip) && blockCells(engine, b).every((c) => held(blocker, c));
+  });
+  if (blocked === undefined) return 'it breaks a rule of docs/rules.md section 4';
+  const tip = engine.tables.blockTip[blocked];
+  const cells = blockCells(engine, blocked).sort((a, b) => Math.abs(a - tip) - Math.abs(b - tip));
+  const list = `${cells.slice(0, -1).join(', ')} and ${cells.at(-1)}`;
+  return `the goal of ${SIDE_NAMES[blocked]} is blocked, cell ${tip} empty and cells ${list} held by ${SIDE_NAMES[1 - blocked]}`;
+}
+
+function blockCells(engine: BitboardEngine, side: Side): number[] {
+  return cellsOf(engine.tables.blockCells.subarray(side * WORDS, (side + 1) * WORDS));
 }
