@@ -163,8 +163,8 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .command('play')
     .description('play against perfect play (moves typed as from-to)')
     .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
-    .addOption(new Option('--as <side>', 'x (P1, moves first) or o (P2)').default('x'))
-    .option('--from <position>', 'start from this position instead of the initial one')
+    .addOption(new Option('--as <side>', 'your side: x (P1) or o (P2); the side to move moves first (x in the initial position)').default('x'))
+    .option('--from <position>', 'start from this (legal) position instead of the initial one')
     .action(async (o) => done(await playCommand(o)));
 
   program
@@ -172,7 +172,8 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .description('draw a position as the diamond')
     .argument('<position>', 'cells in order (x, o, .) then the side to move')
     .option('--numbers', 'print cell numbers beside the pieces')
-    .option('--rules <mode>', 'clean | published, for the status line', 'clean')
+    .option('--rules <mode>', "clean | published, for the status line (default: clean; with --db: the database's)")
+    .option('--db <path>', 'also the value and the best move, from a database written by solve --out or a --store folder')
     .action((position, o) => done(showCommand(position, o)));
 
   program
