@@ -85,7 +85,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--workers <n>', 'with --store: the workers a new store\'s rounds are made for, bands stepped at once (--redis: default 2; without, the steps run here one after the other, as a cluster of N would)')
     .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')
     .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')
-    .option('--force', 'overwrite an existing --out file')
+    .option('--force', 'overwrite an existing --out or --html file')
     .option('--break-lock', "take the lock (FILE.lock, DIR/manifest.json.lock) of a solve on another machine that is gone")
     .option('--distances', "also store every position's distance to the end (1 byte per stored state), so that query and play choose moves that make progress in games of any size")
     .option('--json', 'one JSON object on stdout (with the pass log and the machine, for report --from)')
@@ -124,6 +124,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--position <p>', 'position for winner and successors: start, midgame or a position string', 'start')
     .option('--json', 'one JSON object on stdout (with the machine, for report --from)')
     .option('--html <file>', 'also write a self-contained HTML report (ns per operation as charts, beside the paper)')
+    .option('--force', 'replace an existing --html file')
     .option('--quiet', 'no progress on stderr')
     .action(async (o) => done(await benchCommand(o)));
 
@@ -132,6 +133,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .description('one self-contained HTML page (SVG charts, no network) from saved bench --json and solve --json results')
     .requiredOption('--from <files...>', 'result files (one JSON object per line), of any runs and machines')
     .requiredOption('--html <file>', 'where to write the page')
+    .option('--force', 'replace an existing --html file')
     .action((o) => done(reportCommand(o)));
 
   program

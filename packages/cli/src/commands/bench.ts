@@ -40,6 +40,7 @@ export interface BenchCommandOptions {
   position: string;
   json?: boolean;
   html?: string;
+  force?: boolean;
   quiet?: boolean;
 }
 
@@ -62,7 +63,8 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   const requested: BackendRequest[] | undefined = o.backends ? backendList(o.backends) : undefined;
   const backends: Backend[] = requested ? await Promise.all(requested.map(async (r) => (await selectBackend(r)).backend)) : await availableBackends();
   const position = benchPosition(v, o.position);
-  if (o.html !== undefined) checkReportPath(o.html);
+  const pageRules = { force: o.force === true };
+  if (o.html !== undefined) checkReportPath(o.html, pageRules);
   const progress = progressSink(process.stderr, o.quiet);
   progress.done(`bench ${v.name} on ${formatPosition(v, position)}: best of ${ROUNDS} interleaved runs of at least ${minMs} ms each`);
 
@@ -102,9 +104,13 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
     results: results.map((r) => ({ ...r, nsPerOp: Number(r.nsPerOp.toFixed(3)) })),
     machine: await machineDetails(),
   };
-  if (o.html) writeReport(o.html, [{ kind: 'bench', data: json, source: 'this run' }]);
+  // The results first: a page refused at the last moment (see writeReport) loses none of them.
+  const page = () => {
+    if (o.html !== undefined) writeReport(o.html, [{ kind: 'bench', data: json, source: 'this run' }], pageRules);
+  };
   if (o.json) {
     process.stdout.write(`${JSON.stringify(json)}\n`);
+    page();
     return mismatches.length ? 1 : 0;
   }
   const paper = v.size === 7 ? PAPER[v.pieces] : undefined;
@@ -119,6 +125,7 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   });
   process.stdout.write(`${v.name}: ns per operation (lower is better)\n${table(header, rows)}\n`);
   if (paper) process.stdout.write('paper: Sturtevant\'s bitboard paper, 2.3 GHz Core i9, C++ -O3 (different machine: compare ratios, not absolutes)\n');
+  page();
   return mismatches.length ? 1 : 0;
 }
 

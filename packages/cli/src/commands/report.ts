@@ -1,9 +1,10 @@
 /** `ccheckers report`: one HTML page from saved `bench --json` and `solve --json` results of any runs and machines. */
 import { readReportInputs } from '../report/report.js';
-import { checkReportPath, writeReport } from '../report/write.js';
+import { type ReportPathRules, checkReportPath, writeReport } from '../report/write.js';
 
-export function reportCommand(o: { from: string[]; html: string }): number {
-  checkReportPath(o.html);
-  writeReport(o.html, readReportInputs(o.from));
+export function reportCommand(o: { from: string[]; html: string; force?: boolean }): number {
+  const rules: ReportPathRules = { force: o.force === true, keep: o.from.map((path) => ({ path, what: 'one of the --from inputs' })) };
+  checkReportPath(o.html, rules);
+  writeReport(o.html, readReportInputs(o.from), rules);
   return 0;
 }

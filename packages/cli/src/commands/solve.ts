@@ -30,7 +30,7 @@ import { duration, grouped } from '../ui/format.js';
 import type { TestHooks } from '../main.js';
 import { progressSink, rate } from '../ui/progress.js';
 import { machineDetails } from '../report/machine.js';
-import { checkReportPath, writeReport } from '../report/write.js';
+import { type ReportPathRules, checkReportPath, writeReport } from '../report/write.js';
 
 export interface SolveCommandOptions {
   board: string;
@@ -90,7 +90,13 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   // that only with --force), always be able to write; solve() checks again and holds a lock.
   if (out) checkSolveOutput(out, store ? { force: o.force === true } : o);
   if (store) ShardStore.checkPath(store, o.resume === true);
-  if (o.html !== undefined) checkReportPath(o.html); // not after hours of solving
+  // The page never takes the database, its checkpoint or lock, nor goes into the store.
+  const pageRules: ReportPathRules = {
+    force: o.force === true,
+    keep: out ? [{ path: out, what: 'the --out file' }, { path: `${out}.ckpt`, what: "the --out file's checkpoint" }, { path: `${out}.lock`, what: "the --out file's lock" }] : [],
+    stores: store ? [store] : [],
+  };
+  if (o.html !== undefined) checkReportPath(o.html, pageRules); // not after hours of solving
   const { backend, reason } = o.redis === undefined ? await selectBackend(request) : { backend: undefined, reason: '' };
   // Before any output or allocation: refuse a solve that cannot fit (solve() checks again).
   const space = new StateSpace(v);
@@ -274,9 +280,13 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     passLog: result.passLog.map((r) => ({ ...r, seconds: Number(r.seconds.toFixed(3)) })),
     machine: await machineDetails(),
   };
-  if (o.html) writeReport(o.html, [{ kind: 'solve', data: summary, source: 'this run' }]);
+  // The results first: a page refused at the last moment (see writeReport) loses none of them.
+  const page = () => {
+    if (o.html !== undefined) writeReport(o.html, [{ kind: 'solve', data: summary, source: 'this run' }], pageRules);
+  };
   if (o.json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
+    page();
     return 0;
   }
   const startText = { 'p1-win': 'P1 wins', 'p2-win': 'P2 wins', draw: 'draw' }[result.start];
@@ -315,5 +325,6 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     ...(out ? [`${'database'.padEnd(10)} ${out}`] : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+  page();
   return 0;
 }

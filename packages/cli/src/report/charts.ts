@@ -25,27 +25,38 @@ export interface Reference {
   value: number;
 }
 
-/** Text for HTML content and attribute values. */
+/**
+ * Text for HTML and SVG content and for attribute values (always written in double quotes): the
+ * five characters that could end a value or start markup become references.
+ */
 export function escape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** A number for an attribute or SVG text: refused unless it is one (report inputs are checked
+ *  in readReportInputs; this keeps anything else from ever reaching the page). */
+function num(v: number): string {
+  if (typeof v !== 'number') throw new TypeError(`a chart value is not a number: ${JSON.stringify(v)}`);
+  return String(v);
 }
 
 function format(v: number): string {
+  if (typeof v !== 'number') return num(v);
   if (v === 0) return '0';
   if (v < 0.1) return String(Number(v.toPrecision(1)));
   return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
 }
 
 function frame(title: string, body: string, legend: string[]): string {
-  const items = legend.map((name, i) => `<span class="key"><span class="swatch series-${i % 8}"></span>${escape(name)}</span>`).join('');
-  return `<figure class="chart"><figcaption>${escape(title)}</figcaption><div class="legend">${items}</div><svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escape(title)}">${body}</svg></figure>`;
+  const items = legend.map((name, i) => `<span class="key"><span class="swatch series-${num(i % 8)}"></span>${escape(name)}</span>`).join('');
+  return `<figure class="chart"><figcaption>${escape(title)}</figcaption><div class="legend">${items}</div><svg viewBox="0 0 ${num(WIDTH)} ${num(HEIGHT)}" role="img" aria-label="${escape(title)}">${body}</svg></figure>`;
 }
 
 function yAxis(y: (v: number) => number, ticks: number[], label: string, tickText: (v: number) => string): string {
   const lines = ticks
-    .map((t) => `<g class="tick"><line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${y(t)}" y2="${y(t)}"/><text x="${MARGIN.left - 6}" y="${y(t)}" dy="0.32em" text-anchor="end">${escape(tickText(t))}</text></g>`)
+    .map((t) => `<g class="tick"><line x1="${num(MARGIN.left)}" x2="${num(WIDTH - MARGIN.right)}" y1="${num(y(t))}" y2="${num(y(t))}"/><text x="${num(MARGIN.left - 6)}" y="${num(y(t))}" dy="0.32em" text-anchor="end">${escape(tickText(t))}</text></g>`)
     .join('');
-  return `<g class="axis y">${lines}<text class="label" transform="translate(14 ${(MARGIN.top + HEIGHT - MARGIN.bottom) / 2}) rotate(-90)" text-anchor="middle">${escape(label)}</text></g>`;
+  return `<g class="axis y">${lines}<text class="label" transform="translate(14 ${num((MARGIN.top + HEIGHT - MARGIN.bottom) / 2)}) rotate(-90)" text-anchor="middle">${escape(label)}</text></g>`;
 }
 
 /**
@@ -71,7 +82,7 @@ export function groupedBars(options: { title: string; categories: string[]; seri
         .map((v, c) => {
           if (v === undefined) return '';
           const top = y(Math.max(v, y.domain()[0]!));
-          return `<rect class="mark series-${i % 8}" data-series="${escape(s.name)}" data-category="${escape(categories[c]!)}" data-value="${v}" x="${x(categories[c]!)! + inner(String(i))!}" y="${top}" width="${inner.bandwidth()}" height="${Math.max(0, base - top)}"><title>${escape(`${s.name}, ${categories[c]}: ${format(v)}`)}</title></rect>`;
+          return `<rect class="mark series-${num(i % 8)}" data-series="${escape(s.name)}" data-category="${escape(categories[c]!)}" data-value="${num(v)}" x="${num(x(categories[c]!)! + inner(String(i))!)}" y="${num(top)}" width="${num(inner.bandwidth())}" height="${num(Math.max(0, base - top))}"><title>${escape(`${s.name}, ${categories[c]}: ${format(v)}`)}</title></rect>`;
         })
         .join(''),
     )
@@ -80,10 +91,10 @@ export function groupedBars(options: { title: string; categories: string[]; seri
     .map((r, i) => {
       const at = x(r.category);
       if (at === undefined) return '';
-      return `<line class="reference ref-${i % 2}" x1="${at - 2}" x2="${at + x.bandwidth() + 2}" y1="${y(r.value)}" y2="${y(r.value)}"><title>${escape(`${r.label}: ${format(r.value)}`)}</title></line>`;
+      return `<line class="reference ref-${num(i % 2)}" x1="${num(at - 2)}" x2="${num(at + x.bandwidth() + 2)}" y1="${num(y(r.value))}" y2="${num(y(r.value))}"><title>${escape(`${r.label}: ${format(r.value)}`)}</title></line>`;
     })
     .join('');
-  const labels = categories.map((c) => `<text x="${x(c)! + x.bandwidth() / 2}" y="${HEIGHT - MARGIN.bottom + 18}" text-anchor="middle">${escape(c)}</text>`).join('');
+  const labels = categories.map((c) => `<text x="${num(x(c)! + x.bandwidth() / 2)}" y="${num(HEIGHT - MARGIN.bottom + 18)}" text-anchor="middle">${escape(c)}</text>`).join('');
   const body = `${yAxis(y, ticks, yLabel + (log ? ' (log scale)' : ''), (t) => format(t))}<g class="axis x">${labels}</g><g class="marks">${bars}</g><g class="references">${refs}</g>`;
   return frame(title, body, series.map((s) => s.name));
 }
@@ -106,17 +117,17 @@ export function linesChart(options: {
   const marks = series
     .map(
       (s, i) =>
-        `<path class="line series-${i % 8}" d="${path(s.points) ?? ''}"/>` +
+        `<path class="line series-${num(i % 8)}" d="${escape(path(s.points) ?? '')}"/>` +
         s.points
-          .map((p) => `<circle class="mark series-${i % 8}" data-series="${escape(s.name)}" data-x="${p[0]}" data-value="${p[1]}" cx="${x(p[0])}" cy="${y(p[1])}" r="3.5"><title>${escape(`${s.name}, ${xLabel} ${p[0]}: ${format(p[1])}`)}</title></circle>`)
+          .map((p) => `<circle class="mark series-${num(i % 8)}" data-series="${escape(s.name)}" data-x="${num(p[0])}" data-value="${num(p[1])}" cx="${num(x(p[0]))}" cy="${num(y(p[1]))}" r="3.5"><title>${escape(`${s.name}, ${xLabel} ${num(p[0])}: ${format(p[1])}`)}</title></circle>`)
           .join(''),
     )
     .join('');
   const xTicks = x
     .ticks(Math.min(12, Math.max(...xs, 2)))
     .filter((t) => Number.isInteger(t))
-    .map((t) => `<text x="${x(t)}" y="${HEIGHT - MARGIN.bottom + 18}" text-anchor="middle">${t}</text>`)
+    .map((t) => `<text x="${num(x(t))}" y="${num(HEIGHT - MARGIN.bottom + 18)}" text-anchor="middle">${num(t)}</text>`)
     .join('');
-  const body = `${yAxis(y, y.ticks(6), yLabel, format)}<g class="axis x">${xTicks}<text class="label" x="${(MARGIN.left + WIDTH - MARGIN.right) / 2}" y="${HEIGHT - 8}" text-anchor="middle">${escape(xLabel)}</text></g><g class="marks">${marks}</g>`;
+  const body = `${yAxis(y, y.ticks(6), yLabel, format)}<g class="axis x">${xTicks}<text class="label" x="${num((MARGIN.left + WIDTH - MARGIN.right) / 2)}" y="${num(HEIGHT - 8)}" text-anchor="middle">${escape(xLabel)}</text></g><g class="marks">${marks}</g>`;
   return frame(title, body, series.map((s) => s.name));
 }

@@ -61,14 +61,118 @@ export function readReportInputs(files: string[]): ReportInput[] {
   return inputs;
 }
 
+/**
+ * A saved result, checked field by field: `--from` files may come from anywhere, so each value
+ * the page shows must be of its type (a number a finite number, never a string that looks like
+ * one), and the result keeps those fields only. A refusal names the file (and line) and the field.
+ */
 function classify(o: unknown, source: string): ReportInput {
-  const r = o as Record<string, unknown>;
-  if (r && Array.isArray(r.results) && typeof r.board === 'number') return { kind: 'bench', data: r as unknown as BenchResultJson, source };
-  if (r && typeof r.backend === 'string' && typeof r.passes === 'number' && typeof r.board === 'number') {
-    if (!Array.isArray(r.passLog)) throw new UsageError(`${source}: a solve result without its pass log (written by an older ccheckers): solve again with --json`);
-    return { kind: 'solve', data: r as unknown as SolveResultJson, source };
+  const c = new Checker(source);
+  if (isRecord(o) && 'results' in o) {
+    return {
+      kind: 'bench',
+      data: {
+        board: c.number(o, 'board', { integer: true, min: 1 }),
+        pieces: c.number(o, 'pieces', { integer: true, min: 1 }),
+        position: c.string(o, 'position'),
+        results: c.list(o, 'results', (r, at) => ({
+          backend: c.string(r, 'backend', at),
+          op: c.string(r, 'op', at),
+          nsPerOp: c.number(r, 'nsPerOp', { min: 0 }, at),
+          iterations: c.number(r, 'iterations', { min: 0 }, at),
+        })),
+        ...c.machine(o),
+      },
+      source,
+    };
   }
-  throw new UsageError(`${source}: neither a bench nor a solve result (expected the output of bench --json or solve --json)`);
+  if (isRecord(o) && ('passes' in o || 'passLog' in o)) {
+    if (o.passLog === undefined) throw new UsageError(`--from ${source}: a solve result without its pass log (written by an older ccheckers): solve again with --json`);
+    return {
+      kind: 'solve',
+      data: {
+        board: c.number(o, 'board', { integer: true, min: 1 }),
+        pieces: c.number(o, 'pieces', { integer: true, min: 1 }),
+        rules: c.string(o, 'rules'),
+        backend: c.string(o, 'backend'),
+        threads: c.number(o, 'threads', { integer: true, min: 0 }),
+        positions: c.number(o, 'positions', { integer: true, min: 0 }),
+        start: c.string(o, 'start'),
+        passes: c.number(o, 'passes', { integer: true, min: 0 }),
+        seconds: c.number(o, 'seconds', { min: 0 }),
+        ...(o.storedStates !== undefined ? { storedStates: c.number(o, 'storedStates', { integer: true, min: 1 }) } : {}),
+        passLog: c.list(o, 'passLog', (p, at) => ({
+          pass: c.number(p, 'pass', { integer: true, min: 0 }, at),
+          proven: c.number(p, 'proven', { min: 0 }, at),
+          newlyProven: c.number(p, 'newlyProven', { min: 0 }, at),
+          seconds: c.number(p, 'seconds', { min: 0 }, at),
+        })),
+        ...c.machine(o),
+      },
+      source,
+    };
+  }
+  throw new UsageError(`--from ${source}: neither a bench nor a solve result (expected the output of bench --json or solve --json)`);
+}
+
+function isRecord(o: unknown): o is Record<string, unknown> {
+  return typeof o === 'object' && o !== null && !Array.isArray(o);
+}
+
+/** The fields of one input, each checked, a refusal naming the input and the field's path. */
+class Checker {
+  constructor(private readonly source: string) {}
+
+  private refuse(field: string, want: string, got: unknown): never {
+    if (got === undefined) throw new UsageError(`--from ${this.source}: ${field} is missing (expected ${want})`);
+    const shown = JSON.stringify(got);
+    throw new UsageError(`--from ${this.source}: ${field} must be ${want} (got ${shown.length > 60 ? `${shown.slice(0, 60)}...` : shown})`);
+  }
+
+  private name(key: string, at: string): string {
+    return at === '' ? key : `${at}.${key}`;
+  }
+
+  number(o: Record<string, unknown>, key: string, { integer = false, min = 0 }: { integer?: boolean; min?: number }, at = ''): number {
+    const v = o[key];
+    const want = `a ${integer ? 'whole ' : ''}number of at least ${min}`;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) this.refuse(this.name(key, at), want, v);
+    return v;
+  }
+
+  string(o: Record<string, unknown>, key: string, at = ''): string {
+    const v = o[key];
+    if (typeof v !== 'string') this.refuse(this.name(key, at), 'a string', v);
+    return v;
+  }
+
+  list<T>(o: Record<string, unknown>, key: string, item: (r: Record<string, unknown>, at: string) => T): T[] {
+    const v = o[key];
+    if (!Array.isArray(v)) this.refuse(key, 'a list', v);
+    return v.map((r: unknown, i) => {
+      const at = `${key}[${i}]`;
+      if (!isRecord(r)) this.refuse(at, 'an object', r);
+      return item(r, at);
+    });
+  }
+
+  /** The machine of a result, where it has one. */
+  machine(o: Record<string, unknown>): { machine?: MachineDetails } {
+    const m = o.machine;
+    if (m === undefined) return {};
+    if (!isRecord(m)) this.refuse('machine', 'an object', m);
+    const at = 'machine';
+    return {
+      machine: {
+        cpu: this.string(m, 'cpu', at),
+        bmi2: this.string(m, 'bmi2', at),
+        node: this.string(m, 'node', at),
+        platform: this.string(m, 'platform', at),
+        hardwareThreads: this.number(m, 'hardwareThreads', { integer: true, min: 0 }, at),
+        date: this.string(m, 'date', at),
+      },
+    };
+  }
 }
 
 function table(header: string[], rows: string[][], numeric: boolean[] = []): string {
@@ -99,10 +203,12 @@ function benchSection(input: Extract<ReportInput, { kind: 'bench' }>, machine: n
   const ops = [...new Set(b.results.map((r) => r.op))];
   const ns = (backend: string, op: string) => b.results.find((r) => r.backend === backend && r.op === op)?.nsPerOp;
   const series: Series[] = backends.map((name) => ({ name, values: ops.map((op) => ns(name, op)) }));
-  const paper = b.board === 7 ? PAPER[b.pieces] : undefined;
+  const paper = b.board === 7 && Object.hasOwn(PAPER, b.pieces) ? PAPER[b.pieces] : undefined;
+  // An operation of the input is any string ("constructor" too): the paper's own only.
+  const paperOf = (op: string) => (paper && Object.hasOwn(paper, op) ? paper[op as keyof typeof paper] : undefined);
   const references: Reference[] = [];
   for (const op of ops) {
-    const p = paper?.[op as keyof NonNullable<typeof paper>];
+    const p = paperOf(op);
     if (p) references.push({ category: op, label: "paper, BMI2", value: p.bmi2 }, { category: op, label: 'paper, non-BMI2', value: p.nonBmi2 });
   }
   const variant = `${b.board}x${b.board}/${b.pieces}`;
@@ -111,7 +217,7 @@ function benchSection(input: Extract<ReportInput, { kind: 'bench' }>, machine: n
   const rows = ops.map((op) => {
     const values = backends.map((n) => ns(n, op));
     const first = values[0];
-    const p = paper?.[op as keyof NonNullable<typeof paper>];
+    const p = paperOf(op);
     return [
       op,
       ...values.map((v) => (v === undefined ? '-' : nsText(v))),

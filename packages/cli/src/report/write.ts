@@ -1,30 +1,178 @@
-/** Writing a report file: refused where it cannot go, written whole (temporary name, rename). */
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { OutputPathError, checkOutputPath } from '@ccheckers/solver';
+/**
+ * Where a report page goes, made as safe as a database's --out: the path is checked before any
+ * work (a regular file or nothing, --force to replace a file; never a file the command reads or
+ * writes, a file of a store folder or a database, not even with --force), checked again when the
+ * page is written, and the page appears whole (temporary file, then a link or rename).
+ */
+import { randomBytes } from 'node:crypto';
+import { type Stats, closeSync, constants, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { MAGIC, MANIFEST, OutputPathError, checkOutputPath } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 import { type ReportInput, renderReport } from './report.js';
 
-/** Refuses, before any work, a report path that is not a regular file or a new one in a folder
- *  that takes files (the same checks as a database's --out, replacing a regular file). */
-export function checkReportPath(path: string): void {
+/** What a page must leave alone, besides what is never replaced (stores, databases). */
+export interface ReportPathRules {
+  /** Replace an existing regular file (--force). */
+  force?: boolean;
+  /** Files the command reads or writes, each with what it is for messages ("the --out file"). */
+  keep?: Array<{ path: string; what: string }>;
+  /** Store folders the command makes or uses (--store): no page goes into one. */
+  stores?: string[];
+}
+
+/** The path with its folder's symbolic links resolved, as far as the folder exists. */
+function canonical(path: string): string {
+  const abs = resolve(path);
   try {
-    checkOutputPath(resolve(path), true);
+    return join(realpathSync(dirname(abs)), basename(abs));
+  } catch {
+    return abs;
+  }
+}
+
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether two names are the same file: the same name, or (both existing) the same inode. */
+function sameFile(a: string, b: string): boolean {
+  if (canonical(a) === canonical(b)) return true;
+  const sa = statOf(a);
+  const sb = statOf(b);
+  return sa !== undefined && sb !== undefined && sa.dev === sb.dev && sa.ino === sb.ino;
+}
+
+/** Whether a regular file starts with the magic bytes of a ccheckers database (or checkpoint). */
+function isDatabase(path: string): boolean {
+  let fd: number;
+  try {
+    // O_NONBLOCK: what is a regular file when looked at may be a named pipe when opened.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return false;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return false;
+    const head = Buffer.alloc(MAGIC.length);
+    const n = readSync(fd, head, 0, head.length, 0);
+    return n === head.length && head.toString('latin1') === MAGIC;
+  } catch {
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Why a page may never go to `abs`, even with --force; undefined where it may. */
+function forbidden(abs: string, rules: ReportPathRules): string | undefined {
+  for (const k of rules.keep ?? []) {
+    if (sameFile(abs, k.path)) return `--html: ${abs} is ${k.what}; choose another file for the page`;
+  }
+  const folder = canonical(dirname(abs));
+  for (const store of rules.stores ?? []) {
+    const s = canonical(store);
+    if (canonical(abs) === s || `${folder}/`.startsWith(`${s}/`)) return `--html: ${abs} is in the --store folder ${store}; choose a file outside it`;
+  }
+  if (existsSync(join(dirname(abs), MANIFEST))) {
+    return `--html: ${abs} is in ${dirname(abs)}, a ccheckers store (it holds ${MANIFEST}); a page never goes into a store, not even with --force`;
+  }
+  if (isDatabase(abs)) return `--html: ${abs} is a ccheckers database; a page never replaces one, not even with --force`;
+  return undefined;
+}
+
+/**
+ * Refuses, before any work, a page path that is not a regular file or absent, an existing file
+ * without `force`, a folder that takes no files, and what `forbidden` names (give writeReport
+ * the same rules).
+ */
+export function checkReportPath(path: string, rules: ReportPathRules = {}): void {
+  if (path === '') throw new UsageError('--html needs a file name');
+  const abs = resolve(path);
+  const why = forbidden(abs, rules);
+  if (why) throw new UsageError(why);
+  try {
+    checkOutputPath(abs, rules.force === true);
   } catch (e) {
-    if (e instanceof OutputPathError) throw new UsageError(`--html: ${e.message.replace(/--out/g, '--html')}`);
+    if (e instanceof OutputPathError) {
+      const message = e.message.replace(/ \(use --force to overwrite it\)/, ' (use --force to replace it)').replace(/--out/g, '--html');
+      throw new UsageError(`--html: ${message}`);
+    }
     throw e;
   }
 }
 
-export function writeReport(path: string, inputs: ReportInput[]): void {
-  const html = renderReport(inputs);
-  const tmp = `${path}.tmp-${process.pid}`;
+/** What makes the page not go in place at the last moment (it is kept in `tmp`). */
+function stillRefused(abs: string, rules: ReportPathRules, tmp: string): string | undefined {
+  const why = forbidden(abs, rules);
+  if (why) return `${why}; the report is kept in ${tmp}`;
+  let st: Stats;
   try {
-    writeFileSync(tmp, html);
-    renameSync(tmp, path);
+    st = lstatSync(abs);
+  } catch {
+    return undefined;
+  }
+  if (!st.isFile()) return `--html: ${abs} is no longer a regular file or absent; the report is kept in ${tmp}`;
+  if (!rules.force) return `--html: ${abs} appeared during the work (use --force to replace it); the report is kept in ${tmp}`;
+  return undefined;
+}
+
+/**
+ * Writes the page of `inputs` to `path`, checked again by the rules checkReportPath applied:
+ * written to a temporary file of its own first, then linked to the path (which fails where a file
+ * appeared meanwhile) or, with --force, renamed over it.
+ */
+export function writeReport(path: string, inputs: ReportInput[], rules: ReportPathRules = {}): void {
+  const html = renderReport(inputs);
+  const abs = resolve(path);
+  const tmp = `${abs}.tmp-${process.pid}-${randomBytes(2).toString('hex')}`; // no longer than checkOutputPath's probe
+  const cannot = (e: unknown) => new UsageError(`--html: cannot write ${abs} (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  try {
+    const fd = openSync(tmp, 'wx', 0o666);
+    try {
+      const bytes = Buffer.from(html, 'utf8');
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch (e) {
     rmSync(tmp, { force: true });
-    throw new UsageError(`--html ${path}: cannot write it (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT') throw e; // the CLI says what to do on a full disk
+    throw cannot(e);
   }
-  process.stderr.write(`report written to ${path}\n`);
+  const refuse = (why: string) => {
+    throw new UsageError(why);
+  };
+  const why = stillRefused(abs, rules, tmp);
+  if (why) refuse(why);
+  try {
+    if (rules.force) {
+      renameSync(tmp, abs);
+    } else {
+      try {
+        linkSync(tmp, abs); // atomic: fails if anything took the path since the check
+        unlinkSync(tmp);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e;
+        // No hard links here (FAT, exFAT, some network mounts): check once more and rename.
+        const again = stillRefused(abs, rules, tmp);
+        if (again) refuse(again);
+        renameSync(tmp, abs);
+      }
+    }
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') refuse(stillRefused(abs, rules, tmp) ?? `--html: ${abs} appeared during the work; the report is kept in ${tmp}`);
+    rmSync(tmp, { force: true });
+    throw cannot(e);
+  }
+  process.stderr.write(`report written to ${abs}\n`);
 }

@@ -2,6 +2,7 @@
 // faults. Usage: node hooked-bin.mjs '<hooks JSON>' <ccheckers arguments...>
 //   {"killAfterPass": N}        SIGKILL once the checkpoint after pass N is on disk
 //   {"createAtOutAfterPass": N} after that checkpoint, a user's file appears at --out
+//   {"createAtHtmlAfterPass": N} after that checkpoint, a user's file appears at --html
 //   {"corruptBackend": NAME}    verify: that backend answers one operation wrongly
 //   {"killAfterSave": N}        solve --store: SIGKILL right after the N-th save of the store
 //   {"killAfterCommit": N}      solve --redis: SIGKILL right after the N-th manifest write
@@ -33,6 +34,7 @@ if (wanted.diskFullAfterBytes !== undefined) {
   syncBuiltinESMExports();
 }
 const out = args[args.indexOf('--out') + 1];
+const html = args[args.indexOf('--html') + 1];
 let saves = 0;
 let commits = 0;
 let jobs = 0;
@@ -58,6 +60,7 @@ const hooks = {
   onCheckpoint(passes) {
     if (wanted.killAfterPass !== undefined && passes >= wanted.killAfterPass) process.kill(process.pid, 'SIGKILL');
     if (wanted.createAtOutAfterPass !== undefined && passes === wanted.createAtOutAfterPass) writeFileSync(out, 'a file of the user\n');
+    if (wanted.createAtHtmlAfterPass !== undefined && passes === wanted.createAtHtmlAfterPass) writeFileSync(html, 'a page of the user\n');
   },
 };
 process.exitCode = await main([process.argv[0], 'ccheckers', ...args], hooks);
