@@ -12,6 +12,7 @@ import { benchCommand } from './commands/bench.js';
 import { checkCommand } from './commands/check.js';
 import { infoCommand } from './commands/info.js';
 import { playCommand } from './commands/play.js';
+import { planCommand } from './commands/plan.js';
 import { queryCommand } from './commands/query.js';
 import { reportCommand } from './commands/report.js';
 import { serveCommand } from './commands/serve.js';
@@ -74,6 +75,12 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .description('CPU features, the backends that load here, and which one auto picks and why')
     .option('--json', 'one JSON object on stdout')
     .action(async (o) => done(await infoCommand(o)));
+
+  variantOptions(program.command('plan').description('before a solve: sizes, exact illegal and terminal counts (no table), and the memory, disk and time of each way of solving here'))
+    .option('--memory <size>', 'what a store (or a cluster worker) may hold (default: the free memory)')
+    .option('--workers <list>', 'cluster sizes to plan, comma-separated', '2,8')
+    .option('--json', 'one JSON object on stdout')
+    .action((o) => done(planCommand(o)));
 
   variantOptions(program.command('solve').description('strongly solve a variant: every position won, lost, drawn or illegal'))
     .option('--backend <name>', BACKEND_HELP, 'auto')

@@ -25,3 +25,5 @@ export * from './cluster/run-job.js';
 export * from './cluster/redis.js';
 export * from './cluster/coordinator.js';
 export * from './cluster/worker.js';
+export * from './plan/census.js';
+export * from './plan/plan.js';

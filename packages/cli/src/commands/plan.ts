@@ -1,0 +1,138 @@
+/**
+ * `ccheckers plan`: know before you solve. The sizes the solver will use, the exact illegal and
+ * terminal counts (computed without a table), and for each way of solving the memory, disk and
+ * time it needs here, and whether it fits (packages/solver/src/plan).
+ */
+import { MAX_WORKERS, type Plan, formatBytes, plan } from '@ccheckers/solver';
+import { UsageError, memoryOption, rulesOption, variantOption } from '../options.js';
+import { grouped, table } from '../ui/format.js';
+
+export interface PlanCommandOptions {
+  board: string;
+  pieces: string;
+  rules: string;
+  memory?: string;
+  workers?: string;
+  json?: boolean;
+}
+
+function workerList(text: string): number[] {
+  const parts = text.split(',').map((s) => s.trim());
+  return parts.map((p) => {
+    const n = Number(p);
+    if (!/^\d+$/.test(p) || !Number.isSafeInteger(n) || n < 1 || n > MAX_WORKERS) {
+      throw new UsageError(`--workers takes worker counts from 1 to ${MAX_WORKERS}, separated by commas (got "${text}")`);
+    }
+    return n;
+  });
+}
+
+export function planCommand(o: PlanCommandOptions): number {
+  const v = variantOption(o.board, o.pieces);
+  const rules = rulesOption(o.rules);
+  const budget = memoryOption(o.memory);
+  if (budget !== undefined && budget < 1) throw new UsageError(`--memory must be more than 0 bytes (got "${o.memory}")`);
+  const workers = workerList(o.workers ?? '2,8');
+  const p = plan({ variant: v, rules, workers, ...(budget !== undefined ? { budget } : {}) });
+  process.stdout.write(o.json ? `${JSON.stringify(planJson(p))}\n` : `${planText(p)}\n`);
+  return 0;
+}
+
+/** Exact counts as JSON numbers where they are exact as doubles, else as decimal strings. */
+function count(n: bigint): number | string {
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString();
+}
+
+export function planJson(p: Plan) {
+  const c = p.census;
+  return {
+    board: p.board,
+    pieces: p.pieces,
+    rules: p.rules,
+    positions: count(c.positions),
+    // Positions: both sides to move, as `solve` counts them (its `illegal`).
+    illegal: count(c.illegal.total),
+    illegalP1ToMove: count(c.illegal.p1ToMove),
+    illegalP2ToMove: count(c.illegal.p2ToMove),
+    illegalDef2: count(c.illegalDef2),
+    illegalDef3Only: count(c.illegalDef3Only),
+    exempted: count(c.exempted),
+    terminal: count(c.terminal.total),
+    terminalP1ToMove: count(c.terminal.p1ToMove),
+    terminalP2ToMove: count(c.terminal.p2ToMove),
+    // Stored states: P1 to move, one per mirror class of P1's placement (the solver's table).
+    storedStates: count(p.storedStates),
+    storedIllegal: count(c.stored.illegal),
+    storedTerminal: count(c.stored.terminal),
+    groups: count(p.groups),
+    tableBytes: count(p.tableBytes),
+    distanceBytes: count(p.distanceBytes),
+    databaseBytes: count(p.databaseBytes),
+    censusSeconds: Number(p.censusSeconds.toFixed(4)),
+    ...(p.beyondSolver ? { beyondSolver: p.beyondSolver } : {}),
+    machine: p.machine,
+    ways: p.ways.map((w) => ({ ...w, seconds: Math.round(w.seconds * 10) / 10 })),
+  };
+}
+
+function bytes(n: bigint | number): string {
+  return formatBytes(Number(n));
+}
+
+/** An estimate, as roughly as it is known: seconds, minutes, hours or days. */
+function estimate(seconds: number): string {
+  if (seconds >= 2 * 86400) return `${(seconds / 86400).toFixed(seconds >= 100 * 86400 ? 0 : 1)} days`;
+  if (seconds >= 2 * 3600) return `${(seconds / 3600).toFixed(1)} h`;
+  if (seconds >= 120) return `${Math.round(seconds / 60)} min`;
+  return seconds >= 10 ? `${Math.round(seconds)} s` : `${seconds.toFixed(1)} s`;
+}
+
+export function planText(p: Plan): string {
+  const c = p.census;
+  const g = (n: bigint) => n.toLocaleString('en-US');
+  const lines = [
+    `${p.board}x${p.board}/${p.pieces}, ${p.rules} rules`,
+    '',
+    'positions (both sides to move, illegal included)',
+    `  positions       ${g(c.positions)}`,
+    `  illegal         ${g(c.illegal.total)} (${g(c.illegal.p1ToMove)} with P1 to move, ${g(c.illegal.p2ToMove)} with P2 to move): Def. 2 ${g(c.illegalDef2)}, Def. 3 only ${g(c.illegalDef3Only)}` +
+      (p.rules === 'published' ? `, ${g(c.exempted)} blocks exempted` : ''),
+    `  terminal        ${g(c.terminal.total)} (legal and won by the side that just moved)`,
+    "stored states (the solver's table: P1 to move, one per mirror class of P1's placement)",
+    `  stored states   ${g(p.storedStates)} (${g(p.groups)} groups x ${g(p.p2Placements)})`,
+    `  illegal         ${g(c.stored.illegal)}`,
+    `  terminal        ${g(c.stored.terminal)}`,
+    `  table           ${bytes(p.tableBytes)} (${g(p.tableBytes)} bytes, 2 bits per stored state)`,
+    `  distance table  ${bytes(p.distanceBytes)} (1 byte per stored state, solve --distances)`,
+    `counted in ${(p.censusSeconds * 1000).toFixed(1)} ms, without a table`,
+    '',
+  ];
+  const m = p.machine;
+  lines.push(
+    `this machine: ${m.threads} hardware threads, ${bytes(m.freeMemory)} of ${bytes(m.totalMemory)} memory free, ${bytes(m.freeDisk)} disk free at ${m.diskPath}`,
+  );
+  if (p.beyondSolver) {
+    lines.push(`no way of solving it here: ${p.beyondSolver}`);
+    return lines.join('\n');
+  }
+  const rows = p.ways.map((w) => [
+    w.way === 'memory' ? 'in memory' : w.way === 'store' ? `store, --memory ${bytes(w.budget!)}` : `cluster of ${w.workers}`,
+    w.way === 'cluster' ? `${bytes(w.memoryBytes)} each` : bytes(w.memoryBytes),
+    bytes(w.diskBytes),
+    estimate(w.seconds),
+    w.fits ? 'yes' : 'no',
+    [w.bands !== undefined ? `${grouped(w.bands)} band${w.bands === 1 ? '' : 's'} of up to ${bytes(w.bandBytes!)}` : '', w.why].filter(Boolean).join('; '),
+  ]);
+  lines.push(
+    '',
+    table(['way', 'memory', 'disk', 'time (est.)', 'fits here', 'notes'], rows),
+    '',
+    'Times scale rates measured on this machine kind (2-core AMD EPYC, native-bmi2, 2 threads) by the',
+    'stored states: 7x7/3 for up to 3 pieces, 7x7/4 for more (more pieces are slower per state);',
+    'a store 1.98x the in-memory time, a cluster of W machines like this one the band solve\'s work',
+    'in rounds of W (docs/performance.md, docs/sharding.md). Disk: --out keeps a checkpoint and the',
+    'database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands).',
+    ...p.ways.map((w) => `  ${w.way}: ${w.command}`),
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,288 @@
+/**
+ * `plan`: what a solve of a variant needs before it starts. The sizes the solver computes (stored
+ * states, table, distance table, the memory checks of memory.ts and the band plan of
+ * store/band-layout.ts), the exact illegal and terminal counts (census.ts, no table), and for each
+ * way of solving (in memory, a store with band passes, a cluster of W workers) the memory, disk
+ * and time it needs on this machine, from rates measured here (cited below), and whether it fits.
+ */
+import { statfsSync } from 'node:fs';
+import { availableParallelism, freemem, totalmem } from 'node:os';
+import { CCheckersError, MAX_TYPED_ARRAY_BYTES, type RuleMode, type StateSpace, type Variant } from '@ccheckers/core';
+import { HEADER_BYTES } from '../database.js';
+import { requiredBytes } from '../memory.js';
+import { planBands } from '../store/band-layout.js';
+import { type Census, census, storedLayout } from './census.js';
+
+// ------------------------------------------------------------------------------------------------
+// Rates measured on this machine kind (2-core AMD EPYC, cpuid family 0x1a, Node 20.20.2,
+// native-bmi2, 2 threads). Estimates scale them by the stored states.
+
+/** Seconds per stored state of an in-memory solve with up to 3 pieces: 7x7/3, 11.1 s for its
+ *  141,219,540 stored states (docs/performance.md, 2026-11-23 table, native-bmi2, 2 threads: the
+ *  slower of its 11.1 s and 10.5 s; docs/sharding.md measured 7.8-9.8 s in other sittings). */
+export const IN_MEMORY_SECONDS_PER_STATE_SMALL = 11.1 / 141_219_540;
+/** With 4 or more pieces: 7x7/4, 3,053.7 s for its 15,835,337,595 stored states
+ *  (docs/performance.md, 2026-11-24, "7x7/4 end to end": native-bmi2, 2 threads, while other
+ *  work shared the cores). More pieces make more moves per state, so 5 and 6 pieces likely take
+ *  longer per state than this. */
+export const IN_MEMORY_SECONDS_PER_STATE_LARGE = 3053.7 / 15_835_337_595;
+/** A store (band passes) against the in-memory solve: 7x7/3 at a quarter of its table, 2
+ *  threads, 1.85-1.98x over 14 runs (docs/sharding.md, "Idle threads help with open units":
+ *  the slowest taken); 7x7/4 at --memory 1.5G took 1.72x on 1 thread (5,765 s against 3,352 s,
+ *  docs/sharding.md, "7x7/4 sharded, done"). */
+export const STORE_TIME_FACTOR = 1.98;
+/** Disk a store holds at its peak, per byte of table: 7x7/4 at --memory 1.5G, 5 bands, peaked at
+ *  25.2 GB for a 3,958,834,399-byte table (docs/sharding.md, "7x7/4 sharded, done"; sampled every
+ *  30 s). More bands send more messages per state (2.0 at 5 bands, up to 3.6-4.2 modelled at 16-64:
+ *  docs/sharding.md), so large variants may need more. */
+export const STORE_DISK_FACTOR = 25.2e9 / 3_958_834_399;
+/** Work of a band solve in rounds for W workers (segments) against the serial band solve, from
+ *  docs/sharding.md, "Parallel band passes: built": W = 2: 7x7/3 in 16 bands, 41.0 s against
+ *  33.8 s; W = 4 and 8: 4x4/6 in 16 bands, 11.5 s and 12.7 s against 5.5 s. The W workers share
+ *  it; between the measured W the factor is interpolated in log2 W, beyond 8 it is 8's
+ *  (extrapolated). */
+export const CLUSTER_WORK_FACTOR: ReadonlyArray<readonly [workers: number, factor: number]> = [
+  [1, 1],
+  [2, 41.0 / 33.8],
+  [4, 11.5 / 5.5],
+  [8, 12.7 / 5.5],
+];
+
+/** The solver's own limits: StateSpace enumerates the P1 placements (at most 2^31), and state
+ *  indexes are doubles (exact up to 2^53). */
+const MAX_P1_PLACEMENTS = 2 ** 31;
+
+export interface MachineResources {
+  threads: number;
+  freeMemory: number;
+  totalMemory: number;
+  /** Free disk (for an unprivileged user) of `diskPath`. */
+  freeDisk: number;
+  diskPath: string;
+}
+
+export function machineResources(diskPath = process.cwd()): MachineResources {
+  const fs = statfsSync(diskPath);
+  return { threads: availableParallelism(), freeMemory: freemem(), totalMemory: totalmem(), freeDisk: fs.bavail * fs.bsize, diskPath };
+}
+
+export interface Way {
+  way: 'memory' | 'store' | 'cluster';
+  /** How it is run. */
+  command: string;
+  /** Bytes held in memory (per worker for a cluster), and on disk at the peak (shared). */
+  memoryBytes: number;
+  diskBytes: number;
+  /** Estimated wall seconds on machines like this one. */
+  seconds: number;
+  /** Whether it fits this machine (a cluster: one worker, and the shared store on this disk),
+   *  and why not. */
+  fits: boolean;
+  why: string;
+  /** store and cluster: the band plan of planBands. */
+  bands?: number;
+  bandBytes?: number;
+  messageBytes?: number;
+  budget?: number;
+  workers?: number;
+}
+
+export interface Plan {
+  board: number;
+  pieces: number;
+  rules: RuleMode;
+  census: Census;
+  censusSeconds: number;
+  p1Placements: bigint;
+  p2Placements: bigint;
+  groups: bigint;
+  storedStates: bigint;
+  tableBytes: bigint;
+  distanceBytes: bigint;
+  /** The database file of `solve --out` (header and table; a pass log of a few KiB comes on top). */
+  databaseBytes: bigint;
+  /** Why this solver cannot solve the variant at all, if it cannot. */
+  beyondSolver?: string;
+  machine: MachineResources;
+  ways: Way[];
+}
+
+export interface PlanOptions {
+  variant: Variant;
+  rules: RuleMode;
+  /** Memory a store (or a cluster worker) may hold; default: this machine's free memory. */
+  budget?: number;
+  /** Cluster sizes to plan. */
+  workers?: number[];
+  machine?: MachineResources;
+}
+
+/**
+ * The solver's StateSpace with only the sizes the planners read (p1Placements, p2Placements,
+ * groups, states, tableBytes, variant), computed without enumerating the P1 placements: what
+ * requiredBytes and planBands are given here. The tests check both give the same results as with
+ * the real StateSpace.
+ */
+export function sizedSpace(v: Variant): StateSpace {
+  const layout = storedLayout(v);
+  const states = Number(layout.states);
+  const sized = {
+    variant: v,
+    cells: v.cells,
+    pieces: v.pieces,
+    p1Placements: Number(layout.p1Placements),
+    p2Placements: Number(layout.p2Placements),
+    groups: Number(layout.groups),
+    states,
+    tableBytes: Math.ceil(states / 4),
+  };
+  return sized as unknown as StateSpace;
+}
+
+/** Seconds of an in-memory solve (native-bmi2, 2 threads) of `states` stored states of k pieces. */
+export function inMemorySeconds(states: number, pieces: number): number {
+  return states * (pieces <= 3 ? IN_MEMORY_SECONDS_PER_STATE_SMALL : IN_MEMORY_SECONDS_PER_STATE_LARGE);
+}
+
+/** CLUSTER_WORK_FACTOR at `workers`, and whether it is past the measured range. */
+export function clusterWorkFactor(workers: number): { factor: number; extrapolated: boolean } {
+  const points = CLUSTER_WORK_FACTOR;
+  const last = points[points.length - 1]!;
+  if (workers >= last[0]) return { factor: last[1], extrapolated: workers > last[0] };
+  for (let i = 1; i < points.length; i++) {
+    const [w1, f1] = points[i]!;
+    const [w0, f0] = points[i - 1]!;
+    if (workers <= w1) {
+      const t = (Math.log2(workers) - Math.log2(w0)) / (Math.log2(w1) - Math.log2(w0));
+      return { factor: f0 + t * (f1 - f0), extrapolated: false };
+    }
+  }
+  return { factor: last[1], extrapolated: true };
+}
+
+export function plan(options: PlanOptions): Plan {
+  const v = options.variant;
+  const machine = options.machine ?? machineResources();
+  const started = performance.now();
+  const counts = census(v, options.rules);
+  const censusSeconds = (performance.now() - started) / 1000;
+  const layout = storedLayout(v);
+  const tableBytes = (layout.states + 3n) / 4n;
+  let beyondSolver: string | undefined;
+  if (layout.p1Placements > BigInt(MAX_P1_PLACEMENTS)) {
+    beyondSolver = `${v.name} has ${layout.p1Placements} P1 placements; the solver's state space enumerates at most 2^31`;
+  } else if (layout.states > BigInt(Number.MAX_SAFE_INTEGER)) {
+    beyondSolver = `${v.name} has ${layout.states} stored states; the solver indexes them with doubles, exact up to 2^53`;
+  }
+  const result: Plan = {
+    board: v.size,
+    pieces: v.pieces,
+    rules: options.rules,
+    census: counts,
+    censusSeconds,
+    ...layout,
+    storedStates: layout.states,
+    tableBytes,
+    distanceBytes: layout.states,
+    databaseBytes: BigInt(HEADER_BYTES) + tableBytes,
+    ...(beyondSolver ? { beyondSolver } : {}),
+    machine,
+    ways: beyondSolver ? [] : ways(v, options, machine),
+  };
+  return result;
+}
+
+function ways(v: Variant, options: PlanOptions, machine: MachineResources): Way[] {
+  const space = sizedSpace(v);
+  const name = `--board ${v.size} --pieces ${v.pieces}${options.rules === 'clean' ? '' : ` --rules ${options.rules}`}`;
+  const out: Way[] = [];
+  const memorySeconds = inMemorySeconds(space.states, v.pieces);
+
+  // In memory: the native backend's needs (one copy of the group maps in the addon).
+  const memoryBytes = requiredBytes(space, 1);
+  // With --out: the checkpoint and the database (each written to a temporary name first) exist
+  // together at the end, so twice the file.
+  const memoryDisk = 2 * (HEADER_BYTES + space.tableBytes);
+  const memoryWhy: string[] = [];
+  if (space.tableBytes > MAX_TYPED_ARRAY_BYTES) memoryWhy.push(`a table over 4 GiB (one typed array)`);
+  if (memoryBytes > machine.freeMemory) memoryWhy.push(`needs more memory than is free`);
+  if (memoryDisk > machine.freeDisk) memoryWhy.push(`--out needs more disk than is free`);
+  out.push({
+    way: 'memory',
+    command: `ccheckers solve ${name} --out FILE`,
+    memoryBytes,
+    diskBytes: memoryDisk,
+    seconds: memorySeconds,
+    fits: memoryWhy.length === 0,
+    why: memoryWhy.join('; '),
+  });
+
+  // A store on this machine: band passes within the budget.
+  const budget = options.budget ?? machine.freeMemory;
+  const storeDisk = Math.ceil(STORE_DISK_FACTOR * space.tableBytes);
+  const storeSeconds = memorySeconds * STORE_TIME_FACTOR;
+  let bandPlan: ReturnType<typeof planBands> | undefined;
+  let refusal = '';
+  try {
+    bandPlan = planBands(space, { budget, kernelCopies: 1 });
+  } catch (e) {
+    if (!(e instanceof CCheckersError)) throw e;
+    refusal = e.message;
+  }
+  const storeWhy: string[] = refusal ? [refusal] : [];
+  if (budget > machine.freeMemory) storeWhy.push(`the budget is more memory than is free`);
+  if (storeDisk > machine.freeDisk) storeWhy.push(`needs more disk than is free`);
+  const budgetText = formatSizeOption(budget);
+  const storeMemory = bandPlan ? bandPlan.overheadBytes + bandPlan.bandBytes + bandPlan.messageBytes : budget;
+  const storeWay: Way = {
+    way: 'store',
+    command: `ccheckers solve ${name} --store DIR --memory ${budgetText}`,
+    memoryBytes: storeMemory,
+    diskBytes: storeDisk,
+    seconds: storeSeconds,
+    fits: storeWhy.length === 0,
+    why: storeWhy.join('; '),
+    budget,
+    ...(bandPlan ? { bands: bandPlan.bands, bandBytes: bandPlan.bandBytes, messageBytes: bandPlan.messageBytes } : {}),
+  };
+  out.push(storeWay);
+
+  // A cluster of W workers, each a machine like this one holding one band within the budget.
+  for (const workers of options.workers ?? [2, 8]) {
+    const { factor, extrapolated } = clusterWorkFactor(workers);
+    // Every worker holds a band of its own: at least W bands (smaller ones where the budget's
+    // plan makes fewer: solve --shards W).
+    let clusterPlan = bandPlan;
+    if (bandPlan && bandPlan.bands < workers) {
+      try {
+        clusterPlan = planBands(space, { bands: workers, budget, kernelCopies: 1 });
+      } catch (e) {
+        if (!(e instanceof CCheckersError)) throw e;
+      }
+    }
+    const why: string[] = [];
+    if (refusal) why.push(refusal);
+    if (budget > machine.freeMemory) why.push(`a worker's budget is more memory than is free here`);
+    if (storeDisk > machine.freeDisk) why.push(`the shared store needs more disk than is free here`);
+    if (extrapolated) why.push(`time extrapolated past 8 workers`);
+    out.push({
+      way: 'cluster',
+      command: `ccheckers solve ${name} --store DIR${clusterPlan !== bandPlan ? ` --shards ${workers}` : ''} --workers ${workers} --redis URL, ${workers} x ccheckers worker --memory ${budgetText}`,
+      memoryBytes: clusterPlan ? clusterPlan.overheadBytes + clusterPlan.bandBytes + clusterPlan.messageBytes : budget,
+      diskBytes: storeDisk,
+      seconds: (storeSeconds * factor) / workers,
+      fits: refusal === '' && budget <= machine.freeMemory && storeDisk <= machine.freeDisk,
+      why: why.join('; '),
+      budget,
+      workers,
+      ...(clusterPlan ? { bands: clusterPlan.bands, bandBytes: clusterPlan.bandBytes, messageBytes: clusterPlan.messageBytes } : {}),
+    });
+  }
+  return out;
+}
+
+/** A --memory value that parseSize reads back as at most `bytes` (MiB, rounded down). */
+export function formatSizeOption(bytes: number): string {
+  const mib = Math.floor(bytes / 2 ** 20);
+  return mib >= 10 * 1024 ? `${Math.floor(mib / 1024)}G` : `${mib}M`;
+}
