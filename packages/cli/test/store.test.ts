@@ -3,11 +3,12 @@
  * the table of the in-memory solve, kill -9 at any save then --resume, and damaged stores refused
  * with the file named and exit 2 (check: exit 1, every shard listed).
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, runHooked } from './support/run-cli.js';
+import { BIN, run, runHooked } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-store-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -291,5 +292,80 @@ describe('a solved store', () => {
     const r = run(['solve', '--board', '7', '--pieces', '3', '--store', store, '--resume']);
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/manifest\.json is a store of 7x7\/2 \(clean\), not 7x7\/3 \(clean\)/);
+  });
+});
+
+describe('a store whose file is a FIFO or a symbolic link', () => {
+  // Opened for reading, a FIFO waits for a writer forever: each command must refuse it by name
+  // instead, at once (each run here is stopped after 20 s, far more than any of them takes).
+  const bounded = (args: string[]) => {
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 20_000 });
+    expect(r.signal, `${args.join(' ')} hung`).toBe(null);
+    return r;
+  };
+  const fifoInstead = (path: string) => {
+    rmSync(path);
+    expect(spawnSync('mkfifo', [path]).status).toBe(0);
+  };
+  const solved = join(dir, 'fifo-solved');
+  const underWay = join(dir, 'fifo-under-way');
+  beforeAll(() => {
+    expect(solveStore(solved, '--shards', '3').status).toBe(0);
+    const killed = runHooked({ killAfterSave: 8 }, ['solve', '--board', '7', '--pieces', '2', '--store', underWay, '--shards', '5', '--threads', '1', '--quiet']);
+    expect(killed.signal).toBe('SIGKILL');
+  });
+  const copyOf = (from: string, name: string) => {
+    const to = join(dir, name);
+    cpSync(from, to, { recursive: true });
+    return { store: to, manifest: JSON.parse(readFileSync(join(to, 'manifest.json'), 'utf8')) };
+  };
+
+  it.skipIf(process.platform === 'win32')('manifest.json a FIFO: query, check, convert and solve --resume refuse it (exit 2)', () => {
+    const { store } = copyOf(solved, 'fifo-manifest');
+    fifoInstead(join(store, 'manifest.json'));
+    for (const args of [['query', '--db', store, START], ['check', '--db', store], ['convert', store, join(dir, 'fifo-manifest.ccdb')], ['solve', '--board', '7', '--pieces', '2', '--store', store, '--resume']]) {
+      const r = bounded(args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`${join(store, 'manifest.json')}: the manifest is a FIFO (named pipe), not a regular file`);
+    }
+  });
+
+  it.skipIf(process.platform === 'win32')('a shard a FIFO or a symbolic link: check lists it (exit 1), query, convert and solve --resume refuse it (exit 2)', () => {
+    for (const kind of ['fifo', 'link'] as const) {
+      const { store, manifest } = copyOf(solved, `${kind}-shard`);
+      const shard = join(store, manifest.shards[1].file);
+      if (kind === 'fifo') {
+        fifoInstead(shard);
+      } else {
+        cpSync(shard, join(dir, `${kind}-shard-target.bin`));
+        rmSync(shard);
+        symlinkSync(join(dir, `${kind}-shard-target.bin`), shard);
+      }
+      const said = `${shard}: shard 1 is ${kind === 'fifo' ? 'a FIFO (named pipe)' : 'a symbolic link'}, not a regular file`;
+      const checked = bounded(['check', '--db', store]);
+      expect(checked.status, checked.stderr).toBe(1);
+      expect(checked.stdout).toMatch(/^0 .* ok$/m);
+      expect(checked.stdout).toContain(said);
+      for (const args of [['query', '--db', store, START], ['convert', store, join(dir, `${kind}-shard.ccdb`)], ['solve', '--board', '7', '--pieces', '2', '--store', store, '--resume']]) {
+        const r = bounded(args);
+        expect(r.status, args.join(' ')).toBe(2);
+        expect(r.stderr).toContain(said);
+      }
+    }
+  });
+
+  it.skipIf(process.platform === 'win32')('a band file or a message file a FIFO: check lists it (exit 1), solve --resume refuses it (exit 2)', () => {
+    for (const kind of ['band', 'message'] as const) {
+      const { store, manifest } = copyOf(underWay, `fifo-${kind}`);
+      const file = kind === 'band' ? manifest.bands.files[0].file : manifest.bands.messages[0].file;
+      fifoInstead(join(store, file));
+      const said = `${join(store, file)}: ${kind === 'band' ? 'band 0' : 'message file'} is a FIFO (named pipe), not a regular file`;
+      const checked = bounded(['check', '--db', store]);
+      expect(checked.status, checked.stderr).toBe(1);
+      expect(checked.stdout).toContain(said);
+      const resumed = bounded(['solve', '--board', '7', '--pieces', '2', '--store', store, '--resume', '--threads', '1']);
+      expect(resumed.status).toBe(2);
+      expect(resumed.stderr).toContain(said);
+    }
   });
 });

@@ -17,7 +17,7 @@
  * fixpoint of the in-memory solve, whatever the bands, workers, backend or threads. The bands are
  * then written out as the store's shards, which the CRC is taken over.
  */
-import { closeSync, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { CCheckersError, StateSpace } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
@@ -29,7 +29,7 @@ import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from
 import { type BandSchedule, bandSchedule } from './band-schedule.js';
 import { type BandStepJob, type BandStepOutcome, BandStepper } from './band-step.js';
 import { shardLayout } from './layout.js';
-import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, ShardStore, readAt } from './shard-store.js';
+import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, ShardStore, openStoreFile, readAt, refuseIrregular } from './shard-store.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 export function emptyTally(): BandPassTally {
@@ -339,7 +339,9 @@ export class BandSolve {
           if (this.layout.bandOf[g] !== band) {
             if (fd >= 0) closeSync(fd);
             band = this.layout.bandOf[g]!;
-            fd = openSync(join(this.store.dir, state.files[band]!.file), 'r');
+            const path = join(this.store.dir, state.files[band]!.file);
+            refuseIrregular(path, `band ${band}`);
+            fd = openStoreFile(path, `band ${band}`);
           }
           const from = this.layout.slotOf[g]! * per;
           const first = Math.floor(from / 4);

@@ -2,7 +2,7 @@
  * A store and a single database file, each made from the other (streamed, in the memory of one
  * shard), and a store's checksums verified: `ccheckers convert` and `ccheckers check --db DIR`.
  */
-import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CCheckersError, StateSpace, tsMessageRuns, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
@@ -203,17 +203,19 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
   for (const { file, target } of store.lostMessageFiles()) {
     const path = join(store.dir, file);
     const problem = `not named by the manifest, and band ${target} has not taken it yet: a resume refuses the store`;
-    lines.push({ shard: lines.length, kind: 'messages', file, bytes: statSync(path).size, expected: 0, actual: crcOfFile(path), ok: false, problem });
+    lines.push({ shard: lines.length, kind: 'messages', file, bytes: lstatSync(path).size, expected: 0, actual: crcOfFile(path), ok: false, problem });
   }
   return lines;
 }
 
-/** The CRC-32 of a file's bytes as they are (0 where it cannot be read, as for a missing shard):
- *  what check shows as "actual" next to a problem. */
+/** The CRC-32 of a file's bytes as they are (0 where it cannot be read, as for a missing shard, or
+ *  is not a regular file: a FIFO would hang the read): what check shows as "actual" next to a
+ *  problem. */
 function crcOfFile(path: string): number {
+  if (lstatSync(path, { throwIfNoEntry: false })?.isFile() !== true) return 0;
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
   } catch {
     return 0;
   }

@@ -6,12 +6,12 @@
  * A file is a sequence of runs, each the messages of one kernel call to that band (sorted, without
  * repeats): core's message-runs.ts has the coding, which each backend brings (native: C++).
  */
-import { closeSync, fsyncSync, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_NUMBER_BYTES, type MessageRuns, RUN_NEXT_BYTE, RUN_NEXT_OUT, atRunBoundary, newMessageRunState } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { DatabaseError, IO_CHUNK_BYTES, hex } from '../database.js';
-import { type MessageFile, messageFileName, readAt } from './shard-store.js';
+import { type MessageFile, messageFileName, openStoreFile, readAt, refuseIrregular } from './shard-store.js';
 
 export type MessageKind = MessageFile['kind'];
 
@@ -142,7 +142,13 @@ export class MessageWriter {
   /** Flushes every file to the disk and closes it: what the manifest is to name. */
   finish(): MessageFile[] {
     for (const entry of this.files.values()) {
-      const fd = this.open.get(entry.file) ?? openSync(join(this.dir, entry.file), 'r');
+      let fd = this.open.get(entry.file);
+      if (fd === undefined) {
+        // Closed since it was written (OPEN_FILES): opened again to flush it.
+        const path = join(this.dir, entry.file);
+        refuseIrregular(path, 'message file');
+        fd = openStoreFile(path, 'message file');
+      }
       this.open.delete(entry.file);
       try {
         fsyncSync(fd);
@@ -174,14 +180,16 @@ export interface MessageReading {
  * a DatabaseError naming it.
  */
 function* filePieces(path: string, file: MessageFile, bytes: Uint8Array, read: { crc32: number }): Generator<Uint8Array> {
+  refuseIrregular(path, 'message file');
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openStoreFile(path, 'message file');
   } catch (e) {
+    if (e instanceof DatabaseError) throw e;
     throw new DatabaseError(path, `message file is missing or unreadable (${(e as Error).message})`);
   }
   try {
-    const size = statSync(path).size;
+    const size = fstatSync(fd).size;
     if (size !== file.bytes) throw new DatabaseError(path, `message file has ${size} bytes, the manifest records ${file.bytes}`);
     for (let at = 0; at < size; ) {
       const piece = bytes.subarray(0, Math.min(bytes.length, size - at));

@@ -9,7 +9,7 @@
  * file removed. Whenever the process dies, the manifest on disk names complete files whose CRCs
  * it records; files it does not name are leftovers, removed when the store is opened for writing.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { type Stats, closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { type FileHandle, open as openFile, rename as renameFile, unlink as unlinkFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -249,9 +249,16 @@ export class ShardStore {
   static open(dir: string): ShardStore {
     const path = join(dir, MANIFEST);
     let text: string;
+    refuseIrregular(path, 'the manifest');
     try {
-      text = readFileSync(path, 'utf8');
+      const fd = openStoreFile(path, 'the manifest');
+      try {
+        text = readFileSync(fd, 'utf8');
+      } finally {
+        closeSync(fd);
+      }
     } catch (e) {
+      if (e instanceof DatabaseError) throw e;
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new DatabaseError(dir, 'is a directory, not a database file or a store (no manifest.json)');
       throw new DatabaseError(path, `cannot read the manifest (${code ?? String(e)})`);
@@ -293,14 +300,15 @@ export class ShardStore {
   loadShard(index: number, into: Uint8Array): Uint8Array {
     const { bytes, path } = this.shardTarget(index, into);
     if (path === undefined) return bytes.fill(0);
+    refuseIrregular(path, `shard ${index}`);
     let fd: number;
     try {
-      fd = openSync(path, 'r');
+      fd = openStoreFile(path, `shard ${index}`);
     } catch (e) {
       throw this.unreadable(index, e);
     }
     try {
-      this.checkShardSize(index, statSync(path).size);
+      this.checkShardSize(index, fstatSync(fd).size);
       readAt(fd, path, bytes, 0, `shard ${index}`);
     } finally {
       closeSync(fd);
@@ -312,14 +320,17 @@ export class ShardStore {
   async loadShardAsync(index: number, into: Uint8Array): Promise<Uint8Array> {
     const { bytes, path } = this.shardTarget(index, into);
     if (path === undefined) return bytes.fill(0);
+    refuseIrregular(path, `shard ${index}`);
     let file: FileHandle;
     try {
-      file = await openFile(path, 'r');
+      file = await openFile(path, READ_FLAGS);
     } catch (e) {
       throw this.unreadable(index, e);
     }
     try {
-      this.checkShardSize(index, (await file.stat()).size);
+      const stat = await file.stat();
+      if (!stat.isFile()) throw irregular(path, `shard ${index}`, stat);
+      this.checkShardSize(index, stat.size);
       for (let at = 0; at < bytes.length; ) {
         const { bytesRead } = await file.read(bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at), at);
         if (bytesRead === 0) throw new DatabaseError(path, `shard ${index} is shorter than the manifest records`);
@@ -337,6 +348,7 @@ export class ShardStore {
   }
 
   private unreadable(index: number, e: unknown): DatabaseError {
+    if (e instanceof DatabaseError) return e;
     return new DatabaseError(this.shardPath(index), `shard ${index} is missing or unreadable (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
   }
 
@@ -402,6 +414,7 @@ export class ShardStore {
   loadBand(index: number, into: Uint8Array): Uint8Array {
     const entry = this.manifest.bands!.files[index]!;
     const path = join(this.dir, entry.file);
+    refuseIrregular(path, `band ${index}`);
     let size: number;
     try {
       size = statSync(path).size;
@@ -409,7 +422,7 @@ export class ShardStore {
       throw new DatabaseError(path, `band ${index} is missing or unreadable (${(e as Error).message})`);
     }
     if (size !== into.length) throw new DatabaseError(path, `band ${index} has ${size} bytes, its groups take ${into.length}`);
-    const fd = openSync(path, 'r');
+    const fd = openStoreFile(path, `band ${index}`);
     try {
       readAt(fd, path, into, 0, `band ${index}`);
     } finally {
@@ -569,6 +582,7 @@ export class ShardStore {
     }
     for (const shard of this.layout.shards) {
       let size: number;
+      refuseIrregular(this.shardPath(shard.index), `shard ${shard.index}`);
       try {
         size = statSync(this.shardPath(shard.index)).size;
       } catch (e) {
@@ -675,6 +689,47 @@ function checkResults(r: Manifest['results'], bad: (what: string) => DatabaseErr
   if (problem) throw bad(`results: ${problem}`);
   if (!Number.isSafeInteger(r.startValue) || r.startValue < 0 || r.startValue > 3) throw bad(`results: start value ${String(r.startValue)}`);
   if (!isCrc32(r.tableCrc32)) throw bad(`results: table checksum ${String(r.tableCrc32)}`);
+}
+
+/** How the store's files are opened for reading: a FIFO put in place of one since it was checked
+ *  (refuseIrregular) does not hang the open, and a symbolic link is not followed. */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+
+function kindOf(stat: Stats): string {
+  if (stat.isFIFO()) return 'a FIFO (named pipe)';
+  if (stat.isSymbolicLink()) return 'a symbolic link';
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  return 'of an unknown kind';
+}
+
+function irregular(path: string, what: string, stat: Stats): DatabaseError {
+  return new DatabaseError(path, `${what} is ${kindOf(stat)}, not a regular file`);
+}
+
+/**
+ * Refuses by name a file of the store (`what`: "shard 3", "the manifest") that is there but is not
+ * a regular file, before anything opens it for reading: a FIFO (or a device) would hang the open
+ * and the reads, and a symbolic link (lstat: the link itself) may lead anywhere, out of the store.
+ * A missing file is left to the open, whose error each caller words.
+ */
+export function refuseIrregular(path: string, what: string): void {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  if (stat !== undefined && !stat.isFile()) throw irregular(path, what, stat);
+}
+
+/** Opens a file of the store for reading, refused by name (a DatabaseError) unless it is a regular
+ *  file; call refuseIrregular first, so that a FIFO is refused before any open. An open that fails
+ *  throws as openSync does (the callers word ENOENT and the like). */
+export function openStoreFile(path: string, what: string): number {
+  const fd = openSync(path, READ_FLAGS);
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
+    closeSync(fd);
+    throw irregular(path, what, stat);
+  }
+  return fd;
 }
 
 /** Fills `bytes` from `fd` at `position`, in chunks a single read can take; a file too short is a
@@ -825,14 +880,17 @@ export class StoreValues implements StoredValues {
     const path = this.store.shardPath(shard.index);
     let fd = this.fds.get(shard.index);
     if (fd === undefined) {
+      refuseIrregular(path, `shard ${shard.index}`);
       try {
-        fd = openSync(path, 'r');
+        fd = openStoreFile(path, `shard ${shard.index}`);
       } catch (e) {
+        if (e instanceof DatabaseError) throw e;
         throw new DatabaseError(path, `shard ${shard.index} is missing or unreadable (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
       }
-      if (statSync(path).size !== shard.bytes) {
+      const size = fstatSync(fd).size;
+      if (size !== shard.bytes) {
         closeSync(fd);
-        throw new DatabaseError(path, `shard ${shard.index} has ${statSync(path).size} bytes, the manifest records ${shard.bytes}`);
+        throw new DatabaseError(path, `shard ${shard.index} has ${size} bytes, the manifest records ${shard.bytes}`);
       }
       this.fds.set(shard.index, fd);
     }
