@@ -157,9 +157,13 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .option('--recount', 'recompute the counts and the start value from the body and compare them with the header')
     .option('--fix', 'with a recount that disagrees (and every checksum right): rewrite the header atomically')
+    .option('--consistency', "re-derive every stored state's value from the rules and its children's values (and distances), not the solver")
+    .option('--sample <n>', 'with --consistency: check n states chosen by a fixed seed instead of all')
+    .option('--threads <n>', 'with --consistency: worker threads (default: all cores)')
+    .option('--memory <size>', 'with --consistency: the most the tables may take (default: 80% of free memory); less reads the table in blocks')
     .option('--json', 'one JSON object on stdout')
     .option('--quiet', 'no progress on stderr')
-    .action((o) => done(checkCommand(o)));
+    .action(async (o) => done(await checkCommand(o)));
 
   program
     .command('convert <from> <to>')

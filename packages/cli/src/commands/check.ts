@@ -5,6 +5,7 @@
  */
 import { type CheckReport, type StoreCheckReport, checkDatabase, checkStore, hex, isStore, rewriteCounts } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
+import { consistencyCommand } from './check-consistency.js';
 import { grouped, table } from '../ui/format.js';
 import { progressSink } from '../ui/progress.js';
 
@@ -14,6 +15,11 @@ export interface CheckCommandOptions {
   fix?: boolean;
   json?: boolean;
   quiet?: boolean;
+  /** --consistency (check-consistency.ts), with --sample N, --threads N, --memory SIZE. */
+  consistency?: boolean;
+  sample?: string;
+  threads?: string;
+  memory?: string;
 }
 
 const START = ['draw', 'p2-win', 'p1-win', 'illegal'];
@@ -21,7 +27,9 @@ const FIELD_NAMES: Record<string, string> = { positions: 'positions', p1Wins: 'P
 const COUNT_FIELDS = ['positions', 'p1Wins', 'p2Wins', 'draws', 'illegal'] as const;
 
 /** 0: every checksum matches (and the counts, when recounted, or they were fixed); 1: something does not. */
-export function checkCommand(o: CheckCommandOptions): number {
+export function checkCommand(o: CheckCommandOptions): number | Promise<number> {
+  if (o.consistency) return consistencyCommand(o);
+  if (o.sample !== undefined || o.threads !== undefined || o.memory !== undefined) throw new UsageError('--sample, --threads and --memory go with --consistency');
   const recount = o.recount === true || o.fix === true;
   const progress = progressSink(process.stderr, o.quiet || o.json);
   if (isStore(o.db)) {
