@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoordinatorLease, deadHereAndNow, jobId, queueName, thisMachine } from '@ccheckers/solver';
+import { CoordinatorLease, deadHereAndNow, jobId, manifestText, queueName, thisMachine } from '@ccheckers/solver';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,7 +76,7 @@ describe('a cluster solve whose Redis does not answer', () => {
     // A store for the worker (one a coordinator made, as far as a worker can tell: it has an id).
     const made = run(['solve', '--board', '4', '--pieces', '3', '--store', store, '--shards', '3', '--json', '--quiet']);
     expect(made.status, made.stderr).toBe(0);
-    writeFileSync(join(store, 'manifest.json'), JSON.stringify({ ...manifestOf(store), id: '0123456789abcdef' }));
+    writeFileSync(join(store, 'manifest.json'), manifestText({ ...manifestOf(store), id: '0123456789abcdef' }));
     const worker = start(['worker', '--redis', nowhere, '--store', store, '--threads', '1']);
     await waitFor('the worker to meet the refusal', () => /ECONNREFUSED/.test(worker.stderr()), 30_000);
     worker.proc.kill('SIGINT');
@@ -110,7 +110,7 @@ describe.skipIf(!haveRedis)('a Redis that refuses the credentials', () => {
     const store = newStore();
     const made = run(['solve', '--board', '4', '--pieces', '3', '--store', store, '--shards', '3', '--json', '--quiet']);
     expect(made.status, made.stderr).toBe(0);
-    writeFileSync(join(store, 'manifest.json'), JSON.stringify({ ...manifestOf(store), id: '0123456789abcdef' }));
+    writeFileSync(join(store, 'manifest.json'), manifestText({ ...manifestOf(store), id: '0123456789abcdef' }));
     const worker = start(['worker', '--redis', wrong, '--store', store, '--threads', '1']);
     expect((await worker.exited).code, worker.stderr()).toBe(2);
     expect(worker.stderr().trim().split('\n')).toEqual([expect.stringMatching(/^ccheckers: Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ refused the connection's credentials \(WRONGPASS/)]);

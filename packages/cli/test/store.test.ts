@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { manifestText } from '@ccheckers/solver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, run, runHooked } from './support/run-cli.js';
 
@@ -245,7 +246,7 @@ describe('a solved store', () => {
       const path = join(copy, 'manifest.json');
       const m = JSON.parse(readFileSync(path, 'utf8'));
       change(m);
-      writeFileSync(path, JSON.stringify(m));
+      writeFileSync(path, manifestText(m)); // its checksum recorded: the checks behind it
       return copy;
     };
     const counts = edit('counts-off', (m) => m.results.p1Wins--);
@@ -286,6 +287,59 @@ describe('a solved store', () => {
     const r = run(['solve', '--board', '7', '--pieces', '2', '--store', stage, '--resume']);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('corrupt manifest: a band solve at stage passes without its bands');
+  });
+
+  it('whose manifest was edited by hand is refused by check, query, convert and resume (exit 2): its checksum', () => {
+    for (const [name, change] of [
+      ['shifted', (m: Record<string, any>) => ((m.results.p1Wins -= 7), (m.results.draws += 7))],
+      ['start-p2', (m: Record<string, any>) => (m.results.startValue = 1)],
+    ] as const) {
+      const copy = join(dir, `edited-${name}`);
+      expect(run(['convert', join(dir, 'solved.ccdb'), copy, '--shards', '3']).status).toBe(0);
+      const path = join(copy, 'manifest.json');
+      const m = JSON.parse(readFileSync(path, 'utf8'));
+      change(m);
+      writeFileSync(path, JSON.stringify(m, null, 1));
+      const out = join(dir, `edited-${name}.ccdb`);
+      for (const args of [['check', '--db', copy], ['check', '--db', copy, '--fix'], ['query', '--db', copy, START], ['convert', copy, out], ['solve', '--board', '7', '--pieces', '2', '--store', copy, '--resume']]) {
+        const r = run(args);
+        expect(r.status, args.join(' ')).toBe(2);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toMatch(new RegExp(`^ccheckers: ${copy}: manifest\\.json was edited or damaged: its content has checksum 0x[0-9a-f]{8}, it records 0x[0-9a-f]{8}; undo the edit or restore the store from a copy`, 'm'));
+      }
+      expect(existsSync(out)).toBe(false);
+    }
+  });
+
+  it('whose manifest has no checksum (an earlier version): check says so, a recount and convert find edited counts, --fix rewrites them', () => {
+    const copy = join(dir, 'no-checksum');
+    expect(run(['convert', join(dir, 'solved.ccdb'), copy, '--shards', '3']).status).toBe(0);
+    const path = join(copy, 'manifest.json');
+    const { crc32: _, ...m } = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify({ ...m, results: { ...m.results, p1Wins: m.results.p1Wins - 7, draws: m.results.draws + 7 } }, null, 1));
+    const checked = run(['check', '--db', copy]);
+    expect(checked.status, checked.stderr).toBe(0); // accepted: every shard's checksum and the table's match
+    expect(checked.stdout).toMatch(/^manifest  no checksum \(written by an earlier ccheckers: its next write records one, as check --fix does\)$/m);
+    expect(run(['check', '--db', copy, '--recount']).status).toBe(1);
+    const out = join(dir, 'no-checksum.ccdb');
+    const converted = run(['convert', copy, out]);
+    expect(converted.status).toBe(2);
+    expect(converted.stderr).toContain(
+      `${path}: the manifest's results are not what its shards hold: it records P1 wins 1265844 (the shards: 1265851), draws 7 (the shards: 0); no database file was written (check --db ${copy} --fix rewrites them from the shards)`,
+    );
+    expect(existsSync(out)).toBe(false);
+    const resumed = run(['solve', '--board', '7', '--pieces', '2', '--store', copy, '--resume', '--json']);
+    expect(resumed.status).toBe(2);
+    expect(resumed.stdout).toBe('');
+    expect(resumed.stderr).toContain("the manifest's results are not what its shards hold: it records P1 wins 1265844 (the shards: 1265851)");
+    const fixed = run(['check', '--db', copy, '--fix']);
+    expect(fixed.status, fixed.stdout).toBe(0);
+    expect(fixed.stdout).toMatch(/^fixed {5}the manifest's results were rewritten from the shards, its checksum recorded$/m);
+    const again = run(['check', '--db', copy, '--recount', '--json']);
+    expect(again.status).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ manifest: { checksum: 'ok' }, table: { ok: true }, recount: { manifestAgrees: true, p1Wins: 1_265_851, draws: 0 } });
+    expect(run(['convert', copy, out]).status).toBe(0);
+    expect(JSON.parse(run(['check', '--db', out, '--recount', '--json']).stdout).recount).toMatchObject({ headerAgrees: true, p1Wins: 1_265_851 });
   });
 
   it('of another variant is refused by solve --resume, naming the manifest (exit 2)', () => {

@@ -25,6 +25,7 @@ import {
   bandBytes,
   shardLayout,
   checkStore,
+  manifestText,
   solveSharded,
 } from '../src/index.js';
 import { inMemorySolves, sameTable } from './support/in-memory.js';
@@ -280,7 +281,7 @@ describe('interrupted band solves', () => {
     for (const [what, edit, error] of edits) {
       const copy = JSON.parse(text);
       edit(copy);
-      writeFileSync(manifestPath, JSON.stringify(copy));
+      writeFileSync(manifestPath, manifestText(copy)); // its checksum recorded: the checks behind it
       await expect(resume(), what).rejects.toThrow(error);
       expect(readdirSync(store).sort(), what).toEqual(files);
     }
@@ -387,12 +388,13 @@ describe('interrupted band solves', () => {
     // A store whose bands were cut otherwise (another version) is refused, not misread.
     const manifestPath = join(store, 'manifest.json');
     const text = readFileSync(manifestPath, 'utf8');
-    writeFileSync(manifestPath, text.replace(/"layoutCrc32": \d+/, '"layoutCrc32": 12345'));
+    writeFileSync(manifestPath, manifestText(JSON.parse(text.replace(/"layoutCrc32": \d+/, '"layoutCrc32": 12345'))));
     await expect(resume()).rejects.toThrow(/its bands were cut by another version of ccheckers \(layout CRC-32 0x00003039\)/);
     writeFileSync(manifestPath, text);
     // So is one whose message files an earlier version coded as float64 numbers.
     expect(text).toMatch(/,\s*"messageCoding": "leb128-runs"/);
-    writeFileSync(manifestPath, text.replace(/,\s*"messageCoding": "leb128-runs"/, ''));
+    const { crc32: _, ...float64 } = JSON.parse(text.replace(/,\s*"messageCoding": "leb128-runs"/, '')); // an earlier version: no checksum
+    writeFileSync(manifestPath, JSON.stringify(float64));
     await expect(resume()).rejects.toThrow(/message files are coded as float64; this ccheckers codes them as leb128-runs/);
     writeFileSync(manifestPath, text);
     // A resume with rounds for another number of workers is refused: the rounds are the store's.
@@ -413,6 +415,7 @@ describe('interrupted band solves', () => {
     delete m.bandCount;
     delete m.bandWorkers;
     m.stage = 'passes';
+    delete m.crc32; // an earlier version's manifest has no checksum
     writeFileSync(manifestPath, JSON.stringify(m));
     await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: done, resume: true })).rejects.toThrow(
       /is a store of tile passes under way, which this version of ccheckers no longer runs: resume it with the version that made it, or solve again in a new folder/,

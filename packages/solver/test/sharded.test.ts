@@ -19,6 +19,8 @@ import {
   checkStore,
   exportStore,
   importDatabase,
+  manifestChecksum,
+  manifestText,
   readDatabase,
   shardLayout,
   solveSharded,
@@ -102,6 +104,49 @@ describe('a store after the solve', () => {
     expect(() => new StoreValues(ShardStore.open(copy))).toThrow(new RegExp(`${shardFile}: corrupt shard 2`));
   });
 
+  it('records a checksum of its manifest: kept when re-indented or reordered, an edit refused, none (earlier versions) accepted', () => {
+    const copy = newStore();
+    importDatabase(file, copy, { shards: 3 });
+    const path = join(copy, 'manifest.json');
+    const text = readFileSync(path, 'utf8');
+    const m = JSON.parse(text);
+    expect(m.crc32).toBe(manifestChecksum(m));
+    // The same content in another layout: keys in reverse order at every level, no indent.
+    const reversed = (x: unknown): unknown =>
+      Array.isArray(x) ? x.map(reversed) : x !== null && typeof x === 'object' ? Object.fromEntries(Object.entries(x).reverse().map(([k, y]) => [k, reversed(y)])) : x;
+    writeFileSync(path, JSON.stringify(reversed(m)));
+    expect(ShardStore.open(copy).manifest.results).toEqual(m.results);
+    // Counts that still add up, a start value, a shard's checksum: each change is refused on open.
+    for (const change of [(x: any) => ((x.results.p1Wins -= 7), (x.results.draws += 7)), (x: any) => (x.results.startValue = 1), (x: any) => (x.shards[1].crc32 ^= 1)]) {
+      const edited = JSON.parse(text);
+      change(edited);
+      writeFileSync(path, JSON.stringify(edited, null, 1));
+      expect(() => ShardStore.open(copy)).toThrow(new RegExp(`^${copy}: manifest\\.json was edited or damaged: its content has checksum 0x[0-9a-f]{8}, it records 0x${m.crc32.toString(16).padStart(8, '0')}; undo the edit`));
+      expect(() => exportStore(copy, join(dir, 'never.ccdb'))).toThrow(/manifest\.json was edited or damaged/);
+      expect(() => checkStore(copy)).toThrow(/manifest\.json was edited or damaged/);
+    }
+    expect(existsSync(join(dir, 'never.ccdb'))).toBe(false);
+    // Without the field (a manifest of an earlier version): accepted, and check says so.
+    const { crc32: _, ...old } = m;
+    writeFileSync(path, JSON.stringify(old, null, 1));
+    expect(ShardStore.open(copy).manifest.crc32).toBeUndefined();
+    expect(checkStore(copy).manifestChecksum).toBe('none');
+    // Such a manifest edited: a recount finds it, export refuses it naming both, --fix rewrites it.
+    writeFileSync(path, JSON.stringify({ ...old, results: { ...old.results, p1Wins: old.results.p1Wins - 7, draws: old.results.draws + 7 } }, null, 1));
+    expect(() => exportStore(copy, join(dir, 'never.ccdb'))).toThrow(
+      new RegExp(`manifest\\.json: the manifest's results are not what its shards hold: it records P1 wins ${old.results.p1Wins - 7} \\(the shards: ${old.results.p1Wins}\\), draws ${old.results.draws + 7} \\(the shards: ${old.results.draws}\\); no database file was written`),
+    );
+    expect(existsSync(join(dir, 'never.ccdb'))).toBe(false);
+    expect(() => ShardStore.open(copy).checkShardFiles()).toThrow(/the manifest's results are not what its shards hold: it records P1 wins/);
+    const fixed = checkStore(copy, { fix: true });
+    expect(fixed).toMatchObject({ fixed: true, manifestChecksum: 'none', recount: { manifestAgrees: false } });
+    const after = checkStore(copy, { recount: true });
+    expect(after).toMatchObject({ manifestChecksum: 'ok', recount: { manifestAgrees: true }, table: { ok: true } });
+    expect(after.fixed).toBeUndefined();
+    expect(ShardStore.open(copy).manifest.results).toEqual(m.results);
+    expect(checkStore(copy, { fix: true }).fixed).toBeUndefined(); // nothing left to fix
+  });
+
   it('refuses a truncated or missing shard, naming the file', () => {
     const copy = newStore();
     importDatabase(file, copy, { shards: 4 });
@@ -122,7 +167,7 @@ describe('a store after the solve', () => {
     const fake = join(dir, 'fake-store');
     importDatabase(file, fake, { shards: 2 });
     const manifest = join(fake, 'manifest.json');
-    writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('"pieces": 2', '"pieces": 3'));
+    writeFileSync(manifest, manifestText(JSON.parse(readFileSync(manifest, 'utf8').replace('"pieces": 2', '"pieces": 3'))));
     expect(() => ShardStore.open(fake)).toThrow(/manifest.json: corrupt manifest: its sizes are not those of 7x7\/3/);
     await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: storePath })).rejects.toThrow(
       /already holds a store: use --resume/,

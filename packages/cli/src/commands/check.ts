@@ -33,11 +33,11 @@ export function checkCommand(o: CheckCommandOptions): number | Promise<number> {
   const recount = o.recount === true || o.fix === true;
   const progress = progressSink(process.stderr, o.quiet || o.json);
   if (isStore(o.db)) {
-    if (o.fix) throw new UsageError('--fix rewrites a database file header; a store records its results in manifest.json (solve --resume recounts an unfinished one)');
-    const report = checkStore(o.db, { recount, onProgress: (f) => progress.update('check', f) });
+    // --fix: the manifest's results rewritten from the recount, where every shard is sound.
+    const report = checkStore(o.db, { recount, fix: o.fix === true, onProgress: (f) => progress.update('check', f) });
     progress.clear();
     process.stdout.write(o.json ? `${JSON.stringify(storeJson(report))}\n` : `${storeText(report)}\n`);
-    const ok = report.shards.every((c) => c.ok) && (report.table?.ok ?? true) && (report.recount?.manifestAgrees ?? true);
+    const ok = report.shards.every((c) => c.ok) && (report.fixed === true || ((report.table?.ok ?? true) && (report.recount?.manifestAgrees ?? true)));
     return ok ? 0 : 1;
   }
   const report = checkDatabase(o.db, { recount, onProgress: (f) => progress.update('check', f) });
@@ -117,15 +117,19 @@ function storeJson(r: StoreCheckReport) {
   return {
     path: r.path,
     stage: r.stage,
+    manifest: { checksum: r.manifestChecksum },
     shards: r.shards.map((c) => ({ ...c, expected: hex(c.expected), actual: hex(c.actual) })),
     ...(r.table ? { table: { ...r.table, expected: hex(r.table.expected), actual: hex(r.table.actual) } } : {}),
     ...(r.recount ? { recount: { ...r.recount.counts, start: START[r.recount.startValue], manifestAgrees: r.recount.manifestAgrees, manifestDiffers: r.recount.manifestDiffers.map((d) => (d.field === 'startValue' ? { ...d, field: 'start', manifest: START[d.manifest], recounted: START[d.recounted] } : d)) } } : {}),
     ...(r.recountSkipped ? { recountSkipped: r.recountSkipped } : {}),
+    ...(r.fixed !== undefined ? { fixed: r.fixed } : {}),
+    ...(r.fixSkipped ? { fixSkipped: r.fixSkipped } : {}),
   };
 }
 
 function storeText(r: StoreCheckReport): string {
-  const lines = [`store     ${r.path}`, `stage     ${r.stage}`, ''];
+  const checksum = r.manifestChecksum === 'ok' || r.fixed ? 'checksum ok' : 'no checksum (written by an earlier ccheckers: its next write records one, as check --fix does)';
+  const lines = [`store     ${r.path}`, `stage     ${r.stage}`, `manifest  ${checksum}`, ''];
   lines.push(
     table(
       [r.shards.some((c) => c.kind !== 'shard') ? 'part' : 'shard', 'file', 'bytes', 'checksum', 'recorded', 'result'],
@@ -146,5 +150,7 @@ function storeText(r: StoreCheckReport): string {
     );
   }
   if (r.recountSkipped) lines.push(`counts    not recounted: ${r.recountSkipped}`);
+  if (r.fixed) lines.push(`fixed     the manifest's results were rewritten from the shards${r.manifestChecksum === 'none' ? ', its checksum recorded' : ''}`);
+  if (r.fixSkipped) lines.push(`fix       not made: ${r.fixSkipped}`);
   return lines.join('\n');
 }

@@ -12,7 +12,8 @@ import { type GameCounts, TableTally } from '../state-index.js';
 import { bandBytes, bandLayout } from './band-layout.js';
 import { shardLayout } from './layout.js';
 import { messageFileProblem } from './messages.js';
-import { type BandState, MANIFEST, ShardStore, StoreValues } from './shard-store.js';
+import { lockOutput } from '../output-file.js';
+import { type BandState, MANIFEST, ShardStore, type StoreResults, StoreValues, resultsDiffer, resultsMismatch } from './shard-store.js';
 
 /** Whether `path` is a store's folder (else it is taken for a database file). */
 export function isStore(path: string): boolean {
@@ -37,13 +38,17 @@ export function exportStore(dir: string, out: string, options: { force?: boolean
       length: m.tableBytes,
       crc32: m.results.tableCrc32,
       stream(write) {
-        let crc = 0;
+        // The header's counts are the manifest's, so they are recounted from the shards as they
+        // go: a mismatch ends the export before the file is put in place.
+        const tally = new TableTally(store.space);
         store.forEachShard((shard, bytes) => {
-          crc = crc32Of(bytes, crc);
+          tally.add(bytes, shard.firstByte);
           write(bytes, shard.firstByte);
         });
         // The shards were each checked on load; the whole must also be what the manifest says.
-        if (crc !== m.results!.tableCrc32) throw new DatabaseError(dir, `the shards' table has checksum ${hex(crc)}, the manifest records ${hex(m.results!.tableCrc32)}`);
+        const recounted = tally.results();
+        if (recounted.tableCrc32 !== m.results!.tableCrc32) throw new DatabaseError(dir, `the shards' table has checksum ${hex(recounted.tableCrc32)}, the manifest records ${hex(m.results!.tableCrc32)}`);
+        if (resultsDiffer(m.results!, recounted).length > 0) throw resultsMismatch(dir, m.results!, recounted, 'no database file was written');
       },
     },
     undefined,
@@ -106,26 +111,37 @@ export interface StoreCheckReport {
   recount?: { counts: GameCounts; startValue: number; manifestAgrees: boolean; /** What the manifest records otherwise. */ manifestDiffers: Array<{ field: string; manifest: number; recounted: number }> };
   /** Why a recount asked for was not made. */
   recountSkipped?: string;
+  /** 'ok': the manifest's checksum matched (on open; a mismatch throws); 'none': a manifest of an
+   *  earlier version, which records none. */
+  manifestChecksum: 'ok' | 'none';
+  /** With `fix`: the manifest's results were rewritten from the recount (and its checksum
+   *  recorded), or why they were not. */
+  fixed?: boolean;
+  fixSkipped?: string;
 }
 
-const RESULT_FIELDS = ['positions', 'p1Wins', 'p2Wins', 'draws', 'illegal', 'startValue'] as const;
-
 /**
- * Verifies a store: the manifest (on open: a corrupt or foreign one throws), then every shard's
- * size and checksum, reported one by one (a missing or truncated shard is a failed line, not a
- * throw), the whole table's checksum, and with `recount` the counts and start value.
+ * Verifies a store: the manifest (on open: a corrupt, edited or foreign one throws), then every
+ * shard's size and checksum, reported one by one (a missing or truncated shard is a failed line,
+ * not a throw), the whole table's checksum, and with `recount` the counts and start value. With
+ * `fix` (a recount too), a complete store whose shards are all sound gets its manifest's results
+ * rewritten from them where they differ or the manifest has no checksum (as save() writes it:
+ * atomically, under the store's lock).
  */
-export function checkStore(dir: string, options: { recount?: boolean; onProgress?: (fraction: number) => void } = {}): StoreCheckReport {
+export function checkStore(dir: string, options: { recount?: boolean; fix?: boolean; onProgress?: (fraction: number) => void } = {}): StoreCheckReport {
   const store = ShardStore.open(dir);
+  const manifestChecksum = store.manifest.crc32 === undefined ? 'none' : 'ok';
+  const recount = options.recount === true || options.fix === true;
   const m = store.manifest;
   const space = store.space;
-  const tally = new TableTally(space, { count: options.recount === true });
+  const tally = new TableTally(space, { count: recount });
   let whole = true;
   const buffer = new Uint8Array(Math.max(...store.layout.shards.map((s) => s.bytes)));
   const shards: ShardCheck[] = [];
   if (m.bands) {
-    const report: StoreCheckReport = { path: dir, stage: m.stage, shards: checkBandFiles(store, m.bands) };
-    if (options.recount) report.recountSkipped = 'the solve is under way in bands, its shards not written yet (solve --resume finishes it)';
+    const report: StoreCheckReport = { path: dir, stage: m.stage, shards: checkBandFiles(store, m.bands), manifestChecksum };
+    if (recount) report.recountSkipped = 'the solve is under way in bands, its shards not written yet (solve --resume finishes it)';
+    if (options.fix) report.fixSkipped = 'the solve is under way: its results are not recorded yet (solve --resume finishes it)';
     return report;
   }
   for (const shard of store.layout.shards) {
@@ -152,17 +168,44 @@ export function checkStore(dir: string, options: { recount?: boolean; onProgress
     shards.push(line);
     options.onProgress?.((shard.index + 1) / store.layout.shards.length);
   }
-  const report: StoreCheckReport = { path: dir, stage: m.stage, shards };
+  const report: StoreCheckReport = { path: dir, stage: m.stage, shards, manifestChecksum };
   if (m.results && whole) report.table = { expected: m.results.tableCrc32, actual: tally.tableCrc32, ok: tally.tableCrc32 === m.results.tableCrc32 };
-  if (options.recount && !whole) report.recountSkipped = 'not every shard could be read';
-  if (options.recount && whole) {
-    const { startValue, tableCrc32: _, ...counts } = tally.results();
-    const recounted = { ...counts, startValue };
-    const r = m.results;
-    const manifestDiffers = r === undefined ? [] : RESULT_FIELDS.filter((field) => r[field] !== recounted[field]).map((field) => ({ field, manifest: r[field], recounted: recounted[field] }));
+  if (recount && !whole) report.recountSkipped = 'not every shard could be read';
+  if (recount && whole) {
+    const recounted = tally.results();
+    const { startValue, tableCrc32: _, ...counts } = recounted;
+    // The table's CRC-32 has a line of its own (report.table).
+    const manifestDiffers = m.results === undefined ? [] : resultsDiffer(m.results, recounted).filter((d) => d.field !== 'tableCrc32');
     report.recount = { counts, startValue, manifestAgrees: manifestDiffers.length === 0, manifestDiffers };
   }
+  if (options.fix) {
+    if (m.stage !== 'complete' || m.results === undefined) {
+      report.fixSkipped = `the solve is not finished (${m.stage}): its results are not recorded yet (solve --resume finishes it)`;
+    } else if (!whole) {
+      report.fixSkipped = 'not every shard is sound: the results cannot be recounted';
+    } else if (!report.recount!.manifestAgrees || !report.table!.ok || manifestChecksum === 'none') {
+      rewriteResults(store, tally.results());
+      report.fixed = true;
+    }
+  }
   return report;
+}
+
+/**
+ * Rewrites a complete store's results (and so records the manifest's checksum) under its lock,
+ * atomically as save() does; refused if the manifest changed since `checked` read it.
+ */
+function rewriteResults(checked: ShardStore, results: StoreResults): void {
+  const unlock = lockOutput(join(checked.dir, MANIFEST));
+  try {
+    const store = ShardStore.open(checked.dir);
+    if (store.manifest.generation !== checked.manifest.generation) throw new DatabaseError(join(checked.dir, MANIFEST), 'changed while it was checked: run check again');
+    store.save([], (m) => {
+      m.results = results;
+    });
+  } finally {
+    unlock();
+  }
 }
 
 /**

@@ -17,7 +17,7 @@ import { CCheckersError, NO_DISTANCE, RANKING_ID, type RuleMode, StateSpace, typ
 import { crc32Of } from '../crc.js';
 import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, type PassRecord, countsNotAddingUp, hex } from '../database.js';
 import { type StoredValues, VERIFY_ON_OPEN_BYTES } from '../database-file.js';
-import type { GameCounts } from '../state-index.js';
+import { type GameCounts, TableTally } from '../state-index.js';
 import { type BandSchedule, MAX_WORKERS, type StepAt, bandSchedule, stepBefore, takenAt } from './band-schedule.js';
 import { type Shard, type ShardLayout, layoutOf, shardOfGroup } from './layout.js';
 
@@ -170,6 +170,58 @@ export interface Manifest {
   bandWorkers?: number;
   /** When complete: the results, and the CRC-32 of the whole table (the shards in order). */
   results?: GameCounts & { startValue: number; tableCrc32: number };
+  /** The manifest's own checksum (manifestChecksum): recorded by every write, checked by every
+   *  open. Absent from the manifests of earlier versions (accepted; check says "no checksum"). */
+  crc32?: number;
+}
+
+/**
+ * The checksum of a manifest: the CRC-32 of its canonical JSON (keys sorted at every level, no
+ * spaces) without the `crc32` field that records it, so that a manifest re-indented or with its
+ * keys in another order keeps it, and any change of a value does not.
+ */
+export function manifestChecksum(m: Manifest): number {
+  const { crc32: _, ...content } = m;
+  return crc32Of(Buffer.from(canonicalJson(content), 'utf8'));
+}
+
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, (v as Record<string, unknown>)[k]]),
+        )
+      : v,
+  );
+}
+
+/** A manifest as it is written: JSON with one space of indent, its checksum recorded. */
+export function manifestText(m: Manifest): string {
+  return `${JSON.stringify({ ...m, crc32: manifestChecksum(m) }, null, 1)}\n`;
+}
+
+/** What a store's results record: the counts, the start value, the table's CRC-32. */
+export type StoreResults = NonNullable<Manifest['results']>;
+
+const RESULT_FIELDS = ['positions', 'p1Wins', 'p2Wins', 'draws', 'illegal', 'startValue', 'tableCrc32'] as const;
+const RESULT_NAMES: Record<(typeof RESULT_FIELDS)[number], string> = { positions: 'positions', p1Wins: 'P1 wins', p2Wins: 'P2 wins', draws: 'draws', illegal: 'illegal', startValue: 'start', tableCrc32: 'table CRC-32' };
+const START_NAMES = ['draw', 'p2-win', 'p1-win', 'illegal'];
+
+/** The fields in which `recorded` (a manifest's results) differs from `recounted` (the shards'). */
+export function resultsDiffer(recorded: StoreResults, recounted: StoreResults): Array<{ field: (typeof RESULT_FIELDS)[number]; manifest: number; recounted: number }> {
+  return RESULT_FIELDS.filter((field) => recorded[field] !== recounted[field]).map((field) => ({ field, manifest: recorded[field], recounted: recounted[field] }));
+}
+
+/** A DatabaseError naming both sides of each field in which a manifest's results differ from the
+ *  shards' recount (`doing`: what was refused). */
+export function resultsMismatch(dir: string, recorded: StoreResults, recounted: StoreResults, doing: string): DatabaseError {
+  const shown = (field: (typeof RESULT_FIELDS)[number], x: number) => (field === 'startValue' ? (START_NAMES[x] ?? String(x)) : field === 'tableCrc32' ? hex(x) : String(x));
+  const said = resultsDiffer(recorded, recounted)
+    .map((d) => `${RESULT_NAMES[d.field]} ${shown(d.field, d.manifest)} (the shards: ${shown(d.field, d.recounted)})`)
+    .join(', ');
+  return new DatabaseError(join(dir, MANIFEST), `the manifest's results are not what its shards hold: it records ${said}; ${doing} (check --db ${dir} --fix rewrites them from the shards)`);
 }
 
 export class ShardStore {
@@ -268,6 +320,14 @@ export class ShardStore {
       m = JSON.parse(text) as Manifest;
     } catch {
       throw new DatabaseError(path, 'corrupt manifest: not JSON');
+    }
+    // A manifest of an earlier version has no checksum: accepted as it is (check reports it as "no
+    // checksum"), and its next write records one.
+    if (m !== null && typeof m === 'object' && m.crc32 !== undefined) {
+      const actual = manifestChecksum(m);
+      if (m.crc32 !== actual) {
+        throw new DatabaseError(dir, `manifest.json was edited or damaged: its content has checksum ${hex(actual)}, it records ${isCrc32(m.crc32) ? hex(m.crc32) : String(m.crc32)}; undo the edit or restore the store from a copy (nothing it records can be trusted)`);
+      }
     }
     checkManifest(path, m);
     return new ShardStore(dir, m);
@@ -382,7 +442,7 @@ export class ShardStore {
       entry.crc32 = crc32Of(bytes);
     }
     update(m);
-    writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
+    this.writeManifest(m);
     this.manifest = m;
     for (const file of replaced) unlinkSync(join(this.dir, file));
   }
@@ -404,7 +464,7 @@ export class ShardStore {
       entry.crc32 = crc32;
     }
     update(m);
-    writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
+    this.writeManifest(m);
     this.manifest = m;
     for (const file of replaced) rmSync(join(this.dir, file), { force: true });
   }
@@ -466,9 +526,15 @@ export class ShardStore {
     replaced.push(...gone);
     state.messages = [...state.messages.filter((f) => !gone.has(f.file)), ...added];
     update(m);
-    writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
+    this.writeManifest(m);
     this.manifest = m;
     for (const file of replaced) rmSync(join(this.dir, file), { force: true });
+  }
+
+  /** Writes `m` atomically as the manifest, its checksum recorded (in `m` too). */
+  private writeManifest(m: Manifest): void {
+    m.crc32 = manifestChecksum(m);
+    writeFileAtomically(join(this.dir, MANIFEST), Buffer.from(`${JSON.stringify(m, null, 1)}\n`), true);
   }
 
   /** The rounds of the band solve under way. */
@@ -567,17 +633,19 @@ export class ShardStore {
   /**
    * A complete store's shards are there: each file present with the size the manifest records,
    * and up to VERIFY_ON_OPEN_BYTES of table (as StoreValues reads whole) each checksum checked
-   * and the whole table's against the results'. What a resume of a finished solve checks before
-   * it reports the manifest's results.
+   * and the whole table's against the results', the counts recounted. What a resume of a
+   * finished solve checks before it reports the manifest's results.
    */
   checkShardFiles(): void {
     if (this.manifest.tableBytes <= VERIFY_ON_OPEN_BYTES) {
-      let crc = 0;
-      this.forEachShard((_, bytes) => {
-        crc = crc32Of(bytes, crc);
-      });
-      const recorded = this.manifest.results!.tableCrc32;
-      if (crc !== recorded) throw new DatabaseError(join(this.dir, MANIFEST), `the shards' table has checksum ${hex(crc)}, the manifest's results record ${hex(recorded)}`);
+      // Read whole anyway: recounted too, so that a resume never reports counts its shards
+      // contradict (a manifest of an earlier version, without a checksum, edited by hand).
+      const tally = new TableTally(this.space);
+      this.forEachShard((shard, bytes) => tally.add(bytes, shard.firstByte));
+      const recorded = this.manifest.results!;
+      const recounted = tally.results();
+      if (recounted.tableCrc32 !== recorded.tableCrc32) throw new DatabaseError(join(this.dir, MANIFEST), `the shards' table has checksum ${hex(recounted.tableCrc32)}, the manifest's results record ${hex(recorded.tableCrc32)}`);
+      if (resultsDiffer(recorded, recounted).length > 0) throw resultsMismatch(this.dir, recorded, recounted, 'its results are not reported');
       return;
     }
     for (const shard of this.layout.shards) {
