@@ -56,19 +56,40 @@ describe('solve --store', () => {
     expect(existsSync(join(dir, 'small'))).toBe(false);
   });
 
-  it('says what --shards gave where it rounds, and takes the same --shards on --resume', () => {
-    // 4x4/3 has 294 groups: --shards 5000 gives as many bands (stopped at its first save: a
-    // solve in 294 bands takes a minute).
-    const bands = join(dir, 'rounded-bands');
+  it('bounds --shards by the variant, saying the bound before any file is made, and takes the same --shards on --resume', () => {
+    // 7x7/2 has 1,176 groups but a 310 KiB table: bands of 4 KiB at least, so 77 at most
+    // (--shards 1000000000 made a band per group and 76,314 files in 5 minutes).
+    for (const shards of ['78', '1000000000']) {
+      const never = join(dir, `too-many-${shards}`);
+      const r = run(['solve', '--board', '7', '--pieces', '2', '--store', never, '--shards', shards, '--threads', '1', '--json']);
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^ccheckers: --shards ${shards} is more than 7x7/2 takes: at most 77 \\(a band of 7x7/2 holds at least 4\\.0 KiB of its 310\\.4 KiB table\\)$`, 'm'));
+      expect(existsSync(never)).toBe(false);
+    }
+    // 4x4/3: 20.5 KiB, at most 5 bands; 5 are taken (stopped at the first save).
+    const bands = join(dir, 'bounded-bands');
     const solve43 = ['solve', '--board', '4', '--pieces', '3', '--store', bands, '--threads', '1'];
-    const capped = runHooked({ killAfterSave: 1 }, [...solve43, '--shards', '5000']);
-    expect(capped.signal).toBe('SIGKILL');
-    expect(capped.stderr).toMatch(/: 294 bands of up to .* \(--shards 5000 gives 294: a band holds one group or more\)$/m);
+    const refused = run([...solve43, '--shards', '6']);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('--shards 6 is more than 4x4/3 takes: at most 5 (a band of 4x4/3 holds at least 4.0 KiB of its 20.5 KiB table)');
+    expect(existsSync(bands)).toBe(false);
+    const taken = runHooked({ killAfterSave: 1 }, [...solve43, '--shards', '5']);
+    expect(taken.signal).toBe('SIGKILL');
+    expect(taken.stderr).toMatch(/: 5 bands of up to [\d.]+ KiB, one held at a time/);
     // The same --shards passes the resume's check and meets the budget's, which says the bands are set.
-    const resumed = run([...solve43, '--shards', '5000', '--resume', '--memory', '1M']);
+    const resumed = run([...solve43, '--shards', '5', '--resume', '--memory', '1M']);
     expect(resumed.status).toBe(2);
-    expect(resumed.stderr).toMatch(/--memory 1\.0 MiB is too small for 4x4\/3 in 294 bands .* in all \(the bands of a store being resumed are set\)$/m);
-    expect(run([...solve43, '--shards', '293', '--resume']).stderr).toContain(`${bands} has 294 shards, which --shards 293 does not make; --shards applies to new stores only`);
+    expect(resumed.stderr).toMatch(/--memory 1\.0 MiB is too small for 4x4\/3 in 5 bands .* in all \(the bands of a store being resumed are set\)$/m);
+    expect(run([...solve43, '--shards', '4', '--resume']).stderr).toContain(`${bands} has 5 shards, which --shards 4 does not make; --shards applies to new stores only`);
+    // convert: shards of 4 KiB at least too.
+    const file = join(dir, 'bounded.ccdb');
+    expect(run(['solve', '--board', '7', '--pieces', '2', '--out', file, '--threads', '1', '--quiet']).status).toBe(0);
+    const over = run(['convert', file, join(dir, 'bounded-78'), '--shards', '78']);
+    expect(over.status).toBe(2);
+    expect(over.stderr).toContain('--shards 78 is more than 7x7/2 takes: at most 77 (a shard of 7x7/2 holds at least 4.0 KiB of its 310.4 KiB table)');
+    expect(existsSync(join(dir, 'bounded-78'))).toBe(false);
+    expect(run(['convert', file, join(dir, 'bounded-77'), '--shards', '77']).status).toBe(0);
+    expect(run(['check', '--db', join(dir, 'bounded-77')]).status).toBe(0);
   });
 
   it('refuses --workers without --store, and a --store where no folder can be made, without hanging', () => {

@@ -106,6 +106,20 @@ describe('band plans', () => {
     expect(planBands(space, { bands: 4, budget: minimum, kernelCopies: 1 }).messageBytes).toBe(minMessageBytes(space));
     expect(() => planBands(space, { bands: 4, budget: minimum - 1, kernelCopies: 1 })).toThrow(/too small .* in 4 bands .* one band, 1\.9 MiB of messages .* in all/);
   });
+  it('bound the bands: at most 256 (7x7/3), bands of 4 KiB at least (7x7/2), a budget\'s too', () => {
+    expect(planBands(space, { bands: 256, kernelCopies: 1 }).bands).toBe(256);
+    expect(() => planBands(space, { bands: 257, kernelCopies: 1 })).toThrow(
+      /^--shards 257 is more than 7x7\/3 takes: at most 256 \(a store's solve has at most 256 bands: each pass writes message files for up to every pair of bands\)$/,
+    );
+    const small = new StateSpace(variant(7, 2));
+    expect(planBands(small, { bands: 77, kernelCopies: 1 }).bands).toBe(77);
+    expect(() => planBands(small, { bands: 78, kernelCopies: 1 })).toThrow(/^--shards 78 is more than 7x7\/2 takes: at most 77 \(a band of 7x7\/2 holds at least 4\.0 KiB of its 310\.4 KiB table\)$/);
+    // A store being resumed keeps the bands it has (made by an earlier version, unbounded).
+    expect(planBands(small, { bands: 294, kernelCopies: 1, storeBands: true }).bands).toBe(294);
+    // A budget that would need more bands than that is refused in 256, naming the minimum.
+    const overhead = planBands(space, { kernelCopies: 1 }).overheadBytes;
+    expect(() => planBands(space, { budget: overhead + 2 ** 21 - 2 ** 16, kernelCopies: 1 })).toThrow(/is too small for 7x7\/3 in 256 bands of up to .* in all$/);
+  });
   it('take no more than they use from a large budget', () => {
     const small = new StateSpace(variant(7, 2));
     const plan = planBands(small, { budget: 30 * 2 ** 30, kernelCopies: 1 });

@@ -13,7 +13,7 @@
  */
 import { CCheckersError, type StateSpace, WORDS, permuteSet, rankSet, unrankSet } from '@ccheckers/core';
 import { formatBytes } from '../memory.js';
-import { overheadBytes, shardLayout } from './layout.js';
+import { MIN_PIECE_BYTES, overheadBytes, shardLayout } from './layout.js';
 
 export interface BandLayout {
   bands: number;
@@ -111,6 +111,36 @@ export const MAX_MESSAGE_BYTES = 2 ** 28;
  *  the message files per step and the manifest small). */
 export const DEFAULT_BAND_BYTES = 2 ** 30;
 
+/**
+ * The most bands a store's solve may have. A step writes a message file to each band it sends
+ * messages to, so a pass writes up to two per pair of bands, and the manifest, rewritten after
+ * every round, names each one until its band takes it. Measured (7x7/2, native-bmi2, 2 threads):
+ * 4 bands, 41 message files in all, 2.7 s; 16 bands, 459, 8.1 s; 64 bands, 5,369 (up to 2,490 in
+ * the folder at once), 15.0 s; 256 bands, not done in 5 minutes; 1,176 bands (one per group)
+ * made 76,314 files in 5 minutes. 256 bands of a large table are still bands of a GiB and more
+ * for 7x7/5; the messages they write go as the square of the count.
+ */
+export const MAX_BANDS = 256;
+
+/** The most bands --shards may ask for in a new store of `space`: bands of at least
+ *  MIN_PIECE_BYTES (a group at least), and MAX_BANDS. */
+export function maxBands(space: StateSpace): number {
+  return Math.max(1, Math.min(space.groups, MAX_BANDS, Math.floor(space.tableBytes / MIN_PIECE_BYTES)));
+}
+
+/** Refuses (E_USAGE) --shards `shards` for a new store of `space` above maxBands, saying the
+ *  bound and what sets it. */
+export function checkBandCount(space: StateSpace, shards: number): void {
+  const most = maxBands(space);
+  if (shards <= most) return;
+  const name = space.variant.name;
+  const why =
+    most === MAX_BANDS
+      ? `a store's solve has at most ${MAX_BANDS} bands: each pass writes message files for up to every pair of bands`
+      : `a band of ${name} holds at least ${formatBytes(MIN_PIECE_BYTES)} of its ${formatBytes(space.tableBytes)} table`;
+  throw new CCheckersError('E_USAGE', `--shards ${shards} is more than ${name} takes: at most ${most} (${why})`);
+}
+
 /** The bands `--shards N` makes: N, or one per group where N is more. */
 export function bandCountFor(space: StateSpace, shards: number): number {
   return Math.min(shards, space.groups);
@@ -135,6 +165,8 @@ export function planBands(
   const minMessages = minMessageBytes(space);
   const bufferOf = (n: number) => Math.max(bandBytes(space, Math.ceil(space.groups / n)), ...shardLayout(space, n).shards.map((x) => x.bytes));
   let bands = options.bands;
+  // A new store's --shards is bounded; a store being resumed keeps the bands it has.
+  if (bands !== undefined && !options.storeBands) checkBandCount(space, bands);
   if (bands === undefined) {
     bands = Math.max(1, Math.ceil(space.tableBytes / DEFAULT_BAND_BYTES));
     // Half the budget for the band, half (at least minMessages) for the messages.
@@ -144,11 +176,16 @@ export function planBands(
       // Bands and shards are whole groups: more where rounding up made the largest too big.
       while (bands < space.groups && bufferOf(bands) > forBand) bands++;
     }
+    // No more than --shards may ask for: a budget too small for bands that large is refused below.
+    bands = Math.min(bands, maxBands(space));
   }
   bands = bandCountFor(space, bands);
   const buffer = bufferOf(bands);
   if (buffer > 2 ** 32) {
     const fewest = Math.ceil(space.tableBytes / 2 ** 32) + 1;
+    if (fewest > maxBands(space)) {
+      throw new CCheckersError('E_USAGE', `${space.variant.name} is too large for a store: its table of ${formatBytes(space.tableBytes)} in ${maxBands(space)} bands (the most a store's solve has) would make bands over 4 GiB, which no typed array holds`);
+    }
     throw new CCheckersError('E_USAGE', `bands of ${space.variant.name} in ${bands} would be over 4 GiB (no typed array holds one): use --shards ${fewest} or more`);
   }
   // Without a budget, as much as the band (calls in proportion to it); with one, what it leaves,
@@ -163,7 +200,7 @@ export function planBands(
       `--memory ${formatBytes(options.budget!)} is too small for ${space.variant.name} in ${bands} band${bands === 1 ? '' : 's'} of up to ${formatBytes(buffer)}: ` +
         `a band pass holds one band, ${formatBytes(minMessages)} of messages and ${formatBytes(overhead)} of group maps and scratch, ` +
         `${formatBytes(minimum)} in all` +
-        (options.storeBands ? ' (the bands of a store being resumed are set)' : options.bands === undefined ? '' : ' (more --shards make bands smaller)'),
+        (options.storeBands ? ' (the bands of a store being resumed are set)' : options.bands === undefined || bands >= maxBands(space) ? '' : ' (more --shards make bands smaller)'),
     );
   }
   return { bands, bandBytes: buffer, messageBytes, overheadBytes: overhead, ...(options.budget === undefined ? {} : { budget: options.budget }) };

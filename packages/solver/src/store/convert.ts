@@ -10,7 +10,7 @@ import { DatabaseError, HEADER_BYTES, hex, openForReading, readAll, readHeader, 
 import { type DatabaseFile, type StoredValues, openDatabase, streamBytes } from '../database-file.js';
 import { type GameCounts, TableTally } from '../state-index.js';
 import { bandBytes, bandLayout } from './band-layout.js';
-import { shardLayout } from './layout.js';
+import { checkShardCount, shardLayout } from './layout.js';
 import { messageFileProblem } from './messages.js';
 import { lockOutput } from '../output-file.js';
 import { type BandState, MANIFEST, ShardStore, type StoreResults, StoreValues, resultsDiffer, resultsMismatch } from './shard-store.js';
@@ -66,6 +66,7 @@ export function importDatabase(path: string, dir: string, options: { shards?: nu
     if (header.stage !== 'complete') throw new DatabaseError(path, `is a ${header.stage} checkpoint: only a complete database converts to a store`);
     const v = variant(header.board, header.pieces);
     const space = new StateSpace(v);
+    if (options.shards !== undefined) checkShardCount(space, options.shards);
     const layout = shardLayout(space, options.shards ?? Math.max(1, Math.ceil(space.tableBytes / 2 ** 28)));
     const store = ShardStore.create(dir, v, header.rules, layout);
     const buffer = new Uint8Array(Math.max(...layout.shards.map((s) => s.bytes)));

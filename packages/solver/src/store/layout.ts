@@ -29,6 +29,35 @@ export interface ShardLayout {
 /** Shards about this size when neither --shards nor a small --memory sets them. */
 export const DEFAULT_SHARD_BYTES = 2 ** 28;
 
+/** The smallest band or shard --shards may ask for: a page. Smaller pieces cost more in files,
+ *  manifest entries, commits and kernel calls than they save in memory. */
+export const MIN_PIECE_BYTES = 2 ** 12;
+
+/** The most shards convert --shards may ask for: the manifest names every shard, and a store made
+ *  from a database file rewrites it after each shard it writes. */
+export const MAX_SHARDS = 4096;
+
+/** The most shards --shards may ask for in a store made from a database file of `space`: shards
+ *  of at least MIN_PIECE_BYTES (4 groups at least), and MAX_SHARDS. */
+export function maxShards(space: StateSpace): number {
+  return Math.max(1, Math.min(Math.ceil(space.groups / 4), MAX_SHARDS, Math.floor(space.tableBytes / MIN_PIECE_BYTES)));
+}
+
+/** Refuses (E_USAGE) a --shards above maxShards for a store made from a database file, saying the
+ *  bound and what sets it. */
+export function checkShardCount(space: StateSpace, shards: number): void {
+  const most = maxShards(space);
+  if (shards <= most) return;
+  const name = space.variant.name;
+  const why =
+    most === MAX_SHARDS
+      ? `a store has at most ${MAX_SHARDS} shards: its manifest names every one`
+      : most === Math.ceil(space.groups / 4) && most < Math.floor(space.tableBytes / MIN_PIECE_BYTES)
+        ? `a shard holds 4 of its ${space.groups} groups or more`
+        : `a shard of ${name} holds at least ${formatBytes(MIN_PIECE_BYTES)} of its ${formatBytes(space.tableBytes)} table`;
+  throw new CCheckersError('E_USAGE', `--shards ${shards} is more than ${name} takes: at most ${most} (${why})`);
+}
+
 /** The layout of `count` shards (fewer where the table has fewer runs of 4 groups). */
 export function shardLayout(space: StateSpace, count: number): ShardLayout {
   if (!Number.isSafeInteger(count) || count < 1) throw new CCheckersError('E_USAGE', `--shards must be a positive integer (got ${count})`);
