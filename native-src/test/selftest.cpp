@@ -384,10 +384,10 @@ int main() {
         }
         uint64_t states = groups * perGroup;
         std::vector<uint8_t> table((states + 3) / 4, 0);
-        k->solverInit(table.data(), table.size(), 0, static_cast<uint32_t>(groups), threads, 0);
+        k->solverInit(table.data(), table.size(), 0, static_cast<uint32_t>(groups), threads);
         int passes = 0;
         for (;;) {
-          KernelStats s = k->solverPass(table.data(), table.size(), 0, static_cast<uint32_t>(k->solverPassUnits()), threads, nullptr);
+          KernelStats s = k->solverPass(table.data(), table.size(), 0, static_cast<uint32_t>(k->solverPassUnits()), threads);
           CHECK(s.moveless == 0, "moveless states");
           passes++;
           if (s.wins + s.losses == 0 || passes > 200) break;

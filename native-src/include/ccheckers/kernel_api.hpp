@@ -39,21 +39,6 @@ constexpr size_t kRevisitLag = 64;
 constexpr int kDescribeFields = 12;
 
 /**
- * Part of the table for solves that do not hold it whole (sharded stores; core's TableWindow):
- * the table given holds groups [firstGroup, firstGroup + groups), `other` (or nullptr) groups
- * [otherFirstGroup, otherFirstGroup + otherGroups). A pass then works on the table the parts make
- * together: it visits their states whose children lie in them (with crossOnly, in the other part),
- * propagates a new loss to the parents in them, and looks past an unknown child for a lost one.
- */
-struct TableWindow {
-  uint32_t firstGroup = 0, groups = 0;
-  uint8_t* other = nullptr;
-  size_t otherBytes = 0;
-  uint32_t otherFirstGroup = 0, otherGroups = 0;
-  bool crossOnly = false;
-};
-
-/**
  * One band of a band-ordered store (the out-of-core solve's band passes; core's BandMap): which
  * band holds every group, and where; the band in memory, `held`, holds groups[0, slots) (slot ->
  * group). Stored state group * per + r is, in the band that holds the group, local state
@@ -123,14 +108,12 @@ class KernelApi {
   /** For `count` positions of 7 words (p1[3], p2[3], toMove): kDescribeFields doubles each. */
   virtual void describe(const uint32_t* words, size_t count, double* out) = 0;
   virtual BenchResult bench(BenchOp op, const PosWords& p, uint64_t iterations) = 0;
-  /** Solver init over groups [from, to) on `threads` native threads; the table holds the groups
-   *  from firstGroup on (a shard; 0: the whole table). */
-  virtual KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, uint32_t firstGroup) = 0;
-  /** A pass over the P2 placements [from, to) of the proof order; `window`: nullptr for the whole table. */
-  virtual KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, const TableWindow* window) = 0;
-  /** The same over groups [from, to) (inside one part), visiting only states still unknown (for late passes). */
-  virtual KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending,
-                                       const TableWindow* window) = 0;
+  /** Solver init over groups [from, to) of the table on `threads` native threads. */
+  virtual KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
+  /** A pass over the P2 placements [from, to) of the proof order. */
+  virtual KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
+  /** The same over groups [from, to), visiting only states still unknown (for late passes). */
+  virtual KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending) = 0;
   /** Distance tables (one byte per stored state, see core's SolverKernel.distanceInit and
    *  distanceLayer) over a solved table, on groups [from, to). */
   virtual KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from,

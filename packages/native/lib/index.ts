@@ -32,7 +32,6 @@ import {
   type Side,
   type SolverKernel,
   type SparsePassOptions,
-  type TableWindow,
   type Variant,
   WORDS,
   binomial,
@@ -66,9 +65,9 @@ interface AddonKernel {
   canonical(words: Uint32Array, out: Uint32Array): void;
   describe(words: Uint32Array, count: number, out: Float64Array): void;
   bench(op: number, words: Uint32Array, iterations: number): { nanoseconds: number; checksum: number };
-  solverInit(table: Uint8Array, from: number, to: number, threads: number, firstGroup: number): KernelStats;
-  solverPass(table: Uint8Array, from: number, to: number, threads: number, window: TableWindow | undefined): KernelStats;
-  solverSparsePass(table: Uint8Array, from: number, to: number, threads: number, descending: boolean, window: TableWindow | undefined): KernelStats;
+  solverInit(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
+  solverPass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
+  solverSparsePass(table: Uint8Array, from: number, to: number, threads: number, descending: boolean): KernelStats;
   solverDistanceInit(table: Uint8Array, distances: Uint8Array, from: number, to: number, threads: number): KernelStats;
   solverDistanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, from: number, to: number, threads: number): KernelStats;
   solverBand(
@@ -306,14 +305,14 @@ class NativeSolverKernel implements SolverKernel {
     this.k = kernelOf(v, rules, which);
     this.passUnits = this.k.solverPassUnits();
   }
-  init(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1, firstGroup = 0): KernelStats {
-    return this.k.solverInit(table, groupFrom, groupTo, threads, firstGroup);
+  init(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
+    return this.k.solverInit(table, groupFrom, groupTo, threads);
   }
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, { threads = 1, window }: PassOptions = {}): KernelStats {
-    return this.k.solverPass(table, unitFrom, unitTo, threads, window);
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, { threads = 1 }: PassOptions = {}): KernelStats {
+    return this.k.solverPass(table, unitFrom, unitTo, threads);
   }
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, { threads = 1, descending = false, window }: SparsePassOptions = {}): KernelStats {
-    return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending, window);
+  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, { threads = 1, descending = false }: SparsePassOptions = {}): KernelStats {
+    return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending);
   }
   distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverDistanceInit(table, distances, groupFrom, groupTo, threads);

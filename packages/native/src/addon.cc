@@ -247,38 +247,8 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     return o;
   }
   enum class Phase { Init, Pass, Sparse, DistanceInit, DistanceLayer };
-  /** A group number field of a window object: an integer from 0 to 2^32 - 1. */
-  static uint32_t groupField(const Napi::Object& o, const char* name) {
-    Napi::Value v = o.Get(name);
-    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
-    if (!(d >= 0 && d <= 4294967295.0) || d != static_cast<double>(static_cast<uint64_t>(d))) {
-      throw Napi::RangeError::New(o.Env(), std::string("window.") + name + " must be an integer from 0 to 2^32 - 1");
-    }
-    return static_cast<uint32_t>(d);
-  }
-  /** core's TableWindow: {firstGroup, groups, other?, otherFirstGroup?, otherGroups?, crossOnly?}. */
-  static bool windowArg(const Napi::CallbackInfo& info, size_t i, cck::TableWindow& w) {
-    if (info.Length() <= i || info[i].IsUndefined()) return false;
-    if (!info[i].IsObject()) throw Napi::TypeError::New(info.Env(), "argument " + std::to_string(i) + " must be a table window object");
-    Napi::Object o = info[i].As<Napi::Object>();
-    w.firstGroup = groupField(o, "firstGroup");
-    w.groups = groupField(o, "groups");
-    Napi::Value other = o.Get("other");
-    if (!other.IsUndefined()) {
-      if (!other.IsTypedArray() || other.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-        throw Napi::TypeError::New(info.Env(), "window.other must be a Uint8Array");
-      }
-      Napi::Uint8Array bytes = other.As<Napi::Uint8Array>();
-      w.other = bytes.Data();
-      w.otherBytes = bytes.ByteLength();
-      w.otherFirstGroup = groupField(o, "otherFirstGroup");
-      w.otherGroups = groupField(o, "otherGroups");
-    }
-    w.crossOnly = o.Get("crossOnly").ToBoolean().Value();
-    return true;
-  }
-  // solverInit(table, from, to, threads, firstGroup?); solverPass(table, from, to, threads, window?);
-  // solverSparsePass(table, from, to, threads, descending, window?);
+  // solverInit(table, from, to, threads); solverPass(table, from, to, threads);
+  // solverSparsePass(table, from, to, threads, descending);
   // solverDistanceInit(table, distances, from, to, threads); solverDistanceLayer(table, distances, depth, from, to, threads)
   Napi::Value Solver(const Napi::CallbackInfo& info, Phase phase) {
     size_t bytes = 0, distanceBytes = 0;
@@ -292,16 +262,12 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     uint32_t to = unitArg(info, arg + 1);
     int threads = info[arg + 2].As<Napi::Number>().Int32Value();
     bool descending = phase == Phase::Sparse && info[arg + 3].ToBoolean().Value();
-    // Init: a first group (a shard); passes: a window (see cck::TableWindow).
-    uint32_t firstGroup = phase == Phase::Init && info.Length() > arg + 3 && !info[arg + 3].IsUndefined() ? unitArg(info, arg + 3) : 0;
-    cck::TableWindow window;
-    const bool windowed = (phase == Phase::Pass || phase == Phase::Sparse) && windowArg(info, phase == Phase::Pass ? arg + 3 : arg + 4, window);
     return solverCall(info.Env(), [&] {
       cck::KernelStats s{};
       switch (phase) {
-        case Phase::Init: s = kernel_->solverInit(table, bytes, from, to, threads, firstGroup); break;
-        case Phase::Pass: s = kernel_->solverPass(table, bytes, from, to, threads, windowed ? &window : nullptr); break;
-        case Phase::Sparse: s = kernel_->solverSparsePass(table, bytes, from, to, threads, descending, windowed ? &window : nullptr); break;
+        case Phase::Init: s = kernel_->solverInit(table, bytes, from, to, threads); break;
+        case Phase::Pass: s = kernel_->solverPass(table, bytes, from, to, threads); break;
+        case Phase::Sparse: s = kernel_->solverSparsePass(table, bytes, from, to, threads, descending); break;
         case Phase::DistanceInit: s = kernel_->solverDistanceInit(table, bytes, distances, distanceBytes, from, to, threads); break;
         case Phase::DistanceLayer:
           s = kernel_->solverDistanceLayer(table, bytes, distances, distanceBytes, depth, from, to, threads);

@@ -9,20 +9,18 @@ import { type ChunkRequest, type WorkerData, runPhase } from './worker-pool.js';
 const data = workerData as WorkerData;
 const kernel = new TsSolverKernel(variant(data.board, data.pieces), data.rules);
 
-parentPort!.on('message', ({ phase, range, depth, part }: ChunkRequest) => {
+parentPort!.on('message', ({ phase, range, depth }: ChunkRequest) => {
   const stats = emptyKernelStats();
-  const tables = part ?? data;
-  const window = part?.window;
   // Passes: the states waiting for their revisit (REVISIT_LAG) carry over from unit to unit and
   // are visited at the end of the chunk, as a native thread does over the units it takes.
   const sparse = phase === 'sparse' || phase === 'sparse-down';
   const revisits = phase === 'pass' || sparse;
   for (let taken; (taken = Atomics.add(data.counter, 0, 1)) < range[1]; ) {
     const unit = phase === 'sparse-down' ? range[0] + range[1] - 1 - taken : taken;
-    if (phase === 'pass') addKernelStats(stats, kernel.pass(tables.table, unit, unit + 1, { keepWaiting: true, window }));
-    else if (sparse) addKernelStats(stats, kernel.sparsePass(tables.table, unit, unit + 1, { keepWaiting: true, window }));
-    else addKernelStats(stats, runPhase(kernel, phase, tables, unit, unit + 1, depth));
+    if (phase === 'pass') addKernelStats(stats, kernel.pass(data.table, unit, unit + 1, { keepWaiting: true }));
+    else if (sparse) addKernelStats(stats, kernel.sparsePass(data.table, unit, unit + 1, { keepWaiting: true }));
+    else addKernelStats(stats, runPhase(kernel, phase, data, unit, unit + 1, depth));
   }
-  if (revisits) addKernelStats(stats, kernel.revisitWaiting(tables.table, window));
+  if (revisits) addKernelStats(stats, kernel.revisitWaiting(data.table));
   parentPort!.postMessage(stats);
 });

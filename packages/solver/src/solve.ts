@@ -25,7 +25,7 @@ import { type DatabaseHeader, type PassRecord, readDatabase, writeDatabase } fro
 import { checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
-import { type ChunkRunner, type Phase, type PhaseTables, createWorkerPool, runPhase } from './worker-pool.js';
+import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
 
 export type StartValue = 'p1-win' | 'p2-win' | 'draw';
 
@@ -372,12 +372,12 @@ export function startValueName(code: number): StartValue {
   return code === WIN ? 'p1-win' : code === LOSS ? 'p2-win' : 'draw';
 }
 
-/** Kernel calls in this process, one chunk at a time (`part`: see ChunkRunner). */
-export function inProcessRunner(run: (phase: Phase, from: number, to: number, depth?: number, part?: PhaseTables) => KernelStats): ChunkRunner {
+/** Kernel calls in this process, one chunk at a time. */
+export function inProcessRunner(run: (phase: Phase, from: number, to: number, depth?: number) => KernelStats): ChunkRunner {
   return {
-    async run(phase, chunks, onChunk, depth, part) {
+    async run(phase, chunks, onChunk, depth) {
       for (const [from, to] of chunks) {
-        onChunk(run(phase, from, to, depth, part));
+        onChunk(run(phase, from, to, depth));
         await new Promise((resolve) => setImmediate(resolve)); // let signals (SIGINT) in between chunks
       }
     },

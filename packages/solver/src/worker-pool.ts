@@ -8,33 +8,30 @@
  * from UNKNOWN by atomic OR, so any interleaving reaches the same final table.
  */
 import { Worker } from 'node:worker_threads';
-import { type KernelStats, type RuleMode, type SolverKernel, type TableWindow, addKernelStats, emptyKernelStats } from '@ccheckers/core';
+import { type KernelStats, type RuleMode, type SolverKernel, addKernelStats, emptyKernelStats } from '@ccheckers/core';
 
 /** Solver phases; the distance ones work on groups, like init and sparse. 'sparse-down' is a
  *  sparse pass from the last group down: the solver alternates directions. */
 export type Phase = 'init' | 'pass' | 'sparse' | 'sparse-down' | 'distance-init' | 'distance';
 
-/** The tables of a kernel call: the whole table, or a part of it (a sharded solve: `window`,
- *  and for init the part's first group). */
+/** The tables of a kernel call. */
 export interface PhaseTables {
   table: Uint8Array;
   distances?: Uint8Array | undefined;
-  window?: TableWindow | undefined;
-  firstGroup?: number | undefined;
 }
 
 /** One kernel call of `phase` over units [from, to): the in-process runner and the workers share it. */
 export function runPhase(kernel: SolverKernel, phase: Phase, tables: PhaseTables, from: number, to: number, depth = 0, threads?: number): KernelStats {
-  const { table, distances, window } = tables;
+  const { table, distances } = tables;
   switch (phase) {
     case 'init':
-      return kernel.init(table, from, to, threads, tables.firstGroup ?? 0);
+      return kernel.init(table, from, to, threads);
     case 'pass':
-      return kernel.pass(table, from, to, { threads, window });
+      return kernel.pass(table, from, to, { threads });
     case 'sparse':
-      return kernel.sparsePass(table, from, to, { threads, window });
+      return kernel.sparsePass(table, from, to, { threads });
     case 'sparse-down':
-      return kernel.sparsePass(table, from, to, { threads, descending: true, window });
+      return kernel.sparsePass(table, from, to, { threads, descending: true });
     case 'distance-init':
       return kernel.distanceInit(table, distances!, from, to, threads);
     case 'distance':
@@ -43,8 +40,7 @@ export function runPhase(kernel: SolverKernel, phase: Phase, tables: PhaseTables
 }
 
 export interface ChunkRunner {
-  /** `part`: the chunks work on a part of the table (a sharded solve), not the runner's table. */
-  run(phase: Phase, chunks: Array<[number, number]>, onChunk: (stats: KernelStats) => void, depth?: number, part?: PhaseTables): Promise<void>;
+  run(phase: Phase, chunks: Array<[number, number]>, onChunk: (stats: KernelStats) => void, depth?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,7 +48,6 @@ export interface WorkerData {
   board: number;
   pieces: number;
   rules: RuleMode;
-  /** The table (a sharded solve sends a part with each request instead). */
   table: Uint8Array;
   /** The distance table (one byte per stored state) when the solve computes distances. */
   distances?: Uint8Array;
@@ -65,8 +60,6 @@ export interface ChunkRequest {
   range: [number, number];
   /** The distance layer (phase 'distance'). */
   depth?: number;
-  /** A part of the table on SharedArrayBuffers (a sharded solve), instead of WorkerData's table. */
-  part?: PhaseTables;
 }
 
 /** The worker script sits next to this module in dist/ (tests running from src/ use the built one). */
@@ -106,8 +99,8 @@ export function createWorkerPool(threads: number, data: Omit<WorkerData, 'counte
       }
     });
   return {
-    async run(phase, chunks, onChunk, depth, part) {
-      for (const range of chunks) onChunk(await together({ phase, range, ...(depth !== undefined ? { depth } : {}), ...(part ? { part } : {}) }));
+    async run(phase, chunks, onChunk, depth) {
+      for (const range of chunks) onChunk(await together({ phase, range, ...(depth !== undefined ? { depth } : {}) }));
     },
     async close() {
       await Promise.all(workers.map((w) => w.terminate()));

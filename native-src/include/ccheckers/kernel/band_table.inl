@@ -29,7 +29,6 @@ struct StatePlace {
 /** The band in memory as a table (the interface of TableParts the pass worker uses; what it sends
  *  goes to an Outbox). */
 struct BandTable {
-  static constexpr bool kWindowed = false;
   static constexpr bool kSends = true;
   uint8_t* t = nullptr;
   BandMap map;

@@ -5,13 +5,13 @@ template <class B>
 struct DistanceWorker {
   const Engine<B>& engine;  // copied into a local by the methods (see StateGraph)
   const Groups& g;
-  const TableParts<false>& table;
+  const TableParts& table;
   StateGraph<B> graph;
   KernelStats stats{};
   std::vector<uint8_t> moves;
   std::vector<uint64_t> childIndex;
 
-  DistanceWorker(const Engine<B>& engine, const Groups& groups, const TableParts<false>& t)
+  DistanceWorker(const Engine<B>& engine, const Groups& groups, const TableParts& t)
       : engine(engine), g(groups), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2), childIndex(moves.size() / 2) {}
 
   void endSweep() {}

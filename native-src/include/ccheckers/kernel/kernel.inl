@@ -2,7 +2,7 @@
 // batches (describe, bench) and the solver's phases. Included after engine.inl, in the same
 // kernel namespace, with the solver's parts in the order they build on each other:
 #include "ccheckers/kernel/state_space.inl"  // groups, proof order, placements among free cells
-#include "ccheckers/kernel/table_parts.inl"  // the table (or parts of it) a call works on
+#include "ccheckers/kernel/table_parts.inl"  // the table a call works on
 #include "ccheckers/kernel/band_table.inl"   // one band of a band-ordered store, its messages
 #include "ccheckers/kernel/state_graph.inl"  // children and parents of a stored state
 #include "ccheckers/kernel/pass_worker.inl"  // init and pass visits, revisits
@@ -214,21 +214,29 @@ class BoardKernel final : public KernelApi {
     return !variant_.mirrorSymmetric || e_.rankP1(e_.mirror(e_.unrankP1(r))) == r ? 1 : 2;
   }
 
-  KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, uint32_t firstGroup) override {
+  KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
     const Groups& g = groups();
-    const TableWindow window{firstGroup, 0, nullptr, 0, 0, 0, false};  // the groups its bytes hold
-    const TableParts<true> parts = partsOf<true>(table, bytes, &window, true);
-    checkGroupsInOnePart(parts, from, to);
-    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts<true>>(e_, g, parts); },
+    const TableParts parts = partsOf(table, bytes);
+    checkUnits(from, to, g.rankOf.size());
+    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { initGroup(w, from + i); });
   }
-  KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, const TableWindow* window) override {
-    return window ? passPhase<true>(table, bytes, from, to, threads, window) : passPhase<false>(table, bytes, from, to, threads, window);
+  /** Pass units [from, to) of the proof order. */
+  KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
+    const Groups& g = groups();
+    const TableParts parts = partsOf(table, bytes);
+    checkUnits(from, to, e_.p1Placements);
+    const auto open = openUnits(threads);
+    return forEachUnit(pool_, to - from, threads, [&](int t) { return PassWorker<B, TableParts>(e_, g, parts).sharing(open.get(), t, threads); },
+                       [&](auto& w, uint32_t i, int t) { passUnit(w, from + i, t, threads); });
   }
-  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending,
-                               const TableWindow* window) override {
-    return window ? sparsePhase<true>(table, bytes, from, to, threads, descending, window)
-                  : sparsePhase<false>(table, bytes, from, to, threads, descending, window);
+  /** Groups [from, to), up or down, visiting only their unknown states. */
+  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending) override {
+    const Groups& g = groups();
+    const TableParts parts = partsOf(table, bytes);
+    checkUnits(from, to, g.rankOf.size());
+    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts>(e_, g, parts); },
+                       [&](auto& w, uint32_t i, int) { sparseGroup(w, descending ? to - 1 - i : from + i); });
   }
   KernelStats solverBand(BandPhase phase, uint8_t* table, size_t bytes, const BandMap& map, const double* input, size_t inputCount, uint32_t from,
                          uint32_t to, int threads, BandOutput& out) override {
@@ -306,7 +314,7 @@ class BoardKernel final : public KernelApi {
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
                                  int threads) override {
     const Groups& g = groups();
-    const TableParts<false> parts = distancePartsOf(table, bytes, distanceBytes, from, to);
+    const TableParts parts = distancePartsOf(table, bytes, distanceBytes, from, to);
     return forEachUnit(pool_, to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { distanceInitGroup(w, from + i, distances); });
   }
@@ -314,7 +322,7 @@ class BoardKernel final : public KernelApi {
                                   uint32_t to, int threads) override {
     if (depth < 0 || depth >= kMaxDistance) throw std::invalid_argument("distance layer outside 0..253");
     const Groups& g = groups();
-    const TableParts<false> parts = distancePartsOf(table, bytes, distanceBytes, from, to);
+    const TableParts parts = distancePartsOf(table, bytes, distanceBytes, from, to);
     return forEachUnit(pool_, to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { distanceLayerGroup(w, from + i, distances, depth); });
   }
@@ -335,10 +343,7 @@ class BoardKernel final : public KernelApi {
     return *groups_;
   }
 
-  template <bool kWindow>
-  TableParts<kWindow> partsOf(uint8_t* table, size_t bytes, const TableWindow* window, bool init) {
-    return tableParts<kWindow>(table, bytes, window, init, e_.p2Placements, groups().rankOf.size());
-  }
+  TableParts partsOf(uint8_t* table, size_t bytes) { return tableParts(table, bytes, e_.p2Placements, groups().rankOf.size()); }
 
   /** A call's open pass units (OpenUnit), one per thread. */
   static std::unique_ptr<PassUnit<B>[]> openUnits(int threads) { return std::make_unique<PassUnit<B>[]>(static_cast<size_t>(std::max(1, threads))); }
@@ -346,49 +351,18 @@ class BoardKernel final : public KernelApi {
   static constexpr size_t kVisitBatch = 256;    // requests per unit of a band visit
   static constexpr size_t kApplyBatch = 16384;  // values per unit of a band apply
 
-  /** A range of groups [from, to) inside the state space and inside one part of the table (the
-   *  one whose states they are): what init and sparse passes work on. Returns that part. */
-  template <bool kWindow>
-  int checkGroupsInOnePart(const TableParts<kWindow>& parts, uint32_t from, uint32_t to) {
-    checkUnits(from, to, groups().rankOf.size());
-    const int groupPart = from == to ? 0 : parts.partOfGroup(from);
-    if (from < to && (groupPart < 0 || parts.partOfGroup(to - 1) != groupPart)) throw std::invalid_argument("groups outside the table's part");
-    return groupPart;
-  }
-
   static void checkUnits(uint32_t from, uint32_t to, uint64_t units) {
     if (to > units || from > to) throw std::invalid_argument("unit range outside the state space");
   }
 
   /** Distances work on the whole table, and a distance table of one byte per stored state. */
-  TableParts<false> distancePartsOf(uint8_t* table, size_t bytes, size_t distanceBytes, uint32_t from, uint32_t to) {
-    const TableParts<false> parts = partsOf<false>(table, bytes, nullptr, false);
+  TableParts distancePartsOf(uint8_t* table, size_t bytes, size_t distanceBytes, uint32_t from, uint32_t to) {
+    const TableParts parts = partsOf(table, bytes);
     if (distanceBytes < static_cast<uint64_t>(groups().rankOf.size()) * e_.p2Placements) {
       throw std::invalid_argument("distance table is smaller than the state space");
     }
     checkUnits(from, to, groups().rankOf.size());
     return parts;
-  }
-
-  /** Pass units [from, to) of the proof order. */
-  template <bool kWindow>
-  KernelStats passPhase(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, const TableWindow* window) {
-    const Groups& g = groups();
-    const TableParts<kWindow> parts = partsOf<kWindow>(table, bytes, window, false);
-    checkUnits(from, to, e_.p1Placements);
-    const auto open = openUnits(threads);
-    return forEachUnit(pool_, to - from, threads, [&](int t) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts).sharing(open.get(), t, threads); },
-                       [&](auto& w, uint32_t i, int t) { passUnit(w, from + i, t, threads); });
-  }
-
-  /** Groups [from, to), up or down, visiting only their unknown states. */
-  template <bool kWindow>
-  KernelStats sparsePhase(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending, const TableWindow* window) {
-    const Groups& g = groups();
-    const TableParts<kWindow> parts = partsOf<kWindow>(table, bytes, window, false);
-    const int groupPart = checkGroupsInOnePart(parts, from, to);
-    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts<kWindow>>(e_, g, parts); },
-                       [&](auto& w, uint32_t i, int) { sparseGroup(w, descending ? to - 1 - i : from + i, groupPart); });
   }
 };
 

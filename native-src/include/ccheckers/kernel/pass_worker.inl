@@ -1,6 +1,6 @@
 // The visits of the solver's init and passes (core's solver-space/pass-worker.ts): one worker per
-// thread and kernel call, over the table of the call: TableParts (the whole table, or a window of
-// it) or a BandTable (one band, with an outbox for what it decides about states held elsewhere).
+// thread and kernel call, over the table of the call: TableParts (the whole table) or a BandTable
+// (one band, with an outbox for what it decides about states held elsewhere).
 // Included after state_graph.inl and band_table.inl.
 
 /** A stored state of a pass unit: its index, and P1's pieces (the unit is P2's placement). */
@@ -158,11 +158,9 @@ struct PassWorker {
       }
       return kNoBlocker;
     }
-    // With a window, only the parents in it (the others find the loss when visited).
+    for (const ParentState<B>& p : parents) __builtin_prefetch(table.byte(p.index), 1);
     for (const ParentState<B>& p : parents)
-      if (table.contains(p.index)) __builtin_prefetch(table.byte(p.index), 1);
-    for (const ParentState<B>& p : parents)
-      if (table.contains(p.index) && table.load(p.index) == kUnknown && table.prove(p.index, kWin)) stats.wins++;
+      if (table.load(p.index) == kUnknown && table.prove(p.index, kWin)) stats.wins++;
     return kNoBlocker;
   }
 

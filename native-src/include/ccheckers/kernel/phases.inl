@@ -58,9 +58,9 @@ void initGroup(PassWorker<B, Table>& w, uint32_t group) {
  * Pass unit `unit` of the proof order: every stored state whose P2 placement is that unit.
  * Locality: their children all lie in the one group of rot(P2), a few kilobytes of the table that
  * stay in cache; the states themselves lie one per group, a cache miss each, so they are listed
- * first and prefetched a few states ahead of the one being solved. With a window, units and states
- * outside its parts are skipped; a band (BandTable) visits the units whose children it holds, all
- * their states, and sends what it decides about those held elsewhere.
+ * first and prefetched a few states ahead of the one being solved. A band (BandTable) visits the
+ * units whose children it holds, all their states, and sends what it decides about those held
+ * elsewhere.
  */
 template <class B, class Table>
 void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
@@ -74,12 +74,8 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
   const Table& parts = w.table;
   B b = e.unrankP1(g.passOrder[unit]);
   ChildGroup<B> cg = w.graph.childGroup(b);
-  int childPart = 0;
   if constexpr (Table::kSends) {
     if (!parts.holdsGroup(cg.base / e.p2Placements)) throw std::invalid_argument("band units: a unit whose children the band does not hold");
-  } else if constexpr (Table::kWindowed) {
-    childPart = parts.partOfGroup(cg.base / e.p2Placements);
-    if (childPart < 0) return;  // not this call's units: no endUnit either
   }
   cg.base = parts.childBase(cg.base);
   FreePlacements<B> p1(e, b);
@@ -97,12 +93,7 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
     }
     const uint64_t group = static_cast<uint64_t>(g.groupOfRank[r1]);
     w.unitStates[states] = {group * e.p2Placements + e.rankP2(a, b), a};
-    bool keep = g.mirrored[r1] == 0;
-    if constexpr (Table::kWindowed) {
-      const int part = parts.partOfGroup(group);
-      keep = keep && part >= 0 && !(parts.crossOnly && part == childPart);
-    }
-    states += keep;
+    states += g.mirrored[r1] == 0;
   } while (p1.next());
   // Workers take consecutive units, whose states lie next to each other in every group: worker t
   // starts its list t / threads of the way in (and wraps), so that two workers do not write to
@@ -115,12 +106,12 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
 
 /**
  * Sparse pass over group `group` (late passes, few states left): scans it for unknown states and
- * unranks only those. `groupPart`: the part that holds the group (windowed calls).
+ * unranks only those.
  */
-template <class B, bool kWindow>
-void sparseGroup(PassWorker<B, TableParts<kWindow>>& w, uint32_t group, int groupPart) {
+template <class B>
+void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
   const Engine<B>& e = w.engine;
-  const TableParts<kWindow>& parts = w.table;
+  const TableParts& parts = w.table;
   B a = e.unrankP1(w.g.rankOf[group]);
   uint64_t first = static_cast<uint64_t>(group) * e.p2Placements;
   for (uint64_t i = first; i < first + e.p2Placements; i++) {
@@ -142,10 +133,6 @@ void sparseGroup(PassWorker<B, TableParts<kWindow>>& w, uint32_t group, int grou
     if (parts.load(i) != kUnknown) continue;
     B b = e.unrankP2(a, i - first);
     const ChildGroup<B> cg = w.graph.childGroup(b);
-    if (kWindow) {
-      const int childPart = parts.partOfGroup(cg.base / e.p2Placements);
-      if (childPart < 0 || (parts.crossOnly && childPart == groupPart)) continue;
-    }
     w.waitForRevisit(i, w.pass(i, a, b, cg, true), a, b);
   }
   w.endUnit();

@@ -97,34 +97,9 @@ export function addKernelStats(into: KernelStats, from: KernelStats): KernelStat
   return into;
 }
 
-/**
- * Part of the table, for solves that do not hold it whole (sharded stores): a kernel call then
- * gets as `table` only the groups [firstGroup, firstGroup + groups), and optionally a second part,
- * `other`, holding the groups [otherFirstGroup, otherFirstGroup + otherGroups). A part must start
- * on a byte of the table: firstGroup * C(N - k, k) is a multiple of 4.
- *
- * A pass then works on the table the parts make together, as if it were the whole: it visits the
- * states of the parts whose children lie in the parts (with `crossOnly`, in the part they are not
- * in: the tiles between the parts, in one sweep, so that chains of proofs that go back and forth
- * between them advance in proof order), and propagates a new loss to the parents in the parts.
- * Parents elsewhere are not told, so a visit looks past an unknown child for a lost one: a state
- * is won when any child is lost, whichever part proved it and when. The fixpoint, and so the
- * final table, is the same as the in-memory solve's.
- */
-export interface TableWindow {
-  firstGroup: number;
-  groups: number;
-  other?: Uint8Array;
-  otherFirstGroup?: number;
-  otherGroups?: number;
-  crossOnly?: boolean;
-}
-
 export interface PassOptions {
   /** > 1 only where the backend has its own threads (Backend.kernelThreads). */
   threads?: number;
-  /** The table is a part of the whole (see TableWindow). */
-  window?: TableWindow;
   /** The states still waiting for their revisit at the end stay for the next call (a TS worker
    *  taking one unit at a time) until revisitWaiting(); the native kernel revisits per call. */
   keepWaiting?: boolean;
@@ -207,8 +182,7 @@ export interface SolverKernel {
   /** Work units of pass(): the C(N, k) P2 placements, by colex rank (init() works on groups). */
   readonly passUnits: number;
   /** `threads` > 1 only where the backend has its own threads (Backend.kernelThreads). */
-  /** `firstGroup`: the table holds the groups from this one on (a shard; see TableWindow). */
-  init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number, firstGroup?: number): KernelStats;
+  init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   /** A pass over the P2 placements [unitFrom, unitTo) of the proof order; each thread visits the
    *  states its first visit left waiting again REVISIT_LAG units later (state-space.ts). */
   pass(table: Uint8Array, unitFrom: number, unitTo: number, options?: PassOptions): KernelStats;

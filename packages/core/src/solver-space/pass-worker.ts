@@ -10,11 +10,11 @@
  *  - revisits: a state left UNKNOWN is visited once more REVISIT_LAG units later (see
  *    state-space.ts), the lists of waiting states kept here from unit to unit.
  *
- * A worker works on the table of the call: TableParts (the whole table, or a window of it), or a
- * BandTable (one band, with an outbox for what it decides about states held elsewhere). The
- * native kernel makes the table a template parameter; here it is the worker's `table`, and
- * `sends` (a band) is checked where the native code has `if constexpr (Table::kSends)`: a worker
- * is made for one kind, so the in-memory pass keeps its property accesses monomorphic.
+ * A worker works on the table of the call: TableParts (the whole table), or a BandTable (one
+ * band, with an outbox for what it decides about states held elsewhere). The native kernel makes
+ * the table a template parameter; here it is the worker's `table`, and `sends` (a band) is checked
+ * where the native code has `if constexpr (Table::kSends)`: a worker is made for one kind, so the
+ * in-memory pass keeps its property accesses monomorphic.
  */
 import { popcount32 } from '../bits/bit32.js';
 import { WORDS } from '../bits/bitboard.js';
@@ -47,7 +47,6 @@ const SENT = 2;
 /** What a worker reads and writes values through: TableParts or BandTable. */
 interface ValueTable {
   readonly seeksLoss: boolean;
-  contains(index: number): boolean;
   load(index: number): number;
   prove(index: number, value: number): boolean;
 }
@@ -150,29 +149,19 @@ export class PassWorker {
   private readonly child: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 1 };
 
   /**
-   * Pass visit of the stored states with P2 placement `p2Rank` (colex) whose children lie in the
-   * parts (with crossOnly, in the other part), by increasing P1 rank. False when the children
-   * lie in no part: not this call's unit (no endUnit either). A band worker visits the units whose
-   * children the band holds (it throws for others), all their states, and sends what it decides
-   * about those held elsewhere.
+   * Pass visit of the stored states with P2 placement `p2Rank` (colex), by increasing P1 rank (the
+   * kernel ends the unit). A band worker visits the units whose children the band holds (it
+   * throws for others), all their states, and sends what it decides about those held elsewhere.
    */
-  passUnit(p2Rank: number): boolean {
+  passUnit(p2Rank: number): void {
     const space = this.space;
-    const parts = this.parts;
     const n = this.n;
     const k = this.k;
     const a = this.pos.p1;
     const b = this.pos.p2;
     unrankSet(p2Rank, k, n, b);
-    const sends = this.sends;
-    let childPart = 0;
-    if (sends) {
-      if (!this.band!.holdsGroup(this.graph.prepareChildGroup(b))) {
-        throw new RangeError('band units: a unit whose children the band does not hold');
-      }
-    } else {
-      childPart = this.childPartOf(b);
-      if (childPart < 0) return false;
+    if (this.sends && !this.band!.holdsGroup(this.graph.prepareChildGroup(b))) {
+      throw new RangeError('band units: a unit whose children the band does not hold');
     }
     // The P1 placements on the cells b leaves free, in colex order, each with its rank: what
     // FreePlacements does for a group, written out here because this is the hottest loop of a
@@ -193,22 +182,15 @@ export class PassWorker {
         r1 += C[c * S + i + 1]!; // rankP1(a): the cells come in increasing order
       }
       if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
-      const group = space.groupOfRank[r1]!;
-      if (!sends) {
-        const part = parts.partOfGroup(group);
-        if (part < 0 || (parts.crossOnly && part === childPart)) continue;
-      }
-      const index = group * space.p2Placements + this.engine.rankP2(a, b);
+      const index = space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b);
       this.waitForRevisit(index, this.pass(index, a, b), a, b);
     } while (nextCombination(combo, k, n - k));
-    return true;
   }
 
-  /** Pass visit of the states of group g still unknown (late passes), g in part `part`. */
-  sparseGroup(g: number, part: number): void {
+  /** Pass visit of the states of group g still unknown (late passes). */
+  sparseGroup(g: number): void {
     const parts = this.parts;
-    const bytes = parts.partBytes(part);
-    const base = parts.partBase(part);
+    const bytes = parts.bytes;
     const per = this.space.p2Placements;
     const a = this.pos.p1;
     const b = this.pos.p2;
@@ -216,7 +198,7 @@ export class PassWorker {
     const first = g * per;
     for (let i = first; i < first + per; i++) {
       if ((i & 3) === 0 && i + 4 <= first + per) {
-        const byte = bytes[stateByte(i - base)]!;
+        const byte = bytes[stateByte(i)]!;
         if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
           i += 3;
           continue;
@@ -224,8 +206,6 @@ export class PassWorker {
       }
       if (parts.load(i) !== UNKNOWN) continue;
       this.engine.unrankP2(a, i - first, b);
-      const childPart = this.childPartOf(b);
-      if (childPart < 0 || (parts.crossOnly && childPart === part)) continue;
       this.waitForRevisit(i, this.pass(i, a, b), a, b);
     }
   }
@@ -284,12 +264,6 @@ export class PassWorker {
     }
   }
 
-  /** The part of the table (0, 1) the children of states with P2 placement b lie in, -1 for none. */
-  private childPartOf(b: Uint32Array): number {
-    if (!this.parts.seeksLoss) return 0; // the whole table
-    return this.parts.partOfGroup(this.graph.prepareChildGroup(b));
-  }
-
   /** Evaluates one stored state (a, b) if still unknown, and propagates a new loss. Returns the
    *  child still unknown that the evaluation stopped at, else NO_BLOCKER. */
   pass(index: number, a: Uint32Array, b: Uint32Array): number {
@@ -297,7 +271,7 @@ export class PassWorker {
     if (this.sends) {
       // A band visits states held elsewhere too, without their values: init's are found again
       // (illegal, terminal; a win in one finds its lost child), the others decided again.
-      if (table.contains(index)) {
+      if (this.band!.contains(index)) {
         if (table.load(index) !== UNKNOWN) return NO_BLOCKER;
       } else if (this.illegalOrTerminal(a, b)) {
         return NO_BLOCKER;
@@ -324,7 +298,7 @@ export class PassWorker {
    *  state): KNOWN (the table had it), CHANGED (it took it) or SENT. */
   private decide(index: number, value: number): number {
     const table = this.table;
-    if (this.sends && !table.contains(index)) {
+    if (this.sends && !this.band!.contains(index)) {
       this.outbox!.sendValue(this.band!, index, value);
       return SENT;
     }
@@ -370,11 +344,10 @@ export class PassWorker {
     return ALL_CHILDREN_WON; // every legal child won (or none legal)
   }
 
-  /** Stored state `loss` = (a, b) with P1 to move is lost: every parent (a, b', P2 to move) in
-   *  the parts is won, and so is its mirror twin where it has one (same value); a band sends the
-   *  parents it does not hold their win, unless the band of their units finds it
-   *  (BandTable.leavesWinToUnits; with a window, the others find the loss when visited). Returns
-   *  the wins proven. */
+  /** Stored state `loss` = (a, b) with P1 to move is lost: every parent (a, b', P2 to move) is
+   *  won, and so is its mirror twin where it has one (same value); a band sends the parents it
+   *  does not hold their win, unless the band of their units finds it
+   *  (BandTable.leavesWinToUnits). Returns the wins proven. */
   private propagateLoss(loss: number, a: Uint32Array, b: Uint32Array): number {
     const table = this.table;
     const unitsBand = this.sends ? this.band!.laterUnitsBand(loss) : -1;
@@ -383,10 +356,10 @@ export class PassWorker {
     let proven = 0;
     for (let i = 0; i < parents.count; i++) {
       const parent = index[i]!;
-      if (table.contains(parent)) {
-        if (table.load(parent) === UNKNOWN && table.prove(parent, WIN)) proven++;
-      } else if (this.sends && !this.band!.leavesWinToUnits(unitsBand, parent)) {
-        this.outbox!.sendValue(this.band!, parent, WIN);
+      if (this.sends && !this.band!.contains(parent)) {
+        if (!this.band!.leavesWinToUnits(unitsBand, parent)) this.outbox!.sendValue(this.band!, parent, WIN);
+      } else if (table.load(parent) === UNKNOWN && table.prove(parent, WIN)) {
+        proven++;
       }
     }
     return proven;

@@ -14,8 +14,8 @@
  *    (BandPhase in backend.ts; band-table.ts).
  *
  * This class is the adapter of the SolverKernel interface (native: phases.inl): each phase binds
- * the table parts and loops over its units (groups, or P2 placements in proof order); the work on
- * a unit is the workers' (pass-worker.ts, distances.ts), over the table parts (table-parts.ts)
+ * the table and loops over its units (groups, or P2 placements in proof order); the work on a
+ * unit is the workers' (pass-worker.ts, distances.ts), over the table (table-parts.ts)
  * and the moves between stored states (state-graph.ts): the native kernel's files, by job.
  */
 import {
@@ -27,7 +27,6 @@ import {
   type PassOptions,
   type SolverKernel,
   type SparsePassOptions,
-  type TableWindow,
   emptyKernelStats,
 } from '../backend/backend.js';
 import { BitboardEngine } from '../engine/engine.js';
@@ -73,9 +72,9 @@ export class TsSolverKernel implements SolverKernel {
     return this.space.p1Placements;
   }
 
-  init(table: Uint8Array, groupFrom: number, groupTo: number, _threads?: number, firstGroup = 0): KernelStats {
-    this.parts.bind(table, { firstGroup, groups: this.parts.groupsIn(table, firstGroup) }, false);
-    this.parts.checkGroupsInside(groupFrom, groupTo);
+  init(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
+    this.parts.bind(table);
+    checkUnits(groupFrom, groupTo, this.space.groups);
     const stats = this.startPassCall();
     for (let g = groupFrom; g < groupTo; g++) this.passWorker.initGroup(g);
     return stats;
@@ -88,13 +87,14 @@ export class TsSolverKernel implements SolverKernel {
    * `keepWaiting`: the states still waiting for their revisit at the end stay for the next call
    * (a worker taking one unit at a time) until revisitWaiting().
    */
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, { keepWaiting = false, window }: PassOptions = {}): KernelStats {
-    this.parts.bind(table, window);
+  pass(table: Uint8Array, unitFrom: number, unitTo: number, { keepWaiting = false }: PassOptions = {}): KernelStats {
+    this.parts.bind(table);
     const stats = this.startPassCall();
     const worker = this.passWorker;
     const order = this.space.passOrder;
     for (let unit = unitFrom; unit < unitTo; unit++) {
-      if (worker.passUnit(order[unit]!)) worker.endUnit();
+      worker.passUnit(order[unit]!);
+      worker.endUnit();
     }
     if (!keepWaiting) worker.endSweep();
     return stats;
@@ -106,14 +106,14 @@ export class TsSolverKernel implements SolverKernel {
     table: Uint8Array,
     groupFrom: number,
     groupTo: number,
-    { descending = false, keepWaiting = false, window }: SparsePassOptions = {},
+    { descending = false, keepWaiting = false }: SparsePassOptions = {},
   ): KernelStats {
-    this.parts.bind(table, window);
-    const part = this.parts.partOfGroups(groupFrom, groupTo);
+    this.parts.bind(table);
+    checkUnits(groupFrom, groupTo, this.space.groups);
     const stats = this.startPassCall();
     const worker = this.passWorker;
     for (let j = groupFrom; j < groupTo; j++) {
-      worker.sparseGroup(descending ? groupFrom + groupTo - 1 - j : j, part);
+      worker.sparseGroup(descending ? groupFrom + groupTo - 1 - j : j);
       worker.endUnit();
     }
     if (!keepWaiting) worker.endSweep();
@@ -121,8 +121,8 @@ export class TsSolverKernel implements SolverKernel {
   }
 
   /** Visits again every state still waiting from pass() or sparsePass() calls with keepWaiting. */
-  revisitWaiting(table: Uint8Array, window?: TableWindow): KernelStats {
-    this.parts.bind(table, window);
+  revisitWaiting(table: Uint8Array): KernelStats {
+    this.parts.bind(table);
     const stats = this.startPassCall();
     this.passWorker.endSweep();
     return stats;
@@ -277,5 +277,5 @@ export class TsSolverKernel implements SolverKernel {
 
 /** A range of units [from, to) of `units` (native: checkUnits in kernel.inl). */
 function checkUnits(from: number, to: number, units: number): void {
-  if (to > units || from > to) throw new RangeError('unit range outside the state space');
+  if (to > units || from > to || from < 0) throw new RangeError('unit range outside the state space');
 }
