@@ -117,6 +117,29 @@ describe.skipIf(!haveRedis)('a Redis that refuses the credentials', () => {
   }, 60_000);
 });
 
+describe.skipIf(!haveRedis)('a Redis that has no such database', () => {
+  it('ends the coordinator and the worker at once (exit 2, what to change), before a store is made', async () => {
+    // redis://host/99: SELECT 99 fails ("ERR DB index is out of range"), which ioredis only
+    // reported as an error and went on in database 0.
+    const url = `${redis.url}/99`;
+    const said = /^ccheckers: Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+\/99 has no database 99 \(ERR DB index is out of range\): name one of its databases in --redis, as in redis:\/\/host:port\/0 \(0 to 15 unless its "databases" setting says otherwise\)$/;
+    const store = newStore();
+    const coordinator = start(['solve', '--board', '4', '--pieces', '3', '--store', store, '--redis', url]);
+    const ended = await Promise.race([coordinator.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20_000))]);
+    expect(ended?.code, coordinator.stderr()).toBe(2);
+    expect(coordinator.stderr().trim().split('\n').at(-1)).toMatch(said);
+    expect(existsSync(store)).toBe(false);
+    // A worker on a store a coordinator made says it once and stops.
+    const made = newStore();
+    expect(run(['solve', '--board', '4', '--pieces', '3', '--store', made, '--shards', '3', '--json', '--quiet']).status).toBe(0);
+    writeFileSync(join(made, 'manifest.json'), manifestText({ ...manifestOf(made), id: '0123456789abcdef' }));
+    const worker = start(['worker', '--redis', url, '--store', made, '--threads', '1']);
+    const stopped = await Promise.race([worker.exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 20_000))]);
+    expect(stopped?.code, worker.stderr()).toBe(2);
+    expect(worker.stderr().trim().split('\n')).toEqual([expect.stringMatching(said)]);
+  }, 60_000);
+});
+
 describe.skipIf(!haveRedis)('cluster solves', () => {
   // [board, pieces, bands, workers, the workers' backend]: the rounds of every worker count and
   // band count are checked on every backend by the local solves (solver's band-solve.test.ts);

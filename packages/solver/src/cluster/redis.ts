@@ -75,6 +75,10 @@ export interface CountedRedis {
  *  Redis that wants one): no retry helps, so the command ends at once, saying what to change. */
 const CREDENTIALS_REFUSED = /^(WRONGPASS|NOAUTH)\b|invalid (username-)?password/i;
 
+/** What Redis says when it refuses the database the URL names (redis://host/99 where it has 16,
+ *  or any but 0 on a Redis Cluster): ioredis reports it as an error and goes on in database 0. */
+const DATABASE_REFUSED = /DB index is out of range|invalid DB index|SELECT is not allowed/i;
+
 /**
  * A connection as BullMQ wants it for workers and for a coordinator that must outlast a Redis
  * restart: commands wait (maxRetriesPerRequest null) while it reconnects, every 100 ms to 2 s.
@@ -84,8 +88,8 @@ const CREDENTIALS_REFUSED = /^(WRONGPASS|NOAUTH)\b|invalid (username-)?password/
  * program that never runs a cluster need not install them.
  *
  * Resolves once Redis has answered (a Redis that is away is waited for, with `onError` told), or
- * when `signal` aborts first; a Redis that refuses the credentials in the URL is an E_USAGE error
- * before anything else is done (a worker would otherwise log BullMQ's refusal many times a second,
+ * when `signal` aborts first; a Redis that refuses the credentials in the URL, or the database it
+ * names (SELECT refused), is an E_USAGE error before anything else is done (a worker would otherwise log BullMQ's refusal many times a second,
  * and a coordinator would have made its store first).
  */
 export async function connectRedis(url: { url: string; shown: string }, onError: (message: string) => void = () => {}, signal?: AbortSignal): Promise<CountedRedis> {
@@ -98,24 +102,26 @@ export async function connectRedis(url: { url: string; shown: string }, onError:
   });
   let starting = true;
   redis.on('error', (e: Error) => {
-    if (starting && CREDENTIALS_REFUSED.test(e.message)) return; // the first answer says it
+    if (starting && (CREDENTIALS_REFUSED.test(e.message) || DATABASE_REFUSED.test(e.message))) return; // the first answer says it
     if (!down) onError(e.message || String(e));
     down = true;
   });
   redis.on('ready', () => {
     down = false;
   });
-  // The first answer, or a refusal of the credentials; other refusals (too many clients, a
+  // The first answer, or a refusal of the credentials or of the database (asked for again here:
+  // ioredis's own SELECT on connecting only emits an error); other refusals (too many clients, a
   // protected mode) are said and retried like an outage.
+  const db = Number(/^\/(\d+)$/.exec(new URL(url.url).pathname)?.[1] ?? 0);
   const refused = await new Promise<string | undefined>((resolve) => {
     if (signal?.aborted) return resolve(undefined);
     signal?.addEventListener('abort', () => resolve(undefined), { once: true });
     const ask = () =>
-      redis.ping().then(
+      (db === 0 ? redis.ping() : redis.select(db)).then(
         () => resolve(undefined),
         (e: Error) => {
           const message = e.message ?? String(e);
-          if (CREDENTIALS_REFUSED.test(message)) return resolve(message);
+          if (CREDENTIALS_REFUSED.test(message) || DATABASE_REFUSED.test(message)) return resolve(message);
           if (signal?.aborted || redis.status === 'end') return resolve(undefined);
           if (!down) onError(message);
           down = true;
@@ -125,6 +131,13 @@ export async function connectRedis(url: { url: string; shown: string }, onError:
     ask();
   });
   starting = false;
+  if (refused !== undefined && DATABASE_REFUSED.test(refused)) {
+    redis.disconnect();
+    throw new CCheckersError(
+      'E_USAGE',
+      `Redis at ${url.shown} has no database ${db} (${refused.slice(0, 80)}): name one of its databases in --redis, as in redis://host:port/0 (0 to 15 unless its "databases" setting says otherwise)`,
+    );
+  }
   if (refused !== undefined) {
     redis.disconnect();
     const advice = /^NOAUTH/i.test(refused)
