@@ -21,34 +21,15 @@ import { solveCommand } from './commands/solve.js';
 import { convertCommand } from './commands/convert.js';
 import { verifyCommand } from './commands/verify.js';
 import { workerCommand } from './commands/worker.js';
+import { EXIT_ERROR, EXIT_OK } from './exit-codes.js';
+import type { TestHooks } from './test-hooks.js';
+
+export type { TestHooks } from './test-hooks.js';
 
 /** One version for all four packages (scripts/release-pack.mjs checks they agree). */
 const PACKAGE_VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
-export const EXIT_OK = 0;
-export const EXIT_NEGATIVE = 1;
-export const EXIT_ERROR = 2;
-
 const BACKEND_HELP = 'auto | native-bmi2 | native-portable | ts';
-
-/**
- * Faults the tests inject, set by their harness (test/support/hooked-bin.mjs) around main(); the
- * shipped program (bin.ts) passes none, and no environment variable reaches them.
- */
-export interface TestHooks {
-  /** Called after each checkpoint of a solve is on disk (e.g. SIGKILL mid-solve). */
-  onCheckpoint?: (passes: number) => void;
-  /** Called after each save of a sharded store (e.g. SIGKILL mid-pass). */
-  onStoreSave?: (passes: number) => void;
-  /** verify: this backend answers one operation wrongly, so that verify must fail. */
-  corruptBackend?: string;
-  /** A cluster coordinator: called before and after each write of the store's manifest. */
-  beforeClusterCommit?: (passes: number) => void;
-  onClusterCommit?: (passes: number) => void;
-  /** A cluster worker: called when a job starts, before any work, and when its files are written. */
-  onJobStart?: (job: unknown) => void;
-  onJobWorked?: (job: unknown) => void;
-}
 
 export async function main(argv: string[], hooks: TestHooks = {}): Promise<number> {
   let code = EXIT_OK;

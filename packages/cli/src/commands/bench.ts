@@ -23,13 +23,8 @@ import { UsageError, backendList, integer, variantOption } from '../options.js';
 import { table } from '../ui/format.js';
 import { progressSink } from '../ui/progress.js';
 import { machineDetails } from '../report/machine.js';
+import { PAPER } from '../report/paper.js';
 import { checkReportPath, writeReport } from '../report/write.js';
-
-/** The paper's figures (ns per operation) for 49 cells: bitboard with BMI2, and without. */
-export const PAPER: Record<number, Partial<Record<BenchOp, { bmi2: number; nonBmi2: number }>>> = {
-  3: { winner: { bmi2: 2.127, nonBmi2: 2.123 }, successors: { bmi2: 25.555, nonBmi2: 345.085 }, rankP1: { bmi2: 3.095, nonBmi2: 3.097 }, rankP2: { bmi2: 3.508, nonBmi2: 77.082 } },
-  6: { winner: { bmi2: 2.125, nonBmi2: 2.132 }, successors: { bmi2: 76.144, nonBmi2: 760.751 }, rankP1: { bmi2: 5.171, nonBmi2: 5.868 }, rankP2: { bmi2: 6.174, nonBmi2: 74.781 } },
-};
 
 export interface BenchCommandOptions {
   board: string;

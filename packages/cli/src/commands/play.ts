@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { type Move, type Position, applyMove, drawPosition, formatPosition, startPosition } from '@ccheckers/core';
 import { UsageError } from '../options.js';
 import { describeValue, distanceNote } from './query.js';
-import { EXIT_INTERRUPTED } from './solve.js';
+import { EXIT_INTERRUPTED } from '../exit-codes.js';
 import { checkSameVariant, illegalReason, moveText, openSolvedGame, positionArgument } from './positions.js';
 
 export async function playCommand(o: { db: string; as: string; from?: string }): Promise<number> {

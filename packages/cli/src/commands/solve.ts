@@ -27,7 +27,8 @@ import {
 } from '@ccheckers/solver';
 import { backendOption, cappedThreads, memoryOption, rulesOption, UsageError, variantOption } from '../options.js';
 import { duration, grouped } from '../ui/format.js';
-import type { TestHooks } from '../main.js';
+import { EXIT_INTERRUPTED } from '../exit-codes.js';
+import type { TestHooks } from '../test-hooks.js';
 import { progressSink, rate } from '../ui/progress.js';
 import { machineDetails } from '../report/machine.js';
 import { type ReportPathRules, checkReportPath, writeReport } from '../report/write.js';
@@ -61,9 +62,6 @@ function positiveInteger(text: string, flag: string): number {
 
 /** How long a cluster solve's coordinator may take to stop after Ctrl-C. */
 const CLUSTER_STOP_MS = 5000;
-
-/** Exit code of an interrupted solve (128 + SIGINT), as shells expect. */
-export const EXIT_INTERRUPTED = 130;
 
 export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}): Promise<number> {
   const v = variantOption(o.board, o.pieces);

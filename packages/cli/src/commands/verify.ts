@@ -21,7 +21,7 @@ import {
 import { type BackendRequest, type SolveResult, availableBackends, selectBackend, solve } from '@ccheckers/solver';
 import { backendList, rulesOption, threadsOption, variantOption } from '../options.js';
 import { duration, grouped } from '../ui/format.js';
-import type { TestHooks } from '../main.js';
+import type { TestHooks } from '../test-hooks.js';
 import { progressSink } from '../ui/progress.js';
 
 /** Variants with at most this many positions are checked exhaustively, others on a sample. */

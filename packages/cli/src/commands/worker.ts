@@ -5,9 +5,9 @@
  */
 import { resolve } from 'node:path';
 import { DEFAULT_STALL_SECONDS, parseRedisUrl, runClusterWorker, selectBackend } from '@ccheckers/solver';
-import type { TestHooks } from '../main.js';
+import type { TestHooks } from '../test-hooks.js';
 import { UsageError, backendOption, cappedThreads, integer, memoryOption } from '../options.js';
-import { EXIT_INTERRUPTED } from './solve.js';
+import { EXIT_INTERRUPTED } from '../exit-codes.js';
 
 export interface WorkerCommandOptions {
   redis: string;

@@ -5,11 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { PassRecord } from '@ccheckers/solver';
-import { PAPER } from '../commands/bench.js';
 import { UsageError } from '../options.js';
 import { grouped } from '../ui/format.js';
 import { type Reference, type Series, escape, groupedBars, linesChart } from './charts.js';
 import type { MachineDetails } from './machine.js';
+import { PAPER } from './paper.js';
 
 export interface BenchResultJson {
   board: number;
