@@ -20,6 +20,8 @@ export * from './store/band-solve.js';
 export * from './store/band-step.js';
 export * from './store/shard-store.js';
 export * from './store/sharded-solve.js';
+/** The solve of a sharded store in bounded memory: the band passes, in this process. */
+export { solveBands as solveSharded } from './store/band-solve.js';
 export * from './store/convert.js';
 export * from './cluster/jobs.js';
 export * from './cluster/run-job.js';

@@ -1,14 +1,13 @@
 /**
- * The solve of a sharded store (shard-store.ts) in bounded memory, and what every way of solving
- * one shares: its options and result, the checks of a store to resume, and the results counted
- * from the shards. The passes are the band passes (band-solve.ts), run here or on a cluster
- * (cluster/coordinator.ts).
+ * What every way of solving a sharded store (shard-store.ts) shares: its options and result, the
+ * checks of a store to resume, and the results counted from the shards. The passes themselves are
+ * the band passes, run here (band-solve.ts, exported as solveSharded) or on a cluster
+ * (cluster/coordinator.ts); both import this file, and it imports neither.
  */
 import { CCheckersError, UNKNOWN, type Backend, type RuleMode, type Variant } from '@ccheckers/core';
 import { type ProgressEvent, type SolveResult, startValueName } from '../solve.js';
 import { TableTally, storedCounts } from '../state-index.js';
 import { type BandPlan, bandCountFor, describeBandPlan } from './band-layout.js';
-import { solveBands } from './band-solve.js';
 import { type Manifest, ShardStore } from './shard-store.js';
 
 export interface ShardedSolveOptions {
@@ -110,11 +109,6 @@ function checkShardsOnResume(store: ShardStore, shards: number | undefined): voi
   const has = store.pieces;
   const gives = m.bands !== undefined || m.passes === 'bands' ? bandCountFor(store.space, shards) : store.layout.shards.length;
   if (gives !== has) throw new CCheckersError('E_USAGE', `${store.dir} has ${has} shards, which --shards ${shards} does not make; --shards applies to new stores only`);
-}
-
-/** The solve of a store: the band passes, here (band-solve.ts). */
-export function solveSharded(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
-  return solveBands(options);
 }
 
 /** The results, from the shards read once in order through `buffer` (at least a shard long):
