@@ -5,8 +5,9 @@
  * half-written database under the real name. Reading checks every header field and both
  * checksums, and names the first thing that is wrong.
  */
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, TableBytes, type TableLike, tableViews, variant } from '@ccheckers/core';
+import { type AtomicWriter, IO_CHUNK_BYTES, writeFileAtomic } from './atomic-file.js';
 import { crc32Of, crc32Zeros } from './crc.js';
 import { checkOutputStill } from './output-file.js';
 
@@ -40,6 +41,10 @@ export interface PassRecord {
   bytesWritten?: number;
   /** A band solve: messages written (see store/band-solve.ts). */
   messages?: number;
+  /** Only in a checkpoint written inside a pass (solve.ts), as the last record of its log: the
+   *  pass is unfinished, the first `unitsDone` units of its sweep done (in the order it visits
+   *  them); its other fields count that part. The header's `passes` counts finished passes. */
+  unitsDone?: number;
 }
 
 export interface DatabaseHeader {
@@ -68,11 +73,11 @@ export interface DatabaseHeader {
   maxDistance: number;
 }
 
-export interface Database {
+export interface Database<T extends TableLike = Uint8Array> {
   header: DatabaseHeader;
-  table: Uint8Array;
+  table: T;
   /** Plies to the end per stored state (core's NO_DISTANCE for draws and illegal states). */
-  distances?: Uint8Array;
+  distances?: T;
 }
 
 /**
@@ -95,10 +100,11 @@ export interface StreamedBody {
   stream(write: (bytes: Uint8Array, offset: number) => void): void;
 }
 
-export type Body = Uint8Array | BodyPieces | StreamedBody;
+/** A body in memory: a Uint8Array, or a TableBytes of any size (its views are its pieces). */
+export type Body = TableLike | BodyPieces | StreamedBody;
 
 function asPieces(body: Body): BodyPieces | StreamedBody {
-  return body instanceof Uint8Array ? { length: body.length, pieces: [{ offset: 0, bytes: body }] } : body;
+  return body instanceof Uint8Array || body instanceof TableBytes ? { length: body.length, pieces: tableViews(body) } : body;
 }
 
 function isStreamed(body: BodyPieces | StreamedBody): body is StreamedBody {
@@ -146,7 +152,8 @@ export function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number
  */
 export type Placement = 'replace' | 'replace-file' | 'new';
 
-/** Writes the database atomically: temporary file, fsync, then rename (or link, see Placement). */
+/** Writes the database atomically (atomic-file.ts): temporary file, fsync, rename (or link, see
+ *  Placement), folder fsync. */
 export function writeDatabase(
   path: string,
   header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes' | 'distanceBytes' | 'distanceCrc32'>,
@@ -165,43 +172,21 @@ export function writeDatabase(
     maxDistance: distanceBody ? header.maxDistance : 0,
   };
   const log = Buffer.from(JSON.stringify(full.passLog), 'utf8');
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w');
-  try {
-    writeAll(fd, encodeHeader(full, log.length, crc32Of(log)), 0);
-    writeBody(fd, body, HEADER_BYTES);
-    if (distanceBody) writeBody(fd, distanceBody, HEADER_BYTES + body.length);
-    writeAll(fd, log, HEADER_BYTES + body.length + (distanceBody?.length ?? 0));
-    fsyncSync(fd);
-  } catch (e) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw e;
-  }
-  closeSync(fd);
-  if (placement === 'replace') {
-    renameSync(tmp, path);
-  } else {
-    checkOutputStill(path, placement === 'replace-file', tmp);
-    if (placement === 'replace-file') {
-      renameSync(tmp, path);
-    } else {
-      try {
-        linkSync(tmp, path); // atomic: fails if anything took the path since the check
-        unlinkSync(tmp);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code === 'EEXIST') checkOutputStill(path, false, tmp);
-        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') {
-          throw new DatabaseError(path, `cannot put the database in place (${code ?? String(e)}); it is kept in ${tmp}`);
-        }
-        // A filesystem without hard links (FAT, exFAT, some network mounts): check once more and
-        // rename, which leaves a moment in which a file appearing at `path` would be replaced.
-        checkOutputStill(path, false, tmp);
-        renameSync(tmp, path);
-      }
-    }
-  }
+  // PATH.tmp-PID: the name lockOutput's clean-up of a killed solve knows (output-file.ts).
+  writeFileAtomic(
+    path,
+    (file) => {
+      file.write(encodeHeader(full, log.length, crc32Of(log)), 0);
+      writeBody(file, body, HEADER_BYTES);
+      if (distanceBody) writeBody(file, distanceBody, HEADER_BYTES + body.length);
+      file.write(log, HEADER_BYTES + body.length + (distanceBody?.length ?? 0));
+    },
+    {
+      tag: String(process.pid),
+      placement: placement === 'new' ? 'new' : 'replace',
+      ...(placement === 'replace' ? {} : { check: (tmp: string) => checkOutputStill(path, placement === 'replace-file', tmp) }),
+    },
+  );
   return full;
 }
 
@@ -219,26 +204,21 @@ export function bodyCrc(body: BodyPieces): number {
 }
 
 /** Writes the pieces at `position` onwards. Gaps stay holes; one at the end by extending the file. */
-function writeBody(fd: number, body: BodyPieces | StreamedBody, position: number): void {
+function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position: number): void {
   if (isStreamed(body)) {
-    ftruncateSync(fd, position + body.length);
-    body.stream((bytes, offset) => writeAll(fd, bytes, position + offset));
+    file.truncate(position + body.length);
+    body.stream((bytes, offset) => file.write(bytes, position + offset));
     return;
   }
   let end = 0;
   for (const { offset, bytes } of body.pieces) {
-    writeAll(fd, bytes, position + offset);
+    file.write(bytes, position + offset);
     end = offset + bytes.length;
   }
-  if (end < body.length) ftruncateSync(fd, position + body.length);
+  if (end < body.length) file.truncate(position + body.length);
 }
 
-/** One fs call moves at most 2 GiB: writes in chunks. */
-function writeAll(fd: number, data: Uint8Array, position: number): void {
-  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, Math.min(data.length - at, IO_CHUNK_BYTES), position + at);
-}
-
-export const IO_CHUNK_BYTES = 2 ** 26;
+export { IO_CHUNK_BYTES };
 
 /**
  * Opens a database file for reading: a FIFO does not hang the open, and anything but a regular
@@ -301,35 +281,56 @@ export function checkPartCrc(path: string, part: 'body' | 'distance table', actu
 /**
  * Reads and checks a database. `table` is allocated by `allocate` (e.g. on a SharedArrayBuffer)
  * once the header has been checked, so a bad header costs no memory; so is the distance table,
- * where the file has one, unless `withDistances` is false (then it is skipped unread).
+ * where the file has one, unless `withDistances` is false (then it is skipped unread). A table
+ * past 4 GiB needs an `allocate` that gives TableBytes (the default gives one Uint8Array).
  */
+export function readDatabase(path: string, allocate?: (bytes: number) => Uint8Array, withDistances?: boolean): Database;
+export function readDatabase<T extends TableLike>(path: string, allocate: (bytes: number) => T, withDistances?: boolean): Database<T>;
 export function readDatabase(
   path: string,
-  allocate: (bytes: number) => Uint8Array = (n) => new Uint8Array(n),
+  allocate: (bytes: number) => TableLike = oneTypedArray(path),
   withDistances = true,
-): Database {
+): Database<TableLike> {
   const fd = openForReading(path);
   try {
     const read = readHeader(path, fd);
     const { header } = read;
-    const largest = Math.max(header.bodyBytes, withDistances ? header.distanceBytes : 0);
-    if (largest > MAX_TYPED_ARRAY_BYTES) {
-      throw new DatabaseError(path, `a table of ${largest} bytes does not fit in one typed array (at most ${MAX_TYPED_ARRAY_BYTES} bytes in Node 20): open it with openDatabase, which reads by random access`);
-    }
     const table = allocate(header.bodyBytes);
-    readAll(fd, table, HEADER_BYTES);
-    checkPartCrc(path, 'body', crc32Of(table), header.bodyCrc32);
-    let distances: Uint8Array | undefined;
+    readTable(fd, table, HEADER_BYTES);
+    checkPartCrc(path, 'body', tableCrc32(table), header.bodyCrc32);
+    let distances: TableLike | undefined;
     if (header.distanceBytes > 0 && withDistances) {
       distances = allocate(header.distanceBytes);
-      readAll(fd, distances, HEADER_BYTES + header.bodyBytes);
-      checkPartCrc(path, 'distance table', crc32Of(distances), header.distanceCrc32);
+      readTable(fd, distances, HEADER_BYTES + header.bodyBytes);
+      checkPartCrc(path, 'distance table', tableCrc32(distances), header.distanceCrc32);
     }
     readPassLog(path, fd, read);
     return { header, table, ...(distances ? { distances } : {}) };
   } finally {
     closeSync(fd);
   }
+}
+
+/** readDatabase's allocator by default: one Uint8Array, refusing what it cannot hold. */
+function oneTypedArray(path: string): (bytes: number) => Uint8Array {
+  return (bytes) => {
+    if (bytes > MAX_TYPED_ARRAY_BYTES) {
+      throw new DatabaseError(path, `a table of ${bytes} bytes does not fit in one typed array (at most ${MAX_TYPED_ARRAY_BYTES} bytes in Node 20): open it with openDatabase, which reads by random access`);
+    }
+    return new Uint8Array(bytes);
+  };
+}
+
+/** Reads a table from `position` on, view by view (each in fs calls of at most IO_CHUNK_BYTES). */
+export function readTable(fd: number, into: TableLike, position: number): void {
+  for (const { offset, bytes } of tableViews(into)) readAll(fd, bytes, position + offset);
+}
+
+/** CRC-32 of a table of any size, view by view. */
+export function tableCrc32(table: TableLike): number {
+  let crc = 0;
+  for (const { bytes } of tableViews(table)) crc = crc32Of(bytes, crc);
+  return crc;
 }
 
 /** Checks and decodes the 128 header bytes (every field against the variant it names). */

@@ -14,15 +14,18 @@ import {
   NO_DISTANCE,
   RANKING_ID,
   type RuleMode,
+  MAX_VIEW_BYTES,
   StateSpace,
+  TableBytes,
+  type TableLike,
+  type TablePages,
   UNKNOWN,
   type Variant,
   WIN,
   readValue,
 } from '@ccheckers/core';
-import { crc32Of } from './crc.js';
-import { type DatabaseHeader, type PassRecord, readDatabase, writeDatabase } from './database.js';
-import { checkMemory, checkTableLimits, requiredBytes } from './memory.js';
+import { type DatabaseHeader, type PassRecord, readDatabase, tableCrc32, writeDatabase } from './database.js';
+import { allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
 import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
@@ -52,18 +55,34 @@ export interface SolveOptions {
   stopAfterPass?: number;
   /** Return the 2-bit table in the result (verify compares tables state by state). */
   keepTable?: boolean;
-  /** Called after each checkpoint is on disk (the CLI's kill -9 test hook uses it). */
-  onCheckpoint?: (passes: number) => void;
+  /** Called after each checkpoint is on disk (the CLI's kill -9 test hook uses it): `passes`
+   *  finished, and for a checkpoint inside a pass, where in it. */
+  onCheckpoint?: (passes: number, inPass?: InPass) => void;
+  /** Inside a pass, a checkpoint is written at the first chunk boundary once this many minutes
+   *  have gone by since the last one (default DEFAULT_CHECKPOINT_MINUTES; 0: at every boundary).
+   *  Checkpoints after the init and after every pass are written regardless. */
+  checkpointMinutes?: number;
   /** Also compute every position's distance to the end (one byte per stored state, kept in the
    *  database) so that queries pick moves that make progress in games of any size. */
   distances?: boolean;
 }
 
+/** Where a checkpoint inside a pass was taken: the first `unitsDone` of the `units` units of
+ *  pass `pass`'s sweep are done. */
+export interface InPass {
+  pass: number;
+  unitsDone: number;
+  units: number;
+}
+
+export const DEFAULT_CHECKPOINT_MINUTES = 10;
+
 export interface ProgressEvent {
   phase: 'init' | 'init-done' | 'pass' | 'pass-done' | 'resumed' | 'distances' | 'distances-done';
   /** The pass; in the distance phases, the layer (distance) being pushed to the parents. */
   pass: number;
-  /** Fraction of the current phase done, 0..1 (distances: of the won and lost states). */
+  /** Fraction of the current phase done, 0..1 (distances: of the won and lost states; resumed:
+   *  of the unfinished pass the checkpoint holds, 0 without one). */
   fraction: number;
   /** Stored states decided so far (won, lost or illegal). */
   proven: number;
@@ -97,19 +116,24 @@ export interface SolveResult {
   distances?: { maxPlies: number; seconds: number; crc32: number };
   /** With keepTable and distances: the distance table. */
   distanceTable?: Uint8Array;
+  /** An in-memory solve: the table's memory at its end, whether it has huge pages (TablePages). */
+  tablePages?: TablePages;
 }
 
 export class SolveInterrupted extends CCheckersError {
-  /** `passes`: passes saved in `checkpoint` (0: only the init); no checkpoint: nothing saved. */
+  /** `passes`: passes saved in `checkpoint` (0: only the init), and `inPass` the part of the next
+   *  one; no checkpoint: nothing saved. */
   constructor(
     readonly passes: number,
     checkpoint?: string,
+    inPass?: InPass,
   ) {
+    const parts = ['the init', ...(passes === 1 ? ['pass 1'] : passes > 1 ? [`passes 1-${passes}`] : [])];
+    if (inPass) parts.push(`${Math.floor((100 * inPass.unitsDone) / inPass.units)}% of pass ${inPass.pass}`);
+    const saved = parts.length === 1 ? 'the init is' : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]} are`;
     super(
       'E_INTERRUPTED',
-      checkpoint
-        ? `solve interrupted; ${passes === 0 ? 'the init is' : passes === 1 ? 'the init and pass 1 are' : `the init and passes 1-${passes} are`} saved in ${checkpoint}, continue with --resume`
-        : 'solve interrupted before anything was saved (a checkpoint needs --out)',
+      checkpoint ? `solve interrupted; ${saved} saved in ${checkpoint}, continue with --resume` : 'solve interrupted before anything was saved (a checkpoint needs --out)',
     );
   }
 }
@@ -138,7 +162,11 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   const space = new StateSpace(v);
   // More threads than work units (groups) only wait: 7x7/1 has 49.
   const threads = Math.max(1, Math.min(Math.floor(options.threads), space.groups));
+  if (!((options.checkpointMinutes ?? 0) >= 0)) throw new RangeError(`checkpointMinutes ${options.checkpointMinutes} is not a number of minutes from 0 up`);
   checkTableLimits(space, options.distances);
+  if (options.keepTable && Math.max(space.tableBytes, options.distances ? space.states : 0) > MAX_VIEW_BYTES) {
+    throw new CCheckersError('E_LIMIT', `${v.name}: a table past 4 GiB cannot be kept as one typed array (keepTable, as verify does)`);
+  }
   checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, options.distances), options.memoryLimit);
   const checkpointPath = options.out ? `${options.out}.ckpt` : undefined;
   if (options.out) checkSolveOutput(options.out, options);
@@ -165,13 +193,16 @@ export function checkSolveOutput(out: string, options: { resume?: boolean; force
 async function solveLocked(options: SolveOptions, space: StateSpace, threads: number, checkpointPath: string | undefined): Promise<SolveResult> {
   const { variant: v, rules, backend } = options;
 
-  const allocate = (bytes: number) => new Uint8Array(new SharedArrayBuffer(bytes));
+  // Tables of any size (TableBytes: views of at most 4 GiB), in the backend's memory.
+  const allocate = (bytes: number) => allocateTable(backend, bytes);
   const distances = options.distances ? allocate(space.states).fill(NO_DISTANCE) : undefined;
-  let table: Uint8Array;
+  let table: TableBytes;
   let passLog: PassRecord[] = [];
   let initDone = false;
   let elapsedBefore = 0;
   let resumedFromPass: number | undefined;
+  /** The unfinished pass of a checkpoint taken inside a pass (PassRecord.unitsDone). */
+  let unfinished: PassRecord | undefined;
   if (options.resume && checkpointPath && existsSync(checkpointPath)) {
     const { header, table: loaded } = readDatabase(checkpointPath, allocate);
     if (header.board !== v.size || header.pieces !== v.pieces || header.rules !== rules) {
@@ -182,6 +213,10 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     }
     table = loaded;
     passLog = header.passLog;
+    if (passLog[passLog.length - 1]?.unitsDone !== undefined) unfinished = passLog.pop();
+    if (header.passes !== passLog.length || passLog.some((r, i) => r.pass !== i + 1 || r.unitsDone !== undefined) || (unfinished && unfinished.pass !== passLog.length + 1)) {
+      throw new CCheckersError('E_DATABASE', `${checkpointPath}: its pass log does not match its ${header.passes} finished passes`);
+    }
     initDone = true;
     elapsedBefore = header.seconds;
     resumedFromPass = header.passes;
@@ -206,20 +241,28 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   let seconds = 0; // the solve itself, without the distances
 
   let saved = initDone ? passLog.length : -1; // passes in the checkpoint on disk; -1: none
-  const checkpoint = (stage: 'init' | 'checkpoint') => {
+  let savedInPass: InPass | undefined; // and the part of the next one
+  const checkpointMs = 60_000 * (options.checkpointMinutes ?? DEFAULT_CHECKPOINT_MINUTES);
+  let lastCheckpoint = performance.now();
+  /** A checkpoint after the init or a pass, or with `part` (its record's unitsDone set) inside a pass. */
+  const checkpoint = (stage: 'init' | 'checkpoint', part?: { record: PassRecord; inPass: InPass }) => {
     if (!checkpointPath) return;
-    writeDatabase(checkpointPath, headerFor(v, rules, stage, passLog.length, space, elapsed(), passLog, UNKNOWN), table);
+    const log = part ? [...passLog, part.record] : passLog;
+    writeDatabase(checkpointPath, headerFor(v, rules, stage, passLog.length, space, elapsed(), log, UNKNOWN), table);
     saved = passLog.length;
-    options.onCheckpoint?.(saved);
+    savedInPass = part?.inPass;
+    lastCheckpoint = performance.now();
+    options.onCheckpoint?.(saved, savedInPass);
   };
-  const interrupted = () => new SolveInterrupted(Math.max(0, saved), saved >= 0 ? checkpointPath : undefined);
+  const interrupted = () => new SolveInterrupted(Math.max(0, saved), saved >= 0 ? checkpointPath : undefined, savedInPass);
   const checkAbort = () => {
     if (options.signal?.aborted) throw interrupted();
   };
 
   try {
     if (resumedFromPass !== undefined) {
-      report({ phase: 'resumed', pass: resumedFromPass, fraction: 0, proven, storedStates: space.states });
+      const fraction = unfinished ? unfinished.unitsDone! / (unfinished.sparse ? space.groups : kernel.passUnits) : 0;
+      report({ phase: 'resumed', pass: resumedFromPass, fraction, proven, storedStates: space.states });
     }
     if (!initDone) {
       let done = 0;
@@ -235,26 +278,50 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     for (;;) {
       const pass = passLog.length + 1;
       const passStart = performance.now();
-      let newly = 0;
-      let moveless = 0;
-      let done = 0;
+      // A pass a checkpoint caught partway goes on where it was: its units [0, unitsDone) of the
+      // sweep are in the table, and it is still one pass (one record, its counts and seconds the
+      // sum of its parts). Sound because values only go from unknown to proven (never back): the
+      // checkpoint, taken between two kernel calls, holds only proven values, and whatever the
+      // crashed run had proven after it is proven again; visiting a unit twice, or a state whose
+      // children are further on than they were, proves nothing false. The pass's count of newly
+      // proven states includes its first part, so `newly === 0` still means a whole sweep with
+      // no change: the table is final.
+      const part = unfinished?.pass === pass ? unfinished : undefined;
+      unfinished = undefined;
+      let newly = part?.newlyProven ?? 0;
+      let moveless = 0; // 0 in a checkpoint: checked before writing one
       // After pass 1, visit only the unknown states (by group) instead of sweeping every P2
       // placement once few states are left or the passes have stopped paying.
-      const sparse = nextPassIsSparse(passLog[passLog.length - 1], proven, space.states);
+      const sparse = part ? part.sparse === true : nextPassIsSparse(passLog[passLog.length - 1], proven, space.states);
       // Sparse passes sweep the groups up and down in turn: a state whose proof waits on a state
       // after it in one direction is reached in the next pass (7x7/3: 11 passes instead of 17).
       const down = sparse && pass % 2 === 0;
-      const chunks = sparse ? (down ? [...initChunks].reverse() : initChunks) : passChunks;
+      const units = sparse ? space.groups : kernel.passUnits;
+      let unitsDone = part?.unitsDone ?? 0;
+      if (!(Number.isInteger(unitsDone) && unitsDone >= 0 && unitsDone <= units)) {
+        throw new CCheckersError('E_DATABASE', `${checkpointPath}: pass ${pass} is recorded ${unitsDone} units in, of ${units}`);
+      }
+      const chunks = unitsAfter(sparse ? (down ? [...initChunks].reverse() : initChunks) : passChunks, unitsDone, down);
+      let done = 0;
+      const seconds = () => (part?.seconds ?? 0) + (performance.now() - passStart) / 1000;
       await runner.run(down ? 'sparse-down' : sparse ? 'sparse' : 'pass', chunks, (s) => {
         newly += s.wins + s.losses;
         moveless += s.moveless;
         proven += s.wins + s.losses;
-        done++;
+        const [from, to] = chunks[done++]!;
+        unitsDone += to - from;
+        // Every kernel call returns once all its threads are done with their units: between two
+        // calls, the units [0, unitsDone) of the sweep are done and nothing writes to the table.
+        if (unitsDone < units && checkpointPath && (options.signal?.aborted || performance.now() - lastCheckpoint >= checkpointMs)) {
+          checkMoveless(moveless, v);
+          const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), sparse, unitsDone };
+          checkpoint('checkpoint', { record, inPass: { pass, unitsDone, units } });
+        }
         checkAbort();
-        report({ phase: 'pass', pass, fraction: done / chunks.length, proven, storedStates: space.states });
+        report({ phase: 'pass', pass, fraction: unitsDone / units, proven, storedStates: space.states });
       });
       checkMoveless(moveless, v);
-      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: (performance.now() - passStart) / 1000, sparse };
+      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), sparse };
       passLog.push(record);
       report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
       if (newly === 0) break;
@@ -311,7 +378,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     // Only a checkpoint of this solve: one it wrote, or the one it resumed from.
     if (checkpointPath && (saved >= 0 || resumedFromPass !== undefined) && existsSync(checkpointPath)) unlinkSync(checkpointPath);
   }
-  if (distanceInfo && distances) distanceInfo.crc32 = written?.distanceCrc32 ?? crc32Of(distances);
+  if (distanceInfo && distances) distanceInfo.crc32 = written?.distanceCrc32 ?? tableCrc32(distances);
   return {
     board: v.size,
     pieces: v.pieces,
@@ -324,12 +391,13 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     seconds,
     storedStates: space.states,
     tableBytes: space.tableBytes,
-    tableCrc32: written?.bodyCrc32 ?? crc32Of(table),
+    tableCrc32: written?.bodyCrc32 ?? tableCrc32(table),
     passLog,
     ...(resumedFromPass !== undefined ? { resumedFromPass } : {}),
-    ...(options.keepTable ? { table } : {}),
+    ...(options.keepTable ? { table: table.asOneView() } : {}),
     ...(distanceInfo ? { distances: distanceInfo } : {}),
-    ...(options.keepTable && distances ? { distanceTable: distances } : {}),
+    ...(options.keepTable && distances ? { distanceTable: distances.asOneView() } : {}),
+    tablePages: table.pageInfo,
   };
 }
 
@@ -364,7 +432,7 @@ function headerFor(
 }
 
 /** Value code of the start position (P1 to move). */
-export function valueOfStart(space: StateSpace, table: Uint8Array): number {
+export function valueOfStart(space: StateSpace, table: TableLike): number {
   return readValue(table, startStateIndex(space));
 }
 
@@ -383,6 +451,20 @@ export function inProcessRunner(run: (phase: Phase, from: number, to: number, de
     },
     async close() {},
   };
+}
+
+/**
+ * `chunks` (in the order a sweep visits them, each [from, to) visited descending when `down`)
+ * without the sweep's first `skip` units: a pass resumed inside.
+ */
+export function unitsAfter(chunks: Array<[number, number]>, skip: number, down: boolean): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const [from, to] of chunks) {
+    const left = Math.max(0, Math.min(to - from, skip));
+    skip -= left;
+    if (left < to - from) out.push(down ? [from, to - left] : [from + left, to]);
+  }
+  return out;
 }
 
 export function chunkRanges(total: number, pieces: number): Array<[number, number]> {

@@ -1,0 +1,167 @@
+/**
+ * Checkpoints inside a pass (solve.ts, issue 36): a pass interrupted at a unit boundary and
+ * resumed from its checkpoint is still one pass, and gives the same table, pass by pass, as a
+ * pass run in one piece; on every backend this machine loads, in a full pass and in a sparse one
+ * sweeping down.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Backend, variant } from '@ccheckers/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type InPass, type PassRecord, type SolveResult, SolveInterrupted, availableBackends, readDatabase, solve, unitsAfter } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-ckpt-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const backends = await availableBackends();
+
+/** What a pass proved, without its time. */
+const proofs = (log: PassRecord[]) => log.map(({ pass, proven, newlyProven, sparse }) => ({ pass, proven, newlyProven, sparse }));
+
+describe('unitsAfter: the chunks of a sweep left after its first units', () => {
+  const chunks: Array<[number, number]> = [
+    [0, 4],
+    [4, 8],
+    [8, 10],
+  ];
+  it('ascending: from the first unit not done', () => {
+    expect(unitsAfter(chunks, 0, false)).toEqual(chunks);
+    expect(unitsAfter(chunks, 4, false)).toEqual([
+      [4, 8],
+      [8, 10],
+    ]);
+    expect(unitsAfter(chunks, 5, false)).toEqual([
+      [5, 8],
+      [8, 10],
+    ]);
+    expect(unitsAfter(chunks, 10, false)).toEqual([]);
+  });
+  it('descending (a sparse pass down): the chunks come last first, each visited from its top', () => {
+    const down = [...chunks].reverse();
+    expect(unitsAfter(down, 1, true)).toEqual([
+      [8, 9],
+      [4, 8],
+      [0, 4],
+    ]);
+    expect(unitsAfter(down, 3, true)).toEqual([
+      [4, 7],
+      [0, 4],
+    ]);
+    expect(unitsAfter(down, 10, true)).toEqual([]);
+  });
+});
+
+/** `backend` with a solver kernel that records the unit ranges of its pass calls in `calls`. */
+function recordingCalls(backend: Backend, calls: Array<[string, number, number]>): Backend {
+  const recording = Object.create(backend) as Backend;
+  recording.solverKernel = (v, rules) => {
+    const kernel = backend.solverKernel(v, rules);
+    return new Proxy(kernel, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (prop === 'pass' || prop === 'sparsePass') calls.push([prop, args[1] as number, args[2] as number]);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  };
+  return recording;
+}
+
+describe.each(backends.map((b) => [b.name, b] as const))('a pass checkpointed inside, on %s', (name, backend) => {
+  const v = variant(7, 2);
+  let whole: SolveResult;
+
+  it('7x7/2 in one piece', async () => {
+    whole = await solve({ variant: v, rules: 'clean', backend, threads: 1 });
+    // Pass 2 is sparse and sweeps down: the tests below stop in both kinds of sweep.
+    expect(whole.passLog[0]!.sparse).toBe(false);
+    expect(whole.passLog[1]!.sparse).toBe(true);
+  });
+
+  it.each([1, 2])('stopped inside pass %i, then resumed: the same passes and table', async (target) => {
+    const out = join(dir, `${name}-${target}.ccdb`);
+    const controller = new AbortController();
+    const saved: Array<[number, InPass | undefined]> = [];
+    const stopped = solve({
+      variant: v,
+      rules: 'clean',
+      backend,
+      threads: 1,
+      out,
+      checkpointMinutes: 0, // at every unit boundary between kernel calls
+      signal: controller.signal,
+      onCheckpoint: (passes, inPass) => {
+        saved.push([passes, inPass]);
+        if (inPass?.pass === target) controller.abort();
+      },
+    });
+    await expect(stopped).rejects.toThrow(SolveInterrupted);
+    await expect(stopped).rejects.toThrow(new RegExp(`% of pass ${target} are saved in .*\\.ckpt, continue with --resume`));
+    // The abort is seen at the boundary of that checkpoint: one checkpoint inside the pass.
+    const inside = saved.filter(([, p]) => p?.pass === target).map(([passes, p]) => ({ passes, ...p! }));
+    expect(inside).toHaveLength(1);
+    expect(inside[0]!.passes).toBe(target - 1);
+    expect(inside[0]!.unitsDone).toBeGreaterThan(0);
+    expect(inside[0]!.unitsDone).toBeLessThan(inside[0]!.units);
+    const { header } = readDatabase(`${out}.ckpt`);
+    expect(header).toMatchObject({ stage: 'checkpoint', passes: target - 1 });
+    expect(header.passLog).toHaveLength(target);
+    expect(header.passLog[target - 1]).toMatchObject({ pass: target, unitsDone: inside[0]!.unitsDone });
+
+    const events: Array<{ pass: number; fraction: number }> = [];
+    const calls: Array<[string, number, number]> = [];
+    const resumed = await solve({
+      variant: v,
+      rules: 'clean',
+      backend: recordingCalls(backend, calls),
+      threads: 1,
+      out,
+      resume: true,
+      onProgress: (e) => e.phase === 'resumed' && events.push({ pass: e.pass, fraction: e.fraction }),
+    });
+    expect(events).toEqual([{ pass: target - 1, fraction: inside[0]!.unitsDone / inside[0]!.units }]);
+    expect(resumed.resumedFromPass).toBe(target - 1);
+    // The pass went on at the first unit not done: pass 1 sweeps the units up, pass 2 (sparse)
+    // the groups down.
+    const { unitsDone, units } = inside[0]!;
+    expect(calls[0]).toEqual(target === 1 ? ['pass', unitsDone, expect.any(Number)] : ['sparsePass', expect.any(Number), units - unitsDone]);
+    // One record per pass, none with unitsDone, and the same proofs pass by pass: the resumed
+    // pass went on at the same unit boundary.
+    expect(resumed.passLog.every((r) => r.unitsDone === undefined)).toBe(true);
+    expect(proofs(resumed.passLog)).toEqual(proofs(whole.passLog));
+    expect(resumed.tableCrc32).toBe(whole.tableCrc32);
+    expect(existsSync(`${out}.ckpt`)).toBe(false);
+    expect(readDatabase(out).header.passLog.map((r) => r.pass)).toEqual(whole.passLog.map((r) => r.pass));
+  });
+
+  it('resumed on 2 threads from a checkpoint of 1 (other chunks): the same table', async () => {
+    const out = join(dir, `${name}-threads.ccdb`);
+    const controller = new AbortController();
+    const stopped = solve({
+      variant: v,
+      rules: 'clean',
+      backend,
+      threads: 1,
+      out,
+      checkpointMinutes: 0,
+      signal: controller.signal,
+      onCheckpoint: (_passes, inPass) => inPass && inPass.unitsDone * 3 >= inPass.units && controller.abort(),
+    });
+    await expect(stopped).rejects.toThrow(/% of pass 1 are saved/);
+    const resumed = await solve({ variant: v, rules: 'clean', backend, threads: 2, out, resume: true });
+    expect(resumed.passes).toBe(whole.passes);
+    expect(resumed.tableCrc32).toBe(whole.tableCrc32);
+  });
+});
+
+it('a checkpoint interval that is not a number of minutes from 0 up is refused', async () => {
+  const [backend] = backends;
+  for (const checkpointMinutes of [-1, Number.NaN]) {
+    await expect(solve({ variant: variant(7, 1), rules: 'clean', backend: backend!, threads: 1, checkpointMinutes })).rejects.toThrow(
+      /checkpointMinutes .* is not a number of minutes from 0 up/,
+    );
+  }
+});
