@@ -3,7 +3,7 @@
  * needs (a 3.7 GiB 7x7/4 database answers at once with a small RSS), and `ccheckers check`
  * streams the whole file to verify every checksum and, on request, recount the results.
  */
-import { closeSync, constants, copyFileSync, fsyncSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, readSync, realpathSync, statSync } from 'node:fs';
 import {
   NO_DISTANCE,
   StateSpace,
@@ -12,6 +12,7 @@ import {
   valueInByte,
   variant,
 } from '@ccheckers/core';
+import { writeFileAtomic } from './atomic-file.js';
 import { crc32Of } from './crc.js';
 import {
   type Database,
@@ -239,7 +240,7 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
 /**
  * Rewrites the header of a complete database with recounted results, atomically: a copy of the
  * file (a reflink where the filesystem has them) gets the new header, is flushed and renamed over
- * the original, so a crash leaves either the old file or the new one.
+ * the original (atomic-file.ts), so a crash leaves either the old file or the new one.
  */
 export function rewriteCounts(given: string, counts: GameCounts, startValue: number): DatabaseHeader {
   // The file itself, not a symbolic link to it (a rename over the link would replace the link
@@ -255,24 +256,14 @@ export function rewriteCounts(given: string, counts: GameCounts, startValue: num
   const { header } = read;
   if (header.stage !== 'complete') throw new DatabaseError(path, `is a ${header.stage} checkpoint: its header carries no counts to fix`);
   const fixed: DatabaseHeader = { ...header, ...counts, startValue };
-  const tmp = `${path}.tmp-${process.pid}`;
-  copyFileSync(path, tmp, constants.COPYFILE_FICLONE);
-  try {
-    const out = openSync(tmp, 'r+');
-    try {
-      const bytes = encodeHeader(fixed, read.logBytes, read.logCrc32);
-      writeSync(out, bytes, 0, bytes.length, 0);
-      fsyncSync(out);
-    } finally {
-      closeSync(out);
-    }
-    if (statSync(tmp).size !== statSync(path).size) throw new DatabaseError(path, 'the copy has another size than the original');
-    renameSync(tmp, path);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {}
-    throw e;
-  }
+  const size = statSync(path).size;
+  writeFileAtomic(
+    path,
+    (file) => {
+      file.write(encodeHeader(fixed, read.logBytes, read.logCrc32), 0);
+      if (fstatSync(file.fd).size !== size) throw new DatabaseError(path, 'the copy has another size than the original');
+    },
+    { copyOf: path, tag: String(process.pid) },
+  );
   return fixed;
 }

@@ -2,6 +2,7 @@
  * @ccheckers/solver: strong solving of Chinese Checkers variants on any backend, database files,
  * queries, and the run-time backend choice.
  */
+export * from './atomic-file.js';
 export * from './consistency.js';
 export * from './crc.js';
 export * from './database.js';
