@@ -46,6 +46,7 @@ export interface SolveCommandOptions {
   workers?: string;
   redis?: string;
   resume?: boolean;
+  checkpointMinutes?: string;
   force?: boolean;
   breakLock?: boolean;
   distances?: boolean;
@@ -57,6 +58,15 @@ export interface SolveCommandOptions {
 function positiveInteger(text: string, flag: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer (got "${text}")`);
+  return n;
+}
+
+/** A number of minutes above 0, fractions allowed (0.05 is 3 s). */
+function minutesOption(text: string, flag: string): number {
+  const n = Number(text);
+  if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(text) || !Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`${flag} must be a number of minutes above 0, e.g. 10 or 0.5 (got "${text}")`);
+  }
   return n;
 }
 
@@ -82,6 +92,10 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const shards = o.shards === undefined ? undefined : positiveInteger(o.shards, '--shards');
   const workers = o.workers === undefined ? undefined : positiveInteger(o.workers, '--workers');
   if (workers !== undefined && workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
+  const checkpointMinutes = o.checkpointMinutes === undefined ? undefined : minutesOption(o.checkpointMinutes, '--checkpoint-minutes');
+  if (checkpointMinutes !== undefined && (!out || store)) {
+    throw new UsageError('--checkpoint-minutes is for in-memory solves with --out FILE (their checkpoints are FILE.ckpt; a --store saves after every step)');
+  }
   if (o.resume && !out && !store) throw new UsageError('--resume needs --out FILE (the checkpoint is FILE.ckpt) or --store DIR');
   if (o.breakLock && !out && !store) throw new UsageError('--break-lock needs --out FILE or --store DIR (the lock is FILE.lock or DIR/manifest.json.lock)');
   // Refuse now rather than after hours of work: never replace anything but a regular file (and
@@ -143,7 +157,9 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const onProgress = (e: ProgressEvent) => {
         const share = `${((100 * e.proven) / e.storedStates).toFixed(1)}% decided`;
         if (e.phase === 'resumed') {
-          progress.done(`resumed from ${store ?? `${out}.ckpt`} after pass ${e.pass} (${share})`);
+          // A checkpoint taken inside a pass: the part of the next pass done.
+          const inPass = e.fraction > 0 ? ` and ${Math.floor(100 * e.fraction)}% of pass ${e.pass + 1}` : '';
+          progress.done(`resumed from ${store ?? `${out}.ckpt`} after ${e.pass === 0 && inPass ? 'the init' : `pass ${e.pass}`}${inPass} (${share})`);
         } else if (e.phase === 'init') {
           progress.update('init', e.fraction, share);
         } else if (e.phase === 'init-done') {
@@ -219,6 +235,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         threads: threads.count,
         ...(out ? { out } : {}),
         ...(o.resume ? { resume: true } : {}),
+        ...(checkpointMinutes !== undefined ? { checkpointMinutes } : {}),
         ...(o.force ? { force: true } : {}),
         ...(o.breakLock ? { breakLock: true } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),

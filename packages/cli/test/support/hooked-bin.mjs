@@ -1,6 +1,7 @@
 // The tests' harness around the real program: main() of dist/main.js with TestHooks that inject
 // faults. Usage: node hooked-bin.mjs '<hooks JSON>' <ccheckers arguments...>
 //   {"killAfterPass": N}        SIGKILL once the checkpoint after pass N is on disk
+//   {"killInPass": N}           SIGKILL once a checkpoint inside pass N is on disk
 //   {"createAtOutAfterPass": N} after that checkpoint, a user's file appears at --out
 //   {"createAtHtmlAfterPass": N} after that checkpoint, a user's file appears at --html
 //   {"corruptBackend": NAME}    verify: that backend answers one operation wrongly
@@ -57,8 +58,9 @@ const hooks = {
     if (wanted.killAfterSave !== undefined && ++saves >= wanted.killAfterSave) process.kill(process.pid, 'SIGKILL');
   },
   ...(wanted.corruptBackend ? { corruptBackend: wanted.corruptBackend } : {}),
-  onCheckpoint(passes) {
+  onCheckpoint(passes, inPass) {
     if (wanted.killAfterPass !== undefined && passes >= wanted.killAfterPass) process.kill(process.pid, 'SIGKILL');
+    if (wanted.killInPass !== undefined && inPass?.pass === wanted.killInPass) process.kill(process.pid, 'SIGKILL');
     if (wanted.createAtOutAfterPass !== undefined && passes === wanted.createAtOutAfterPass) writeFileSync(out, 'a file of the user\n');
     if (wanted.createAtHtmlAfterPass !== undefined && passes === wanted.createAtHtmlAfterPass) writeFileSync(html, 'a page of the user\n');
   },
