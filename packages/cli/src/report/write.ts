@@ -5,9 +5,9 @@
  * page is written, and the page appears whole (temporary file, then a link or rename).
  */
 import { randomBytes } from 'node:crypto';
-import { type Stats, closeSync, constants, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { type Stats, closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { MAGIC, MANIFEST, OutputPathError, checkOutputPath } from '@ccheckers/solver';
+import { AtomicTargetExists, MAGIC, MANIFEST, OutputPathError, checkOutputPath, writeFileAtomic } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 import { type ReportInput, renderReport } from './report.js';
 
@@ -124,55 +124,27 @@ function stillRefused(abs: string, rules: ReportPathRules, tmp: string): string 
 /**
  * Writes the page of `inputs` to `path`, checked again by the rules checkReportPath applied:
  * written to a temporary file of its own first, then linked to the path (which fails where a file
- * appeared meanwhile) or, with --force, renamed over it.
+ * appeared meanwhile) or, with --force, renamed over it (writeFileAtomic). A page refused at the
+ * last moment is kept under its temporary name.
  */
 export function writeReport(path: string, inputs: ReportInput[], rules: ReportPathRules = {}): void {
   const html = renderReport(inputs);
   const abs = resolve(path);
-  const tmp = `${abs}.tmp-${process.pid}-${randomBytes(2).toString('hex')}`; // no longer than checkOutputPath's probe
-  const cannot = (e: unknown) => new UsageError(`--html: cannot write ${abs} (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
   try {
-    const fd = openSync(tmp, 'wx', 0o666);
-    try {
-      const bytes = Buffer.from(html, 'utf8');
-      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOSPC' || code === 'EDQUOT') throw e; // the CLI says what to do on a full disk
-    throw cannot(e);
-  }
-  const refuse = (why: string) => {
-    throw new UsageError(why);
-  };
-  const why = stillRefused(abs, rules, tmp);
-  if (why) refuse(why);
-  try {
-    if (rules.force) {
-      renameSync(tmp, abs);
-    } else {
-      try {
-        linkSync(tmp, abs); // atomic: fails if anything took the path since the check
-        unlinkSync(tmp);
-      } catch (e) {
-        const code = (e as NodeJS.ErrnoException).code;
-        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e;
-        // No hard links here (FAT, exFAT, some network mounts): check once more and rename.
-        const again = stillRefused(abs, rules, tmp);
-        if (again) refuse(again);
-        renameSync(tmp, abs);
-      }
-    }
+    writeFileAtomic(abs, Buffer.from(html, 'utf8'), {
+      placement: rules.force ? 'replace' : 'new',
+      tag: `${process.pid}-${randomBytes(2).toString('hex')}`, // no longer than checkOutputPath's probe
+      check: (tmp) => {
+        const why = stillRefused(abs, rules, tmp);
+        if (why) throw new UsageError(why);
+      },
+    });
   } catch (e) {
     if (e instanceof UsageError) throw e;
+    if (e instanceof AtomicTargetExists) throw new UsageError(`--html: ${abs} appeared during the work; the report is kept in ${e.tmp}`);
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') refuse(stillRefused(abs, rules, tmp) ?? `--html: ${abs} appeared during the work; the report is kept in ${tmp}`);
-    rmSync(tmp, { force: true });
-    throw cannot(e);
+    if (code === 'ENOSPC' || code === 'EDQUOT') throw e; // the CLI says what to do on a full disk
+    throw new UsageError(`--html: cannot write ${abs} (${code ?? String(e)})`);
   }
   process.stderr.write(`report written to ${abs}\n`);
 }
