@@ -9,11 +9,12 @@
  * file removed. Whenever the process dies, the manifest on disk names complete files whose CRCs
  * it records; files it does not name are leftovers, removed when the store is opened for writing.
  */
-import { type Stats, closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { type Stats, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, open as openFile, rename as renameFile, unlink as unlinkFile } from 'node:fs/promises';
+import { type FileHandle, open as openFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { CCheckersError, NO_DISTANCE, RANKING_ID, type RuleMode, StateSpace, type Variant, readValue, stateByte, valueInByte, variant } from '@ccheckers/core';
+import { writeFileAtomic, writeFileAtomicAsync } from '../atomic-file.js';
 import { crc32Of } from '../crc.js';
 import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, type PassRecord, countsNotAddingUp, hex } from '../database.js';
 import { type StoredValues, VERIFY_ON_OPEN_BYTES } from '../database-file.js';
@@ -810,44 +811,17 @@ export function readAt(fd: number, path: string, bytes: Uint8Array, position: nu
   }
 }
 
-/** Writes a file atomically: temporary file, fsync, rename; `syncDir` also flushes the rename.
- *  `tag` makes the temporary name unique where processes of several machines write one folder. */
+/** Writes a file atomically (writeFileAtomic: temporary file, fsync, rename); `syncDir` also
+ *  flushes the rename. `tag` makes the temporary name unique where processes of several machines
+ *  write one folder. */
 export function writeFileAtomically(path: string, data: Uint8Array, syncDir: boolean, tag = String(process.pid)): void {
-  const tmp = `${path}.tmp-${tag}`;
-  const fd = openSync(tmp, 'w');
-  try {
-    for (let at = 0; at < data.length; ) at += writeSync(fd, data, at, Math.min(IO_CHUNK_BYTES, data.length - at), at);
-    fsyncSync(fd);
-  } catch (e) {
-    closeSync(fd);
-    unlinkSync(tmp);
-    throw e;
-  }
-  closeSync(fd);
-  renameSync(tmp, path);
-  if (syncDir) syncFolder(join(path, '..'));
+  writeFileAtomic(path, data, { syncFolder: syncDir, tag });
 }
 
 /** writeFileAtomically without blocking the event loop; `data` may come in pieces, written one
  *  after the other. */
 export async function writeFileAtomicallyAsync(path: string, data: Uint8Array | readonly Uint8Array[], syncDir: boolean, tag = String(process.pid)): Promise<void> {
-  const tmp = `${path}.tmp-${tag}`;
-  const file = await openFile(tmp, 'w');
-  try {
-    let position = 0;
-    for (const piece of data instanceof Uint8Array ? [data] : data) {
-      for (let at = 0; at < piece.length; ) at += (await file.write(piece, at, Math.min(IO_CHUNK_BYTES, piece.length - at), position + at)).bytesWritten;
-      position += piece.length;
-    }
-    await file.sync();
-  } catch (e) {
-    await file.close();
-    await unlinkFile(tmp);
-    throw e;
-  }
-  await file.close();
-  await renameFile(tmp, path);
-  if (syncDir) syncFolder(join(path, '..'));
+  await writeFileAtomicAsync(path, data, { syncFolder: syncDir, tag });
 }
 
 /**
@@ -867,15 +841,6 @@ function makeFolder(dir: string): void {
       // made meanwhile by another process: as mkdir -p, fine if it is a folder
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(folder).isDirectory()) throw e;
     }
-  }
-}
-
-function syncFolder(dir: string): void {
-  const dirFd = openSync(dir, 'r');
-  try {
-    fsyncSync(dirFd);
-  } finally {
-    closeSync(dirFd);
   }
 }
 
