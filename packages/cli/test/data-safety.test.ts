@@ -124,6 +124,34 @@ describe('the output during and after the solve', () => {
     expect(alone.stderr).toContain('--break-lock needs --out FILE or --store DIR');
   });
 
+  it.skipIf(process.platform === 'win32')('a lock that is a FIFO, a directory or a symbolic link is refused by name (exit 2) and left, never read', () => {
+    // Opened for reading, a FIFO waits for a writer forever: the lock is lstat'ed first. Each run
+    // is stopped after 20 s, far more than a refusal takes.
+    const bounded = (args: string[]) => {
+      const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 20_000 });
+      expect(r.signal, `${args.join(' ')} hung`).toBe(null);
+      return r;
+    };
+    const target = join(dir, 'lock-target-pipe');
+    mkfifo(target);
+    for (const [kind, said] of [['fifo', 'a named pipe'], ['folder', 'a directory'], ['link', 'a symbolic link']] as const) {
+      const out = join(dir, `lock-${kind}.ccdb`);
+      const lock = `${out}.lock`;
+      if (kind === 'fifo') mkfifo(lock);
+      else if (kind === 'folder') mkdirSync(lock);
+      else symlinkSync(target, lock); // to a FIFO: following it would hang as well
+      for (const more of [[], ['--resume'], ['--force']]) {
+        const r = bounded(['solve', '--board', '7', '--pieces', '1', '--out', out, '--quiet', ...more]);
+        expect(r.status, `${kind} ${more.join(' ')}`).toBe(2);
+        expect(r.stderr).toContain(`${lock} is ${said}, not a regular file, so not a lock a solve made: remove it`);
+      }
+      const left = lstatSync(lock);
+      expect(kind === 'fifo' ? left.isFIFO() : kind === 'folder' ? left.isDirectory() : left.isSymbolicLink()).toBe(true);
+      expect(existsSync(out)).toBe(false);
+      expect(readdirSync(dir).filter((f) => f.startsWith(`lock-${kind}.ccdb.`))).toEqual(['lock-' + kind + '.ccdb.lock']);
+    }
+  });
+
   it('a checkpoint is never discarded without --resume or --force, nor a user file called X.ckpt', () => {
     const out = join(dir, 'ckpt.ccdb');
     writeFileSync(`${out}.ckpt`, 'notes of the user\n');

@@ -4,7 +4,7 @@
  * with the file named and exit 2 (check: exit 1, every shard listed).
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { manifestText } from '@ccheckers/solver';
@@ -426,6 +426,26 @@ describe('a store whose file is a FIFO or a symbolic link', () => {
         expect(r.status, args.join(' ')).toBe(2);
         expect(r.stderr).toContain(said);
       }
+    }
+  });
+
+  it.skipIf(process.platform === 'win32')('manifest.json.lock a FIFO, a directory or a symbolic link: solve --resume refuses it by name (exit 2) and leaves it', () => {
+    const target = join(dir, 'fifo-lock-target');
+    expect(spawnSync('mkfifo', [target]).status).toBe(0);
+    for (const [kind, said] of [['fifo', 'a named pipe'], ['folder', 'a directory'], ['link', 'a symbolic link']] as const) {
+      const { store } = copyOf(underWay, `lock-${kind}`);
+      const lock = join(store, 'manifest.json.lock');
+      rmSync(lock, { force: true });
+      if (kind === 'fifo') expect(spawnSync('mkfifo', [lock]).status).toBe(0);
+      else if (kind === 'folder') mkdirSync(lock);
+      else symlinkSync(target, lock); // to a FIFO: following it would hang as well
+      const before = readFileSync(join(store, 'manifest.json'), 'utf8');
+      const r = bounded(['solve', '--board', '7', '--pieces', '2', '--store', store, '--resume', '--threads', '1']);
+      expect(r.status, kind).toBe(2);
+      expect(r.stderr).toContain(`${lock} is ${said}, not a regular file, so not a lock a solve made: remove it`);
+      expect(readFileSync(join(store, 'manifest.json'), 'utf8')).toBe(before);
+      const left = lstatSync(lock);
+      expect(kind === 'fifo' ? left.isFIFO() : kind === 'folder' ? left.isDirectory() : left.isSymbolicLink()).toBe(true);
     }
   });
 

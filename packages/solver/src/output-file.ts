@@ -5,7 +5,7 @@
  * folder, a file that appeared meanwhile, another solve's output) is ever replaced by surprise.
  */
 import { randomBytes } from 'node:crypto';
-import { type Stats, closeSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { type Stats, closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { CCheckersError } from '@ccheckers/core';
 import { hostOf, thisMachine } from './machine.js';
@@ -130,14 +130,14 @@ export function lockOutput(path: string, options: LockOptions = {}): () => void 
         removeLeftovers(path);
         return () => {
           try {
-            if (readFileSync(lock, 'utf8') === content) unlinkSync(lock);
-          } catch {}
+            if (readLock(lock) === content) unlinkSync(lock);
+          } catch {} // gone, or not a lock any more (left as it is)
         };
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code !== 'EEXIST') throw new OutputPathError(`${lock}: ${problem(code, lock)}`);
       }
-      const owner = ownerOf(lock);
+      const owner = ownerOf(lock); // refuses a lock that is not a regular file
       if (owner === undefined) continue; // gone meanwhile: try again
       const elsewhere = owner.machine !== undefined && owner.machine !== here;
       if (elsewhere) {
@@ -160,7 +160,11 @@ export function lockOutput(path: string, options: LockOptions = {}): () => void 
       } catch {
         continue;
       }
-      if (ownerOf(aside)?.text !== owner.text) {
+      let movedText: string | undefined;
+      try {
+        movedText = readLock(aside);
+      } catch {} // not a regular file: put back, and refused by name on the next attempt
+      if (movedText !== owner.text) {
         try {
           linkSync(aside, lock);
         } catch {}
@@ -182,14 +186,55 @@ interface LockOwner {
   text: string;
 }
 
-/** Who holds a lock file; undefined when it is gone. */
-function ownerOf(lock: string): LockOwner | undefined {
-  let text: string;
+/** Locks are a line or two: a longer file is not one (and is not read whole). */
+const LOCK_MAX_BYTES = 4096;
+
+/**
+ * The text of a lock file; undefined when it is gone. Anything but a regular file (a FIFO, a
+ * symbolic link, a directory, a device, a socket) is an OutputPathError naming it, refused before
+ * it is opened (lstat), since opening a FIFO for reading waits for a writer forever; the open is
+ * O_NONBLOCK | O_NOFOLLOW and fstat'ed as well, for one that replaced the file after the lstat.
+ */
+function readLock(lock: string): string | undefined {
+  const notLock = (st: Stats) =>
+    new OutputPathError(`${lock} is ${kindOf(st)}, not a regular file, so not a lock a solve made: remove it (or move it away) and run again`);
+  let st: Stats;
   try {
-    text = readFileSync(lock, 'utf8');
+    st = lstatSync(lock);
   } catch {
     return undefined;
   }
+  if (!st.isFile()) throw notLock(st);
+  let fd: number;
+  try {
+    fd = openSync(lock, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw notLock(lstatSync(lock)); // a symbolic link since the lstat
+    throw new OutputPathError(`${lock}: cannot read the lock (${code ?? String(e)})`);
+  }
+  try {
+    const opened = fstatSync(fd);
+    if (!opened.isFile()) throw notLock(opened);
+    const buf = Buffer.alloc(Math.min(opened.size, LOCK_MAX_BYTES));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Who holds a lock file; undefined when it is gone. A lock that is not a regular file is an
+ *  OutputPathError (readLock). */
+function ownerOf(lock: string): LockOwner | undefined {
+  const text = readLock(lock);
+  if (text === undefined) return undefined;
   const [first = '', second = ''] = text.split('\n');
   const machine = second.trim();
   return { pid: Number.parseInt(first.trim(), 10), ...(machine !== '' ? { machine } : {}), text };
