@@ -7,7 +7,7 @@
  *                               `native-portable` (tests both kernels on one machine);
  *   CCHECKERS_DISABLE_NATIVE=1  behave as if the addon could not be loaded (the TS backend is used).
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,10 @@ import {
   type Side,
   type SolverKernel,
   type SparsePassOptions,
+  MAX_VIEW_BYTES,
+  TableBytes,
+  type TableLike,
+  type TablePages,
   type Variant,
   WORDS,
   binomial,
@@ -65,11 +69,11 @@ interface AddonKernel {
   canonical(words: Uint32Array, out: Uint32Array): void;
   describe(words: Uint32Array, count: number, out: Float64Array): void;
   bench(op: number, words: Uint32Array, iterations: number): { nanoseconds: number; checksum: number };
-  solverInit(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
-  solverPass(table: Uint8Array, from: number, to: number, threads: number): KernelStats;
-  solverSparsePass(table: Uint8Array, from: number, to: number, threads: number, descending: boolean): KernelStats;
-  solverDistanceInit(table: Uint8Array, distances: Uint8Array, from: number, to: number, threads: number): KernelStats;
-  solverDistanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, from: number, to: number, threads: number): KernelStats;
+  solverInit(table: TableLike, from: number, to: number, threads: number): KernelStats;
+  solverPass(table: TableLike, from: number, to: number, threads: number): KernelStats;
+  solverSparsePass(table: TableLike, from: number, to: number, threads: number, descending: boolean): KernelStats;
+  solverDistanceInit(table: TableLike, distances: TableLike, from: number, to: number, threads: number): KernelStats;
+  solverDistanceLayer(table: TableLike, distances: TableLike, depth: number, from: number, to: number, threads: number): KernelStats;
   solverBand(
     phase: BandPhase,
     table: Uint8Array,
@@ -106,6 +110,7 @@ interface Addon extends MessageRuns {
   Kernel: new (size: number, pieces: number, rules: number, start: number[], kernel: NativeCodePath) => AddonKernel;
   cpuInfo(): CpuInfo;
   constants: NativeConstants;
+  allocateTable(bytes: number, viewBytes: number): { buffers: ArrayBuffer[]; address: number; hugePagesAdvised: boolean };
 }
 
 export interface NativeStatus {
@@ -305,19 +310,19 @@ class NativeSolverKernel implements SolverKernel {
     this.k = kernelOf(v, rules, which);
     this.passUnits = this.k.solverPassUnits();
   }
-  init(table: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
+  init(table: TableLike, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverInit(table, groupFrom, groupTo, threads);
   }
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, { threads = 1 }: PassOptions = {}): KernelStats {
+  pass(table: TableLike, unitFrom: number, unitTo: number, { threads = 1 }: PassOptions = {}): KernelStats {
     return this.k.solverPass(table, unitFrom, unitTo, threads);
   }
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, { threads = 1, descending = false }: SparsePassOptions = {}): KernelStats {
+  sparsePass(table: TableLike, groupFrom: number, groupTo: number, { threads = 1, descending = false }: SparsePassOptions = {}): KernelStats {
     return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending);
   }
-  distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads = 1): KernelStats {
+  distanceInit(table: TableLike, distances: TableLike, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverDistanceInit(table, distances, groupFrom, groupTo, threads);
   }
-  distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads = 1): KernelStats {
+  distanceLayer(table: TableLike, distances: TableLike, depth: number, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverDistanceLayer(table, distances, depth, groupFrom, groupTo, threads);
   }
   band(phase: BandPhase, table: Uint8Array, map: BandMap, input: Float64Array | undefined, from: number, to: number, threads = 1, output?: Float64Array, code = false): BandResult {
@@ -334,6 +339,69 @@ const nativeMessageRuns: MessageRuns = {
   decodeMessageRuns: (bytes, from, out, at, state) => loadedAddon().decodeMessageRuns(bytes, from, out, at, state),
 };
 
+/**
+ * A table of `bytes` zero bytes in the addon's memory (addon.cc, AllocateTable): one mapping of
+ * aligned anonymous memory, madvise(MADV_HUGEPAGE) where the OS has it, as external ArrayBuffers
+ * of `viewBytes` (a multiple of 2 MiB; tests make it small), each unmapped when collected. Its
+ * pageInfo says whether the kernel backs it with huge pages now.
+ */
+export function allocateNativeTable(bytes: number, viewBytes = MAX_VIEW_BYTES): TableBytes {
+  const { buffers, address, hugePagesAdvised } = loadedAddon().allocateTable(bytes, viewBytes);
+  return new TableBytes(buffers.map((b) => new Uint8Array(b)), (): TablePages => {
+    const huge = hugePageBytesAt(address, bytes);
+    return { allocator: 'addon', hugePagesAdvised, ...(huge !== undefined ? { hugePageBytes: huge } : {}) };
+  });
+}
+
+/**
+ * Bytes of [address, address + bytes) backed by transparent huge pages: the AnonHugePages of the
+ * mappings of /proc/self/smaps that overlap it (at most `bytes`: a mapping may extend past the
+ * table). Undefined where there is no such file (not Linux).
+ */
+export function hugePageBytesAt(address: number, bytes: number, smaps?: string): number | undefined {
+  let text = smaps;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/self/smaps', 'latin1');
+    } catch {
+      return undefined;
+    }
+  }
+  let inside = false;
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const range = /^([0-9a-f]+)-([0-9a-f]+) /.exec(line);
+    if (range) {
+      const from = Number.parseInt(range[1]!, 16);
+      const to = Number.parseInt(range[2]!, 16);
+      inside = from < address + bytes && to > address;
+      continue;
+    }
+    const huge = inside ? /^AnonHugePages:\s+(\d+) kB/.exec(line) : null;
+    if (huge) total += Number(huge[1]) * 1024;
+  }
+  return Math.min(total, bytes);
+}
+
+/** The transparent huge page mode of the OS (`always`, `madvise`, `never`), where it says. */
+export function transparentHugePages(): string | undefined {
+  try {
+    return /\[(\w+)\]/.exec(readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'latin1'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Bytes of the table probeTablePages allocates: two huge pages' worth. */
+export const PROBE_TABLE_BYTES = 4 * 2 ** 20;
+
+/** What a table allocated here gets: a small one allocated as a solve's is and touched. */
+export function probeTablePages(): TablePages {
+  const probe = allocateNativeTable(PROBE_TABLE_BYTES);
+  probe.fill(1);
+  return probe.pageInfo;
+}
+
 function makeBackend(name: BackendName, which: 'bmi2' | 'portable'): Backend {
   return {
     name,
@@ -341,6 +409,7 @@ function makeBackend(name: BackendName, which: 'bmi2' | 'portable'): Backend {
     engine: (v, rules) => new NativeEngine(v, rules, which),
     solverKernel: (v, rules) => new NativeSolverKernel(v, rules, which),
     messageRuns: nativeMessageRuns,
+    allocateTable: allocateNativeTable,
   };
 }
 

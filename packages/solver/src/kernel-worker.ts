@@ -3,11 +3,12 @@
  * is sent, taking them one at a time from the counter it shares with the other workers.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { TsSolverKernel, addKernelStats, emptyKernelStats, variant } from '@ccheckers/core';
+import { TableBytes, TsSolverKernel, addKernelStats, emptyKernelStats, variant } from '@ccheckers/core';
 import { type ChunkRequest, type WorkerData, runPhase } from './worker-pool.js';
 
 const data = workerData as WorkerData;
 const kernel = new TsSolverKernel(variant(data.board, data.pieces), data.rules);
+const tables = { table: new TableBytes(data.table), ...(data.distances ? { distances: new TableBytes(data.distances) } : {}) };
 
 parentPort!.on('message', ({ phase, range, depth }: ChunkRequest) => {
   const stats = emptyKernelStats();
@@ -17,10 +18,10 @@ parentPort!.on('message', ({ phase, range, depth }: ChunkRequest) => {
   const revisits = phase === 'pass' || sparse;
   for (let taken; (taken = Atomics.add(data.counter, 0, 1)) < range[1]; ) {
     const unit = phase === 'sparse-down' ? range[0] + range[1] - 1 - taken : taken;
-    if (phase === 'pass') addKernelStats(stats, kernel.pass(data.table, unit, unit + 1, { keepWaiting: true }));
-    else if (sparse) addKernelStats(stats, kernel.sparsePass(data.table, unit, unit + 1, { keepWaiting: true }));
-    else addKernelStats(stats, runPhase(kernel, phase, data, unit, unit + 1, depth));
+    if (phase === 'pass') addKernelStats(stats, kernel.pass(tables.table, unit, unit + 1, { keepWaiting: true }));
+    else if (sparse) addKernelStats(stats, kernel.sparsePass(tables.table, unit, unit + 1, { keepWaiting: true }));
+    else addKernelStats(stats, runPhase(kernel, phase, tables, unit, unit + 1, depth));
   }
-  if (revisits) addKernelStats(stats, kernel.revisitWaiting(data.table));
+  if (revisits) addKernelStats(stats, kernel.revisitWaiting(tables.table));
   parentPort!.postMessage(stats);
 });

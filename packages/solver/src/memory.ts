@@ -2,8 +2,8 @@
  * Memory planning: what a solve needs, what the machine has, and a refusal with both figures
  * before anything large is allocated (never let the OOM killer decide).
  */
-import { freemem } from 'node:os';
-import { CCheckersError, MAX_TYPED_ARRAY_BYTES, type StateSpace } from '@ccheckers/core';
+import { freemem, totalmem } from 'node:os';
+import { type Backend, CCheckersError, type StateSpace, TableBytes } from '@ccheckers/core';
 
 export class InsufficientMemoryError extends CCheckersError {
   constructor(message: string) {
@@ -55,21 +55,26 @@ export function checkMemory(required: number, limit?: number): void {
 }
 
 /**
- * The one bound on an in-memory solve besides memory itself: the 2-bit table (and the distance
- * table, one byte per state) must each fit one typed array, at most 4 GiB in Node 20. That covers
- * 7x7/4 (3.7 GiB) and everything smaller; 6x6/6 (135 GiB) and 7x7/5 (241 GiB) need more.
+ * The one bound on an in-memory solve besides the memory free now (checkMemory): the machine's
+ * memory. A table of any size is held (TableBytes, past the 4 GiB of a typed array), so 6x6/6
+ * (135 GiB) solves in memory on a server that has the memory, and is refused here, before any
+ * work, with the way that fits: a store, band by band within --memory (no distances there).
  */
-export function checkTableLimits(space: StateSpace, distances = false): void {
+export function checkTableLimits(space: StateSpace, distances = false, machineBytes = totalmem()): void {
   const name = space.variant.name;
-  const limit = formatBytes(MAX_TYPED_ARRAY_BYTES);
-  if (space.tableBytes > MAX_TYPED_ARRAY_BYTES) {
-    throw new InsufficientMemoryError(
-      `${name} needs a ${formatBytes(space.tableBytes)} table, and an in-memory solve holds at most ${limit} in one table (a typed array has at most 2^32 elements in Node 20)`,
-    );
-  }
-  if (distances && space.states > MAX_TYPED_ARRAY_BYTES) {
-    throw new InsufficientMemoryError(
-      `--distances on ${name} needs a ${formatBytes(space.states)} distance table (one byte per stored state), and an in-memory solve holds at most ${limit} in one table`,
-    );
-  }
+  const needed = requiredBytes(space, 1, distances);
+  if (needed <= machineBytes) return;
+  const has = `this machine has ${formatBytes(machineBytes)}`;
+  throw new InsufficientMemoryError(
+    distances && requiredBytes(space, 1, false) <= machineBytes
+      ? `--distances on ${name} needs ${formatBytes(needed)} (one byte per stored state besides the table), ${has}: solve without --distances`
+      : `${name} needs ${formatBytes(needed)}${distances ? ' with --distances' : ''}, ${has}: use --store DIR --memory SIZE${distances ? ' (without --distances)' : ''}`,
+  );
+}
+
+/** A table (or distance table) of `bytes` zero bytes, any size, for an in-memory solve on
+ *  `backend`: the backend's own (native: the addon's memory, huge pages where the OS has them),
+ *  else one SharedArrayBuffer (ts: its worker threads share it). */
+export function allocateTable(backend: Backend, bytes: number): TableBytes {
+  return backend.allocateTable ? backend.allocateTable(bytes) : TableBytes.shared(bytes);
 }

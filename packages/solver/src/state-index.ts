@@ -7,6 +7,7 @@ import {
   ILLEGAL,
   LOSS,
   type StateSpace,
+  type TableLike,
   UNKNOWN,
   WIN,
   WORDS,
@@ -15,6 +16,7 @@ import {
   readValue,
   startPosition,
   stateByte,
+  tableViews,
   toWords,
   valueInByte,
 } from '@ccheckers/core';
@@ -104,21 +106,21 @@ export interface GameCounts {
  * positions with P1 to move and, through the colour swap, w with P2 to move whose side to move
  * has the same value. So a stored WIN gives w P1 wins and w P2 wins, and so does a stored LOSS.
  */
-export function expandCounts(space: StateSpace, table: Uint8Array): GameCounts {
+export function expandCounts(space: StateSpace, table: TableLike): GameCounts {
   const counter = new TableCounter(space);
   forEachChunk(table, (chunk, firstByte) => counter.add(chunk, firstByte));
   return counter.gameCounts();
 }
 
 /** Stored states per value code (index UNKNOWN, LOSS, WIN, ILLEGAL), unweighted. */
-export function storedCounts(table: Uint8Array, states: number): number[] {
+export function storedCounts(table: TableLike, states: number): number[] {
   const counts = [0, 0, 0, 0];
   forEachChunk(table, (chunk, firstByte) => addCodeCounts(chunk, 0, Math.max(0, Math.min(states - 4 * firstByte, 4 * chunk.length)), counts));
   return counts;
 }
 
 /** Stored states decided so far (won, lost or illegal), unweighted. */
-export function provenStates(table: Uint8Array, states: number): number {
+export function provenStates(table: TableLike, states: number): number {
   return states - storedCounts(table, states)[UNKNOWN]!;
 }
 
@@ -208,8 +210,11 @@ export class TableTally {
 /** Chunks of the table small enough for 32-bit offsets within them. */
 const COUNT_CHUNK_BYTES = 2 ** 24;
 
-function forEachChunk(table: Uint8Array, visit: (chunk: Uint8Array, firstByte: number) => void): void {
-  for (let at = 0; at < table.length; at += COUNT_CHUNK_BYTES) visit(table.subarray(at, Math.min(table.length, at + COUNT_CHUNK_BYTES)), at);
+/** The table in chunks of at most COUNT_CHUNK_BYTES, view by view (a table of any size). */
+function forEachChunk(table: TableLike, visit: (chunk: Uint8Array, firstByte: number) => void): void {
+  for (const { offset, bytes } of tableViews(table)) {
+    for (let at = 0; at < bytes.length; at += COUNT_CHUNK_BYTES) visit(bytes.subarray(at, Math.min(bytes.length, at + COUNT_CHUNK_BYTES)), offset + at);
+  }
 }
 
 /**

@@ -8,7 +8,7 @@
  * from UNKNOWN by atomic OR, so any interleaving reaches the same final table.
  */
 import { Worker } from 'node:worker_threads';
-import { type KernelStats, type RuleMode, type SolverKernel, addKernelStats, emptyKernelStats } from '@ccheckers/core';
+import { type KernelStats, type RuleMode, type SolverKernel, TableBytes, type TableLike, addKernelStats, emptyKernelStats } from '@ccheckers/core';
 
 /** Solver phases; the distance ones work on groups, like init and sparse. 'sparse-down' is a
  *  sparse pass from the last group down: the solver alternates directions. */
@@ -16,8 +16,8 @@ export type Phase = 'init' | 'pass' | 'sparse' | 'sparse-down' | 'distance-init'
 
 /** The tables of a kernel call. */
 export interface PhaseTables {
-  table: Uint8Array;
-  distances?: Uint8Array | undefined;
+  table: TableLike;
+  distances?: TableLike | undefined;
 }
 
 /** One kernel call of `phase` over units [from, to): the in-process runner and the workers share it. */
@@ -48,9 +48,10 @@ export interface WorkerData {
   board: number;
   pieces: number;
   rules: RuleMode;
-  table: Uint8Array;
-  /** The distance table (one byte per stored state) when the solve computes distances. */
-  distances?: Uint8Array;
+  /** The table's views (TableBytes on a SharedArrayBuffer: a class does not cross to a worker). */
+  table: readonly Uint8Array[];
+  /** The distance table's (one byte per stored state) when the solve computes distances. */
+  distances?: readonly Uint8Array[];
   /** Int32Array over a SharedArrayBuffer: [0] is the next unit of the current chunk. */
   counter: Int32Array;
 }
@@ -68,9 +69,11 @@ function workerUrl(): URL {
   return new URL(here.endsWith('.ts') ? '../dist/kernel-worker.js' : './kernel-worker.js', here);
 }
 
-export function createWorkerPool(threads: number, data: Omit<WorkerData, 'counter'>): ChunkRunner {
+export function createWorkerPool(threads: number, tables: { board: number; pieces: number; rules: RuleMode } & PhaseTables): ChunkRunner {
   const counter = new Int32Array(new SharedArrayBuffer(4));
-  const workers = Array.from({ length: threads }, () => new Worker(workerUrl(), { workerData: { ...data, counter } satisfies WorkerData }));
+  const { table, distances, ...variant } = tables;
+  const data: WorkerData = { ...variant, table: TableBytes.of(table).views, ...(distances ? { distances: TableBytes.of(distances).views } : {}), counter };
+  const workers = Array.from({ length: threads }, () => new Worker(workerUrl(), { workerData: data }));
   let failure: Error | undefined;
   const pending = new Set<(e: Error) => void>();
   for (const w of workers) {

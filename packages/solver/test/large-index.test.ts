@@ -196,13 +196,19 @@ describe('one fs call moves at most 2 GiB', () => {
   });
 });
 
-describe('tables past the 4 GiB typed-array limit', () => {
-  it('the solve refuses them up front, naming the limit', () => {
-    expect(() => checkTableLimits(new StateSpace(variant(7, 5)))).toThrow(InsufficientMemoryError);
-    expect(() => checkTableLimits(new StateSpace(variant(7, 5)))).toThrow(/7x7\/5 needs a 241\.4 GiB table.*at most 4\.0 GiB/);
-    expect(() => checkTableLimits(new StateSpace(variant(7, 4)))).not.toThrow();
-    // 7x7/4's distance table would be 14.7 GiB (one byte per state).
-    expect(() => checkTableLimits(new StateSpace(variant(7, 4)), true)).toThrow(/--distances on 7x7\/4 needs a 14\.7 GiB distance table/);
+describe('tables past the 4 GiB of a typed array', () => {
+  it('the solve refuses only what the machine cannot hold, saying what fits', () => {
+    const machine = 24 * 2 ** 30;
+    const [s75, s66, s74] = [variant(7, 5), variant(6, 6), variant(7, 4)].map((v) => new StateSpace(v));
+    expect(() => checkTableLimits(s75!, false, machine)).toThrow(InsufficientMemoryError);
+    expect(() => checkTableLimits(s75!, false, machine)).toThrow(/^7x7\/5 needs 241\.\d GiB, this machine has 24\.0 GiB: use --store DIR --memory SIZE$/);
+    expect(() => checkTableLimits(s66!, false, machine)).toThrow(/^6x6\/6 needs 134\.\d GiB, this machine has 24\.0 GiB: use --store DIR --memory SIZE$/);
+    // On a server with the memory, 6x6/6 solves in memory: no 4 GiB bound.
+    expect(() => checkTableLimits(s66!, false, 256 * 2 ** 30)).not.toThrow();
+    expect(() => checkTableLimits(s74!, false, machine)).not.toThrow();
+    // 7x7/4's distance table is 14.7 GiB (one byte per state): 18.4 GiB in all fits 24 GiB.
+    expect(() => checkTableLimits(s74!, true, machine)).not.toThrow();
+    expect(() => checkTableLimits(s74!, true, 16 * 2 ** 30)).toThrow(/^--distances on 7x7\/4 needs 18\.\d GiB .*this machine has 16\.0 GiB: solve without --distances$/);
   });
 
   it('CRC-32 of a zero run without the bytes equals zlib over the bytes', () => {

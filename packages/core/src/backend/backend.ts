@@ -6,6 +6,7 @@
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import type { Move, Position, Side } from '../position/position.js';
 import type { MessageRuns } from '../solver-space/message-runs.js';
+import type { TableBytes, TableLike } from '../solver-space/table-bytes.js';
 
 export type BackendName = 'ts' | 'native-bmi2' | 'native-portable';
 export const BACKEND_NAMES: readonly BackendName[] = ['native-bmi2', 'native-portable', 'ts'];
@@ -182,12 +183,12 @@ export interface SolverKernel {
   /** Work units of pass(): the C(N, k) P2 placements, by colex rank (init() works on groups). */
   readonly passUnits: number;
   /** `threads` > 1 only where the backend has its own threads (Backend.kernelThreads). */
-  init(table: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  init(table: TableLike, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   /** A pass over the P2 placements [unitFrom, unitTo) of the proof order; each thread visits the
    *  states its first visit left waiting again REVISIT_LAG units later (state-space.ts). */
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, options?: PassOptions): KernelStats;
+  pass(table: TableLike, unitFrom: number, unitTo: number, options?: PassOptions): KernelStats;
   /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes). */
-  sparsePass(table: Uint8Array, groupFrom: number, groupTo: number, options?: SparsePassOptions): KernelStats;
+  sparsePass(table: TableLike, groupFrom: number, groupTo: number, options?: SparsePassOptions): KernelStats;
   /**
    * Distances (see NO_DISTANCE in state-space.ts) over a solved table, layer by layer. Init sets
    * 0 for the lost states of groups [groupFrom, groupTo) that have no legal move (terminal ones
@@ -197,8 +198,8 @@ export interface SolverKernel {
    * change from NO_DISTANCE, to the same value whichever thread gets there first, so the result
    * does not depend on threads or order. Stats: states given a distance, in `wins` and `losses`.
    */
-  distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number, threads?: number): KernelStats;
-  distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  distanceInit(table: TableLike, distances: TableLike, groupFrom: number, groupTo: number, threads?: number): KernelStats;
+  distanceLayer(table: TableLike, distances: TableLike, depth: number, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   /** A band call on the held band `table` (see BandPhase). The messages are returned in the
    *  front of `output` where they fit before their repeats are dropped (a view of it: valid until
    *  the next call), else in a new array. `code`: a caller that only writes them to message
@@ -233,4 +234,8 @@ export interface Backend {
   solverKernel(v: Variant, rules: RuleMode): SolverKernel;
   /** The coding of band message files (the same bytes on every backend). */
   readonly messageRuns: MessageRuns;
+  /** A table (or distance table) of `bytes` zero bytes, of any size, for an in-memory solve
+   *  (native: the addon's memory, with huge pages where the OS has them; TablePages says). A
+   *  backend without one (ts, whose worker threads share the table) gets TableBytes.shared. */
+  allocateTable?(bytes: number): TableBytes;
 }

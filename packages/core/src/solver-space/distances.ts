@@ -11,13 +11,13 @@ import type { BitboardEngine, WordPosition } from '../engine/engine.js';
 import { unrankSet } from '../ranking/combination.js';
 import { FreePlacements, type ParentList, type StateGraph } from './state-graph.js';
 import { ILLEGAL, LOSS, NO_DISTANCE, type StateSpace, WIN } from './state-space.js';
-import { type TableParts, isShared } from './table-parts.js';
+import { TableBytes, type TableLike } from './table-bytes.js';
+import type { TableParts } from './table-parts.js';
 
 export class DistanceWorker {
   /** Counts of the current kernel call (the adapter gives each call its own). */
   stats: KernelStats = emptyKernelStats();
-  private distances: Uint8Array = new Uint8Array(0);
-  private sharedDistances = false;
+  private distances: TableBytes = TableBytes.of(new Uint8Array(0));
   private readonly n: number;
   private readonly k: number;
   private readonly moves: Int32Array;
@@ -38,9 +38,8 @@ export class DistanceWorker {
   }
 
   /** The distance table of the next calls. */
-  bind(distances: Uint8Array): void {
-    this.distances = distances;
-    this.sharedDistances = isShared(distances);
+  bind(distances: TableLike): void {
+    this.distances = TableBytes.of(distances);
   }
 
   /** 0 for every lost state of group g that is terminal or has no legal move. */
@@ -52,7 +51,7 @@ export class DistanceWorker {
     let index = g * this.space.p2Placements;
     do {
       if (this.parts.load(index) === LOSS && (this.engine.hasWon(1, pos) || !this.hasLegalChild(pos.p1, pos.p2))) {
-        this.distances[index] = 0;
+        this.distances.set(index, 0);
         this.stats.losses++;
       }
       index++;
@@ -62,15 +61,17 @@ export class DistanceWorker {
   /** Gives depth + 1 to the parents decided by the states of group g at distance `depth`. */
   pushLayer(g: number, depth: number): void {
     const per = this.space.p2Placements;
-    const group = this.distances.subarray(g * per, (g + 1) * per);
-    let i = group.indexOf(depth);
+    const first = g * per;
+    const end = first + per;
+    const distances = this.distances;
+    let i = distances.indexOf(depth, first, end);
     if (i < 0) return;
     const a = this.pos.p1;
     const b = this.pos.p2;
     unrankSet(this.space.groupRank[g]!, this.k, this.n, a);
-    for (; i >= 0; i = group.indexOf(depth, i + 1)) {
-      this.engine.unrankP2(a, i, b);
-      this.pushDistance(a, b, this.parts.load(g * per + i), depth);
+    for (; i >= 0; i = distances.indexOf(depth, i + 1, end)) {
+      this.engine.unrankP2(a, i - first, b);
+      this.pushDistance(a, b, this.parts.load(i), depth);
     }
   }
 
@@ -87,7 +88,7 @@ export class DistanceWorker {
   /** To parent number i of the list. */
   private pushDistanceTo(parents: ParentList, i: number, value: number, depth: number): void {
     const parent = parents.index[i]!;
-    if (this.distances[parent] !== NO_DISTANCE) return;
+    if (this.distances.get(parent) !== NO_DISTANCE) return;
     const parentValue = this.parts.load(parent);
     if (value === LOSS && parentValue === WIN) {
       if (this.setDistance(parent, depth + 1)) this.stats.wins++;
@@ -108,7 +109,7 @@ export class DistanceWorker {
     this.graph.prepareChildren(a, b);
     for (let i = 0; i < count; i++) {
       const child = this.graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
-      if (this.parts.load(child) !== ILLEGAL && this.distances[child]! > depth) return false;
+      if (this.parts.load(child) !== ILLEGAL && this.distances.get(child) > depth) return false;
     }
     return true;
   }
@@ -124,8 +125,6 @@ export class DistanceWorker {
 
   /** Sets a distance where there was none; true when this call made the change. */
   private setDistance(index: number, distance: number): boolean {
-    if (this.sharedDistances) return Atomics.compareExchange(this.distances, index, NO_DISTANCE, distance) === NO_DISTANCE;
-    this.distances[index] = distance;
-    return true;
+    return this.distances.compareExchange(index, NO_DISTANCE, distance) === NO_DISTANCE;
   }
 }

@@ -198,7 +198,7 @@ export class PassWorker {
     const first = g * per;
     for (let i = first; i < first + per; i++) {
       if ((i & 3) === 0 && i + 4 <= first + per) {
-        const byte = bytes[stateByte(i)]!;
+        const byte = bytes.get(stateByte(i));
         if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
           i += 3;
           continue;

@@ -37,6 +37,7 @@ import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.j
 import { PassWorker } from './pass-worker.js';
 import { StateGraph } from './state-graph.js';
 import { MAX_DISTANCE, StateSpace } from './state-space.js';
+import type { TableLike } from './table-bytes.js';
 import { TableParts } from './table-parts.js';
 
 /** Requests per unit of a band visit (native: kVisitBatch in kernel.inl). */
@@ -72,7 +73,7 @@ export class TsSolverKernel implements SolverKernel {
     return this.space.p1Placements;
   }
 
-  init(table: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
+  init(table: TableLike, groupFrom: number, groupTo: number): KernelStats {
     this.parts.bind(table);
     checkUnits(groupFrom, groupTo, this.space.groups);
     const stats = this.startPassCall();
@@ -87,7 +88,7 @@ export class TsSolverKernel implements SolverKernel {
    * `keepWaiting`: the states still waiting for their revisit at the end stay for the next call
    * (a worker taking one unit at a time) until revisitWaiting().
    */
-  pass(table: Uint8Array, unitFrom: number, unitTo: number, { keepWaiting = false }: PassOptions = {}): KernelStats {
+  pass(table: TableLike, unitFrom: number, unitTo: number, { keepWaiting = false }: PassOptions = {}): KernelStats {
     this.parts.bind(table);
     const stats = this.startPassCall();
     const worker = this.passWorker;
@@ -103,7 +104,7 @@ export class TsSolverKernel implements SolverKernel {
   /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes);
    *  `keepWaiting` as in pass(). */
   sparsePass(
-    table: Uint8Array,
+    table: TableLike,
     groupFrom: number,
     groupTo: number,
     { descending = false, keepWaiting = false }: SparsePassOptions = {},
@@ -121,21 +122,21 @@ export class TsSolverKernel implements SolverKernel {
   }
 
   /** Visits again every state still waiting from pass() or sparsePass() calls with keepWaiting. */
-  revisitWaiting(table: Uint8Array): KernelStats {
+  revisitWaiting(table: TableLike): KernelStats {
     this.parts.bind(table);
     const stats = this.startPassCall();
     this.passWorker.endSweep();
     return stats;
   }
 
-  distanceInit(table: Uint8Array, distances: Uint8Array, groupFrom: number, groupTo: number): KernelStats {
+  distanceInit(table: TableLike, distances: TableLike, groupFrom: number, groupTo: number): KernelStats {
     this.parts.bind(table);
     const stats = this.startDistanceCall(distances);
     for (let g = groupFrom; g < groupTo; g++) this.distanceWorker.initGroup(g);
     return stats;
   }
 
-  distanceLayer(table: Uint8Array, distances: Uint8Array, depth: number, groupFrom: number, groupTo: number): KernelStats {
+  distanceLayer(table: TableLike, distances: TableLike, depth: number, groupFrom: number, groupTo: number): KernelStats {
     if (!(depth >= 0 && depth < MAX_DISTANCE)) throw new RangeError(`distance layer ${depth} outside 0..${MAX_DISTANCE - 1}`);
     this.parts.bind(table);
     const stats = this.startDistanceCall(distances);
@@ -267,7 +268,7 @@ export class TsSolverKernel implements SolverKernel {
     return stats;
   }
 
-  private startDistanceCall(distances: Uint8Array): KernelStats {
+  private startDistanceCall(distances: TableLike): KernelStats {
     const stats = emptyKernelStats();
     this.distanceWorker.stats = stats;
     this.distanceWorker.bind(distances);

@@ -7,6 +7,7 @@
  * division is exact for every index below 2^53. `index & 3` stays right: ToInt32 keeps the low
  * 32 bits of an integer, so its two lowest bits are those of the index.
  */
+import type { TableBytes } from './table-bytes.js';
 
 /** Byte of the table that holds stored state `index`. */
 export function stateByte(index: number): number {
@@ -23,9 +24,10 @@ export function valueInByte(byte: number, index: number): number {
   return (byte >>> stateShift(index)) & 3;
 }
 
-/** 2-bit value code of stored state `index`. */
-export function readValue(table: Uint8Array, index: number): number {
-  return valueInByte(table[stateByte(index)]!, index);
+/** 2-bit value code of stored state `index` (of a table of any size: TableBytes past 4 GiB). */
+export function readValue(table: Uint8Array | TableBytes, index: number): number {
+  const at = stateByte(index);
+  return valueInByte(table instanceof Uint8Array ? table[at]! : table.get(at), index);
 }
 
 /** The unknown states (value 0) among stored states [from, to) of `table`. */
@@ -53,8 +55,8 @@ export function unknownStates(table: Uint8Array, from: number, to: number): numb
 }
 
 /**
- * The largest in-memory table or distance table, in bytes: a typed array holds at most 2^32
- * elements in Node 20 (V8 11), however large its ArrayBuffer. A 2-bit table of that size covers
- * 2^34 stored states (7x7/4 has 1.58e10); a distance table, 2^32.
+ * The longest typed array, in bytes: at most 2^32 elements in Node 20 (V8 11), however large its
+ * ArrayBuffer. Tables past it are TableBytes (table-bytes.ts), read through several views; what
+ * still takes one typed array (readDatabase's Uint8Array, a band of a store) stays below it.
  */
 export const MAX_TYPED_ARRAY_BYTES = 2 ** 32;

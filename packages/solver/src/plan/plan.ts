@@ -7,7 +7,7 @@
  */
 import { statfsSync } from 'node:fs';
 import { availableParallelism, freemem, totalmem } from 'node:os';
-import { CCheckersError, MAX_TYPED_ARRAY_BYTES, type RuleMode, type StateSpace, type Variant } from '@ccheckers/core';
+import { CCheckersError, type RuleMode, type StateSpace, type Variant } from '@ccheckers/core';
 import { HEADER_BYTES } from '../database.js';
 import { requiredBytes } from '../memory.js';
 import { planBands } from '../store/band-layout.js';
@@ -204,7 +204,6 @@ function ways(v: Variant, options: PlanOptions, machine: MachineResources): Way[
   // together at the end, so twice the file.
   const memoryDisk = 2 * (HEADER_BYTES + space.tableBytes);
   const memoryWhy: string[] = [];
-  if (space.tableBytes > MAX_TYPED_ARRAY_BYTES) memoryWhy.push(`a table over 4 GiB (one typed array)`);
   if (memoryBytes > machine.freeMemory) memoryWhy.push(`needs more memory than is free`);
   if (memoryDisk > machine.freeDisk) memoryWhy.push(`--out needs more disk than is free`);
   out.push({
