@@ -9,10 +9,9 @@ import { tmpdir } from 'node:os';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
 import { StateSpace, seededRandom, unknownStates, variant } from '@ccheckers/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   DatabaseError,
-  type SolveResult,
   ShardStore,
   ShardedSolveInterrupted,
   availableBackends,
@@ -28,18 +27,13 @@ import {
   manifestText,
   solveSharded,
 } from '../src/index.js';
-import { inMemorySolves, sameTable } from './support/in-memory.js';
+import { IN_MEMORY, sameTable } from './support/in-memory.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-bands-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const backends = await availableBackends();
 let stores = 0;
 const newStore = () => join(dir, `store-${stores++}`);
-
-let inMemory: Map<string, SolveResult>;
-beforeAll(async () => {
-  inMemory = await inMemorySolves(backends[0]!);
-}, 120_000);
 
 const same = sameTable;
 
@@ -226,7 +220,7 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         onPlan: (p) => (planned = p),
       });
-      expect(same(r)).toEqual(same(inMemory.get(`${board}/${pieces}`)!));
+      expect(same(r)).toEqual(IN_MEMORY.get(`${board}/${pieces}`)!);
       expect(r.passLog.at(-1)!.newlyProven).toBe(0);
       // The last pass changes no band: each keeps its file (only message files are written).
       const tableBytes = new StateSpace(variant(board, pieces)).tableBytes;
@@ -262,7 +256,7 @@ describe('interrupted band solves', () => {
         writeFileSync(join(store, 'manifest.json.lock'), '999999\n');
       }
       const r = await solveSharded({ variant: variant(7, 2), rules: 'clean', backend: backends[0]!, threads: 1, store, shards: 3, resume });
-      expect(same(r)).toEqual(same(inMemory.get('7/2')!));
+      expect(same(r)).toEqual(IN_MEMORY.get('7/2')!);
       expect(readdirSync(store).filter((f) => f.includes('.tmp-') || f.startsWith('band-'))).toEqual([]);
     }
     const other = newStore();
@@ -304,13 +298,13 @@ describe('interrupted band solves', () => {
     expect(lost.length).toBeGreaterThan(0);
     for (const line of lost) expect(line.problem).toMatch(/^not named by the manifest, and band \d+ has not taken it yet: a resume refuses the store$/);
     writeFileSync(manifestPath, text);
-    expect(same(await resume())).toEqual(same(inMemory.get('7/2')!));
+    expect(same(await resume())).toEqual(IN_MEMORY.get('7/2')!);
   });
 
 
   it('resume from any save to the same table, leftovers removed', async () => {
     const v = variant(7, 2);
-    const expected = same(inMemory.get('7/2')!);
+    const expected = IN_MEMORY.get('7/2')!;
     // 5 bands: saves 1-5 are init, 6-10 pass 1, then later passes (4 in all), then the shards
     // written from the bands (27: between two of them).
     for (const stopAt of [1, 5, 7, 10, 13, 19, 27]) {
@@ -413,7 +407,7 @@ describe('interrupted band solves', () => {
     writeFileSync(manifestPath, text);
     // A resume with rounds for another number of workers is refused: the rounds are the store's.
     await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true, workers: 2 })).rejects.toThrow(/solved in rounds for 1 worker\(s\); --workers applies to new stores only/);
-    expect(same(await resume())).toEqual(same(inMemory.get('7/2')!));
+    expect(same(await resume())).toEqual(IN_MEMORY.get('7/2')!);
     expect(existsSync(path)).toBe(false);
   });
 

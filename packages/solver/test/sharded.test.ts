@@ -10,7 +10,6 @@ import { StateSpace, seededRandom, variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DatabaseError,
-  type SolveResult,
   SolvedGame,
   ShardStore,
   ShardedSolveInterrupted,
@@ -25,7 +24,7 @@ import {
   shardLayout,
   solveSharded,
 } from '../src/index.js';
-import { inMemorySolves, sameTable } from './support/in-memory.js';
+import { IN_MEMORY } from './support/in-memory.js';
 import { randomPosition } from '../../core/test/support/random.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-shards-'));
@@ -33,13 +32,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const backends = await availableBackends();
 let stores = 0;
 const newStore = () => join(dir, `store-${stores++}`);
-
-let inMemory: Map<string, SolveResult>;
-beforeAll(async () => {
-  inMemory = await inMemorySolves(backends[0]!);
-}, 120_000);
-
-const same = sameTable;
 
 describe('shard layouts', () => {
   const space = new StateSpace(variant(7, 3));
@@ -65,8 +57,8 @@ describe('a store after the solve', () => {
 
   it('exports to the database file of the in-memory solve, and imports back', () => {
     const db = readDatabase(file);
-    expect(db.header.bodyCrc32).toBe(inMemory.get('7/2')!.tableCrc32);
-    expect(db.header.positions).toBe(inMemory.get('7/2')!.positions);
+    expect(db.header.bodyCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
+    expect(db.header.positions).toBe(IN_MEMORY.get('7/2')!.positions);
     const back = newStore();
     importDatabase(file, back, { shards: 7 });
     const report = checkStore(back, { recount: true });

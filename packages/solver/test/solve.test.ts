@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SolveResult, availableBackends, readDatabase, solve } from '../src/index.js';
+import { IN_MEMORY, sameTable } from './support/in-memory.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-solve-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -88,4 +89,21 @@ it('the published rule mode differs only for 6 pieces: 7x7/2 gives the same tabl
   const published = await solve({ variant: variant(7, 2), rules: 'published', backend: backends[0]!, threads: 2 });
   expect(published.tableCrc32).toBe(clean.tableCrc32);
   expect(published.p1Wins).toBe(EXPECTED[2].p1Wins);
+});
+
+describe('the reference tables of the store and cluster tests (support/in-memory.ts)', () => {
+  // The band, sharded and cluster tests compare with these constants instead of solving them again.
+  for (const backend of backends) {
+    it(`7x7/2 and 4x4/6 in memory on ${backend.name}: the constants`, async () => {
+      for (const [board, pieces] of [[7, 2], [4, 6]] as const) {
+        const r = await solve({ variant: variant(board, pieces), rules: 'clean', backend, threads: 1 });
+        expect(sameTable(r), `${board}x${board}/${pieces}`).toEqual(IN_MEMORY.get(`${board}/${pieces}`));
+      }
+    });
+  }
+  const native = backends.find((b) => b.kernelThreads);
+  it.skipIf(!native)(`7x7/3 in memory on ${native?.name}, 2 threads: the constants`, async () => {
+    const r = await solve({ variant: variant(7, 3), rules: 'clean', backend: native!, threads: 2 });
+    expect(sameTable(r)).toEqual(IN_MEMORY.get('7/3'));
+  }, 300_000);
 });
