@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { StateSpace, variant } from '@ccheckers/core';
-import { type ConsistencyStep, type ConsistencyWorkerData, type ConsistencyWorkerResult, GroupChecker } from './consistency.js';
+import { type ConsistencyStep, type ConsistencyWorkerData, type ConsistencyWorkerResult, GroupChecker } from './consistency/group-checker.js';
 
 const data = workerData as ConsistencyWorkerData;
 const checker = new GroupChecker(new StateSpace(variant(data.board, data.pieces)), data.rules, data.limit);
