@@ -14,15 +14,12 @@ describe('verify', () => {
     expect(o.solves).toHaveLength(o.backends.length);
   });
 
-  it('exits 1 and names the position and both answers when a backend differs (test hook)', () => {
-    const available = JSON.parse(run(['info', '--json']).stdout).backends.filter((b: { available: boolean }) => b.available);
-    const names: string[] = available.map((b: { name: string }) => b.name);
+  // Two backends at least to differ: where only ts loads the test is skipped, and says so.
+  const available = JSON.parse(run(['info', '--json']).stdout).backends.filter((b: { available: boolean }) => b.available);
+  const names: string[] = available.map((b: { name: string }) => b.name);
+  it.skipIf(names.length < 2)('exits 1 and names the position and both answers when a backend differs (test hook)', () => {
     const corrupt = names.at(-1)!;
-    const r = runHooked({ corruptBackend: corrupt }, ['verify', '--board', '7', '--pieces', '1', '--backends', names.length > 1 ? names.join(',') : 'ts,ts']);
-    if (names.length === 1) {
-      expect(r.status).toBe(0); // one backend compared with itself: nothing can differ
-      return;
-    }
+    const r = runHooked({ corruptBackend: corrupt }, ['verify', '--board', '7', '--pieces', '1', '--backends', names.join(',')]);
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/^DIFFERENCE \(operation\) in operation legalMoves\n  position\s+[xo.]{49} [xo]\n/);
     expect(r.stdout).toContain(`  ${names[0]!.padEnd(16)} `);
