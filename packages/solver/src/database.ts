@@ -203,7 +203,11 @@ export function bodyCrc(body: BodyPieces): number {
   return crc32Zeros(crc, body.length - at);
 }
 
-/** Writes the pieces at `position` onwards. Gaps stay holes; one at the end by extending the file. */
+/**
+ * Writes the pieces at `position` onwards, IO_CHUNK_BYTES at a time. Gaps stay holes, and so do
+ * chunks of zero bytes (a table in memory is one piece, and pages of it never written are zero:
+ * a distance table of 14.7 GiB written after a few layers); one at the end by extending the file.
+ */
 function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position: number): void {
   if (isStreamed(body)) {
     file.truncate(position + body.length);
@@ -212,10 +216,23 @@ function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position
   }
   let end = 0;
   for (const { offset, bytes } of body.pieces) {
-    file.write(bytes, position + offset);
-    end = offset + bytes.length;
+    for (let at = 0; at < bytes.length; at += IO_CHUNK_BYTES) {
+      const chunk = bytes.subarray(at, Math.min(bytes.length, at + IO_CHUNK_BYTES));
+      if (isZero(chunk)) continue;
+      file.write(chunk, position + offset + at);
+      end = offset + at + chunk.length;
+    }
   }
   if (end < body.length) file.truncate(position + body.length);
+}
+
+let zeros: Uint8Array | undefined;
+
+/** Whether every byte of `chunk` (at most IO_CHUNK_BYTES) is 0: a memcmp, which stops at the
+ *  first other byte. */
+function isZero(chunk: Uint8Array): boolean {
+  zeros ??= new Uint8Array(IO_CHUNK_BYTES);
+  return Buffer.compare(chunk, zeros.subarray(0, chunk.length)) === 0;
 }
 
 export { IO_CHUNK_BYTES };
