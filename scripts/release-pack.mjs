@@ -1,10 +1,12 @@
-// `pnpm release:pack [DIR] [--no-build]`: builds everything (TypeScript, the explorer, the addon's prebuilds
-// for linux-x64 and linux-arm64) and writes the four package tarballs to DIR (default release/).
+// `pnpm release:pack [DIR] [--no-build] [--reuse-prebuilds]`: builds everything (TypeScript, the explorer,
+// the addon's prebuilds for linux-x64 and linux-arm64) and writes the four package tarballs to DIR
+// (default release/). --reuse-prebuilds keeps a target's prebuild when it is newer than every C++
+// source and binding.gyp (.ci/run builds both before the tests, so each is compiled once a run).
 // They install with plain `npm install ./ccheckers-*.tgz` in an empty folder: the native one
 // carries both prebuilds, its C++ sources and its build script, so other platforms compile it and
 // a failed compile leaves the pure-TypeScript backend.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,9 +32,37 @@ if (versions.size !== 1) {
 // under the other tests' feet).
 if (!process.argv.includes('--no-build')) step('build', 'pnpm', ['turbo', 'run', 'build', '--output-logs=errors-only']);
 const native = join(root, 'packages', 'native');
-rmSync(join(native, 'prebuilds'), { recursive: true, force: true });
-step('prebuild linux-x64', 'node', ['scripts/prebuild.mjs', '--arch', 'x64'], native);
-step('prebuild linux-arm64 (cross-compiled)', 'node', ['scripts/prebuild.mjs', '--arch', 'arm64'], native);
+/** The newest modification time of the files the addon is compiled from. */
+function newestSource() {
+  let newest = statSync(join(native, 'binding.gyp')).mtimeMs;
+  const walk = (folder) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue; // not compiled (build-inputs.test.ts's probes)
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  };
+  for (const folder of [join(root, 'native-src'), join(native, 'src')]) walk(folder);
+  return newest;
+}
+/** A target's prebuild, if it is there and newer than its sources. */
+function freshPrebuild(target) {
+  const folder = join(native, 'prebuilds', target);
+  if (!existsSync(folder)) return undefined;
+  const file = readdirSync(folder).find((f) => f.endsWith('.node'));
+  return file !== undefined && statSync(join(folder, file)).mtimeMs > newestSource() ? join(folder, file) : undefined;
+}
+const reuse = process.argv.includes('--reuse-prebuilds');
+for (const [target, arch, what] of [['linux-x64', 'x64', 'prebuild linux-x64'], ['linux-arm64', 'arm64', 'prebuild linux-arm64 (cross-compiled)']]) {
+  const kept = reuse ? freshPrebuild(target) : undefined;
+  if (kept !== undefined) {
+    process.stderr.write(`release: ${what}: kept ${kept}, newer than its sources\n`);
+    continue;
+  }
+  rmSync(join(native, 'prebuilds', target), { recursive: true, force: true });
+  step(what, 'node', ['scripts/prebuild.mjs', '--arch', arch], native);
+}
 for (const target of ['linux-x64', 'linux-arm64']) {
   const folder = join(native, 'prebuilds', target);
   if (!existsSync(folder) || !readdirSync(folder).some((f) => f.endsWith('.node'))) {
