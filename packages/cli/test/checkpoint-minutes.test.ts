@@ -55,7 +55,7 @@ describe('--checkpoint-minutes', () => {
 
     const resumed = run([...args, '--resume', '--json']);
     expect(resumed.status, resumed.stderr).toBe(0);
-    expect(resumed.stderr).toMatch(/resumed from .*\.ckpt after the init and \d+% of pass 1 \(/);
+    expect(resumed.stderr).toMatch(/resumed from .*\.ckpt after the init and [\d.]+% of pass 1 \(/);
     const o = JSON.parse(resumed.stdout);
     expect(o.tableCrc32).toBe(crc);
     // The resumed pass is still one pass: one record each, numbered from 1, none unfinished.
@@ -64,5 +64,5 @@ describe('--checkpoint-minutes', () => {
     expect(o.passLog[0].newlyProven).toBeGreaterThan(part.newlyProven);
     expect(readDatabase(out).header.bodyCrc32).toBe(crc);
     expect(existsSync(`${out}.ckpt`)).toBe(false);
-  });
+  }, 600_000); // 7x7/3 twice (the killed part and the rest): 84 s alone, minutes on a loaded machine
 });

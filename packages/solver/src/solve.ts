@@ -129,7 +129,7 @@ export class SolveInterrupted extends CCheckersError {
     inPass?: InPass,
   ) {
     const parts = ['the init', ...(passes === 1 ? ['pass 1'] : passes > 1 ? [`passes 1-${passes}`] : [])];
-    if (inPass) parts.push(`${Math.floor((100 * inPass.unitsDone) / inPass.units)}% of pass ${inPass.pass}`);
+    if (inPass) parts.push(`${Math.floor((1000 * inPass.unitsDone) / inPass.units) / 10}% of pass ${inPass.pass}`);
     const saved = parts.length === 1 ? 'the init is' : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]} are`;
     super(
       'E_INTERRUPTED',

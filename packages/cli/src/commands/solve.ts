@@ -158,7 +158,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         const share = `${((100 * e.proven) / e.storedStates).toFixed(1)}% decided`;
         if (e.phase === 'resumed') {
           // A checkpoint taken inside a pass: the part of the next pass done.
-          const inPass = e.fraction > 0 ? ` and ${Math.floor(100 * e.fraction)}% of pass ${e.pass + 1}` : '';
+          const inPass = e.fraction > 0 ? ` and ${Math.floor(1000 * e.fraction) / 10}% of pass ${e.pass + 1}` : '';
           progress.done(`resumed from ${store ?? `${out}.ckpt`} after ${e.pass === 0 && inPass ? 'the init' : `pass ${e.pass}`}${inPass} (${share})`);
         } else if (e.phase === 'init') {
           progress.update('init', e.fraction, share);
