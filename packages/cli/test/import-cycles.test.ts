@@ -4,7 +4,8 @@
  * src/index.ts) is an edge; a depth-first search reports each cycle it closes. Type-only imports
  * count too: a cycle of types is still two files that cannot be read one before the other.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -20,6 +21,13 @@ function sourceFiles(dir: string): string[] {
     else if (/\.(ts|tsx|mts)$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
   }
   return out;
+}
+
+/** The sources of every package: packages/*\/src. */
+function workspaceFiles(): string[] {
+  return readdirSync(PACKAGES)
+    .filter((p) => statSync(join(PACKAGES, p, 'src'), { throwIfNoEntry: false })?.isDirectory())
+    .flatMap((p) => sourceFiles(join(PACKAGES, p, 'src')));
 }
 
 /** The file an import names, or undefined for a module outside the workspace's sources. */
@@ -81,20 +89,44 @@ describe('import cycles', () => {
     expect(findCycles(new Map([['a', ['b']], ['b', ['c']], ['c', []]]))).toEqual([]);
   });
 
-  it('sees relative, type-only, re-export, dynamic and workspace-package imports', () => {
-    const files = sourceFiles(join(PACKAGES, 'cli', 'src'));
-    const graph = importGraph(files);
-    const bin = graph.get(join(PACKAGES, 'cli', 'src', 'bin.ts'));
-    expect(bin).toContain(join(PACKAGES, 'cli', 'src', 'main.ts'));
-    const all = importGraph(readdirSync(PACKAGES).flatMap((p) => sourceFiles(join(PACKAGES, p, 'src'))));
+  it('sees relative, type-only, re-export, dynamic, side-effect and multi-line imports, not comments', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ccheckers-imports-'));
+    try {
+      mkdirSync(join(dir, 'g'));
+      const names = ['b', 'c', 'd', 'e', 'f', 'g/index'];
+      for (const n of names) writeFileSync(join(dir, `${n}.ts`), 'export const x = 1;\n');
+      const a = join(dir, 'a.ts');
+      writeFileSync(
+        a,
+        [
+          "import type { X } from './b.js';",
+          "export * from './c.js';",
+          "const m = await import('./d.js');",
+          "import './e.js';",
+          "// import { z } from './f.js';",
+          '/* import { w } from "./f.js"; */',
+          'import {',
+          '  y,',
+          "} from './g/index.js';",
+          "import { readFileSync } from 'node:fs';",
+        ].join('\n'),
+      );
+      const graph = importGraph([a, ...names.map((n) => join(dir, `${n}.ts`))]);
+      expect(graph.get(a)).toEqual(['b', 'c', 'd', 'e', 'g/index'].map((n) => join(dir, `${n}.ts`)).sort());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("takes @ccheckers/<package> as that package's src/index.ts", () => {
+    const all = importGraph(workspaceFiles());
     const solverIndex = join(PACKAGES, 'solver', 'src', 'index.ts');
+    expect(all.get(join(PACKAGES, 'cli', 'src', 'bin.ts'))).toContain(join(PACKAGES, 'cli', 'src', 'main.ts'));
     expect([...all.values()].some((edges) => edges.includes(solverIndex))).toBe(true);
   });
 
   it('has none in packages/*/src', () => {
-    const files = readdirSync(PACKAGES)
-      .filter((p) => statSync(join(PACKAGES, p, 'src'), { throwIfNoEntry: false })?.isDirectory())
-      .flatMap((p) => sourceFiles(join(PACKAGES, p, 'src')));
+    const files = workspaceFiles();
     expect(files.length).toBeGreaterThan(50);
     const cycles = findCycles(importGraph(files)).map((c) => [...c, c[0]!].map((f) => relative(PACKAGES, f)).join(' -> '));
     expect(cycles).toEqual([]);
