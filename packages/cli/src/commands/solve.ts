@@ -31,6 +31,7 @@ import { EXIT_INTERRUPTED } from '../exit-codes.js';
 import type { TestHooks } from '../test-hooks.js';
 import { progressSink, rate } from '../ui/progress.js';
 import { machineDetails } from '../report/machine.js';
+import { tablePagesText } from './info.js';
 import { type ReportPathRules, checkReportPath, writeReport } from '../report/write.js';
 
 export interface SolveCommandOptions {
@@ -275,6 +276,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
       : {}),
     storedStates: result.storedStates,
     tableCrc32: result.tableCrc32,
+    ...('tablePages' in result && result.tablePages ? { tableMemory: result.tablePages } : {}),
     ...('queue' in result
       ? {
           store: { path: result.store, passes: 'bands', shards: result.shards, workers: result.workers, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten },
@@ -321,6 +323,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     `${'seconds'.padEnd(10)} ${result.seconds.toFixed(2)}`,
     `${'backend'.padEnd(10)} ${result.backend}, ${result.threads} thread(s)`,
     `${'table'.padEnd(10)} ${grouped(result.storedStates)} stored states in ${grouped(result.tableBytes)} bytes, CRC-32 ${result.tableCrc32.toString(16).padStart(8, '0')}`,
+    ...('tablePages' in result && result.tablePages ? [`${'memory'.padEnd(10)} ${tablePagesText(result.tablePages, result.tableBytes)}`] : []),
     ...(result.distances
       ? [
           `${'distances'.padEnd(10)} up to ${result.distances.maxPlies} plies, ${result.distances.seconds.toFixed(2)} s, CRC-32 ${result.distances.crc32.toString(16).padStart(8, '0')}`,
