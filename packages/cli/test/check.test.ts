@@ -106,7 +106,7 @@ describe('check', () => {
 });
 
 describe('solve past the in-memory limit', () => {
-  it('refuses 7x7/5 before allocating anything, naming its memory, the machine's and the way that fits', () => {
+  it('refuses 7x7/5 before allocating anything, naming its memory, the memory here and the way that fits', () => {
     const r = run(['solve', '--board', '7', '--pieces', '5']);
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
