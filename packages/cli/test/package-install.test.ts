@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 const tools = has('aarch64-linux-gnu-g++') && has('qemu-aarch64-static') && has('npm');
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-package-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true }), 120_000); // three node_modules trees
 const START_7x7_2 = `xx${'.'.repeat(45)}oo x`;
 
 function sh(command: string, args: string[], cwd: string, env: Record<string, string | undefined> = {}) {
