@@ -3,7 +3,10 @@
  * checked against solves and the engine in packages/solver/test/plan.test.ts), both output forms,
  * and exit code 2 with a message for bad arguments.
  */
+import { variant } from '@ccheckers/core';
+import { plan } from '@ccheckers/solver';
 import { describe, expect, it } from 'vitest';
+import { planText } from '../src/commands/plan.js';
 import { run } from './support/run-cli.js';
 
 function planJson(args: string[]) {
@@ -49,6 +52,21 @@ describe('plan', () => {
     expect(r.stdout).toMatch(/stored states \(the solver's table[^\n]*\n {2}stored states +1,271,256 \(1,176 groups x 1,081\)\n {2}illegal +5,405\n {2}terminal +5,400\n/);
     expect(r.stdout).toMatch(/\nin memory +\S+ \S+ +\S+ \S+ +\S+ s +yes/);
     expect(r.stdout).toMatch(/\ncluster of 8 /);
+  });
+
+  it('says how the time is estimated, and that a busy machine solves slower than that', () => {
+    const machine = { threads: 2, freeMemory: 2 ** 34, totalMemory: 2 ** 34, freeDisk: 2 ** 40, diskPath: '/x' };
+    const idle = plan({ variant: variant(5, 6), rules: 'clean', machine: { ...machine, loadAverage: 0.4 } });
+    const text = planText(idle);
+    expect(text).not.toMatch(/busy now/);
+    const perState = `${(idle.inMemorySecondsPerState * 1e9).toFixed(1)} ns per stored state with 6 pieces`;
+    expect(text).toContain(`in memory\n${idle.inMemoryFixedSeconds.toFixed(2)} s plus ${perState}`);
+    // The in-memory estimate in minutes, as the table prints it.
+    expect(text).toContain(` ${Math.round(idle.ways[0]!.seconds / 60)} min `);
+    const busy = planText(plan({ variant: variant(5, 6), rules: 'clean', machine: { ...machine, loadAverage: 14.7 } }));
+    expect(busy).toContain('busy now: load average 14.7 on 2 hardware threads; the times below are for an idle machine');
+    const json = planJson(['--board', '4', '--pieces', '6']);
+    expect(json.inMemoryFixedSeconds + json.storedStates * json.inMemorySecondsPerState).toBeCloseTo(json.ways[0].seconds, 1);
   });
 
   it('7x7/6 in both rule modes; 9x9/6 beyond the solver, counts as strings past 2^53', () => {

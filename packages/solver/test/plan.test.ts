@@ -17,10 +17,14 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   HEADER_BYTES,
+  IN_MEMORY_FIXED_SECONDS,
+  REFERENCE_SOLVES,
+  STORE_TIME_FACTOR,
   census,
   clusterWorkFactor,
   expandCounts,
   inMemorySeconds,
+  inMemorySecondsPerState,
   placementCensus,
   plan,
   planBands,
@@ -293,6 +297,32 @@ describe('plan sizes are the solver\'s', () => {
     expect(p.beyondSolver).toMatch(/exact up to 2\^53/);
     expect(p.ways).toEqual([]);
     expect(p.census.positions).toBe(storedLayout(variant(9, 6)).p1Placements * storedLayout(variant(9, 6)).p2Placements * 2n);
+  });
+
+  it('the in-memory time: the reference solves reproduced, more states or pieces never faster, seconds as solve reports them', () => {
+    // Each reference solve is where a constant comes from: the model gives its measured seconds.
+    for (const r of Object.values(REFERENCE_SOLVES)) expect(inMemorySeconds(r.storedStates, r.pieces), r.name).toBeCloseTo(r.seconds, 6);
+    expect(IN_MEMORY_FIXED_SECONDS).toBeGreaterThan(0);
+    expect(IN_MEMORY_FIXED_SECONDS).toBeLessThan(REFERENCE_SOLVES['4x4/6'].seconds);
+    // Monotone: in the stored states for every piece count, and in the pieces for a given size.
+    for (let pieces = 1; pieces <= 10; pieces++) {
+      expect(inMemorySecondsPerState(pieces), `${pieces} pieces`).toBeGreaterThan(0);
+      if (pieces > 1) expect(inMemorySecondsPerState(pieces)).toBeGreaterThanOrEqual(inMemorySecondsPerState(pieces - 1));
+      let last = 0;
+      for (const states of [0, 1, 1e3, 853_020, 1e6, 141_219_540, 2_410_949_520, 1.6e10, 1e13]) {
+        const t = inMemorySeconds(states, pieces);
+        expect(t).toBeGreaterThan(last);
+        last = t;
+      }
+    }
+    // Linear between the measured piece counts: 5 pieces halfway between 4 and 6.
+    expect(inMemorySecondsPerState(5)).toBeCloseTo((inMemorySecondsPerState(4) + inMemorySecondsPerState(6)) / 2, 15);
+    // Units: the plan's ways carry those seconds (not ms), the store and the cluster scaled from them.
+    const machine = { threads: 2, freeMemory: 2 ** 34, totalMemory: 2 ** 34, freeDisk: 2 ** 40, diskPath: '/x' };
+    const p = plan({ variant: variant(4, 6), rules: 'clean', machine, workers: [2] });
+    expect(p.ways[0]!.seconds).toBeCloseTo(REFERENCE_SOLVES['4x4/6'].seconds, 6);
+    expect(p.ways[1]!.seconds).toBeCloseTo(REFERENCE_SOLVES['4x4/6'].seconds * STORE_TIME_FACTOR, 6);
+    expect(p.inMemoryFixedSeconds + Number(p.storedStates) * p.inMemorySecondsPerState).toBeCloseTo(p.ways[0]!.seconds, 9);
   });
 
   it('cluster work factors: the measured points, interpolated between, flat after 8', () => {

@@ -69,6 +69,9 @@ export function planJson(p: Plan) {
     distanceBytes: count(p.distanceBytes),
     databaseBytes: count(p.databaseBytes),
     censusSeconds: Number(p.censusSeconds.toFixed(4)),
+    // The in-memory time model: seconds = inMemoryFixedSeconds + storedStates * inMemorySecondsPerState.
+    inMemoryFixedSeconds: p.inMemoryFixedSeconds,
+    inMemorySecondsPerState: p.inMemorySecondsPerState,
     ...(p.beyondSolver ? { beyondSolver: p.beyondSolver } : {}),
     machine: p.machine,
     ways: p.ways.map((w) => ({ ...w, seconds: Math.round(w.seconds * 10) / 10 })),
@@ -111,6 +114,10 @@ export function planText(p: Plan): string {
   lines.push(
     `this machine: ${m.threads} hardware threads, ${bytes(m.freeMemory)} of ${bytes(m.totalMemory)} memory free, ${bytes(m.freeDisk)} disk free at ${m.diskPath}`,
   );
+  if (m.loadAverage !== undefined && m.loadAverage > m.threads) {
+    // Measured: 7x7/3 took 124 s instead of 11 s at a load of 15 on 2 threads (docs/performance.md).
+    lines.push(`busy now: load average ${m.loadAverage.toFixed(1)} on ${m.threads} hardware threads; the times below are for an idle machine, and a solve now takes longer`);
+  }
   if (p.beyondSolver) {
     lines.push(`no way of solving it here: ${p.beyondSolver}`);
     return lines.join('\n');
@@ -127,11 +134,12 @@ export function planText(p: Plan): string {
     '',
     table(['way', 'memory', 'disk', 'time (est.)', 'fits here', 'notes'], rows),
     '',
-    'Times scale rates measured on this machine kind (2-core AMD EPYC, native-bmi2, 2 threads) by the',
-    'stored states: 7x7/3 for up to 3 pieces, 7x7/4 for more (more pieces are slower per state);',
-    'a store 1.98x the in-memory time, a cluster of W machines like this one the band solve\'s work',
-    'in rounds of W (docs/performance.md, docs/sharding.md). Disk: --out keeps a checkpoint and the',
-    'database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands).',
+    `Times are for an idle 2-core machine like the AMD EPYC of docs/performance.md (native-bmi2, 2 threads): in memory`,
+    `${p.inMemoryFixedSeconds.toFixed(2)} s plus ${(p.inMemorySecondsPerState * 1e9).toFixed(1)} ns per stored state with ${p.pieces} piece${p.pieces === 1 ? '' : 's'}, from solves of 7x7/3,`,
+    '7x7/4, 4x4/6 and 5x5/6; other work on the cores, or slower cores, make a solve slower. A store',
+    "1.98x the in-memory time, a cluster of W machines like this one the band solve's work in rounds",
+    'of W (docs/performance.md, docs/sharding.md). Disk: --out keeps a checkpoint and the database',
+    '(2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands).',
     ...p.ways.map((w) => `  ${w.way}: ${w.command}`),
   );
   return lines.join('\n');

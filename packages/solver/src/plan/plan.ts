@@ -6,7 +6,7 @@
  * and time it needs on this machine, from rates measured here (cited below), and whether it fits.
  */
 import { statfsSync } from 'node:fs';
-import { availableParallelism, freemem, totalmem } from 'node:os';
+import { availableParallelism, freemem, loadavg, totalmem } from 'node:os';
 import { CCheckersError, type RuleMode, type StateSpace, type Variant } from '@ccheckers/core';
 import { HEADER_BYTES } from '../database.js';
 import { requiredBytes } from '../memory.js';
@@ -15,17 +15,53 @@ import { type Census, census, storedLayout } from './census.js';
 
 // ------------------------------------------------------------------------------------------------
 // Rates measured on this machine kind (2-core AMD EPYC, cpuid family 0x1a, Node 20.20.2,
-// native-bmi2, 2 threads). Estimates scale them by the stored states.
+// native-bmi2, 2 threads). An in-memory solve is modelled as a fixed cost plus a cost per stored
+// state that depends on the piece count (more pieces: more moves per state and more parents per
+// loss): seconds = IN_MEMORY_FIXED_SECONDS + states * inMemorySecondsPerState(pieces). Each
+// constant comes from the reference solves below, which the model reproduces exactly; how the
+// estimates compare with solves measured later is in docs/performance.md ("plan's estimates").
 
-/** Seconds per stored state of an in-memory solve with up to 3 pieces: 7x7/3, 11.1 s for its
- *  141,219,540 stored states (docs/performance.md, 2026-11-23 table, native-bmi2, 2 threads: the
- *  slower of its 11.1 s and 10.5 s; docs/sharding.md measured 7.8-9.8 s in other sittings). */
-export const IN_MEMORY_SECONDS_PER_STATE_SMALL = 11.1 / 141_219_540;
-/** With 4 or more pieces: 7x7/4, 3,053.7 s for its 15,835,337,595 stored states
- *  (docs/performance.md, 2026-11-24, "7x7/4 end to end": native-bmi2, 2 threads, while other
- *  work shared the cores). More pieces make more moves per state, so 5 and 6 pieces likely take
- *  longer per state than this. */
-export const IN_MEMORY_SECONDS_PER_STATE_LARGE = 3053.7 / 15_835_337_595;
+/** A solve of this machine kind that a rate comes from: `seconds` of `ccheckers solve --board M
+ *  --pieces K --backend native-bmi2 --threads 2 --json` (the solve, without Node's start). */
+export interface ReferenceSolve {
+  name: string;
+  pieces: number;
+  storedStates: number;
+  seconds: number;
+  source: string;
+}
+
+export const REFERENCE_SOLVES = {
+  /** The slower of 11.1 s and 10.5 s; docs/sharding.md measured 7.8-9.8 s in other sittings. */
+  '7x7/3': { name: '7x7/3', pieces: 3, storedStates: 141_219_540, seconds: 11.1, source: 'docs/performance.md, 2026-11-23 table' },
+  /** While other work shared the cores. */
+  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 15_835_337_595, seconds: 3053.7, source: 'docs/performance.md, 2026-11-24, "7x7/4 end to end"' },
+  /** 11 passes: mostly the fixed cost of a solve (threads, pass sweeps), its table is 208 KiB. */
+  '4x4/6': { name: '4x4/6', pieces: 6, storedStates: 853_020, seconds: 0.4, source: 'docs/performance.md, 2026-11-23 table' },
+  /** Measured 2026-11-26 on a machine shared with four other sessions (load average 14-17 on 2
+   *  threads): 2,586.6 s of solve, 1,530.3 s of CPU. The 7x7/3 solves of that sitting took 32.25 s
+   *  of CPU (the lower of two) against its 11.1 s idle: 5x5/6 is given the same ratio. */
+  '5x5/6': { name: '5x5/6', pieces: 6, storedStates: 2_410_949_520, seconds: 1530.3 * (11.1 / 32.25), source: 'docs/performance.md, 2026-11-26, "plan\'s time estimates"' },
+} as const satisfies Record<string, ReferenceSolve>;
+
+/** Seconds per stored state of 6 pieces: the two 6-piece references, whose difference is all
+ *  per-state cost. */
+const SECONDS_PER_STATE_6 =
+  (REFERENCE_SOLVES['5x5/6'].seconds - REFERENCE_SOLVES['4x4/6'].seconds) / (REFERENCE_SOLVES['5x5/6'].storedStates - REFERENCE_SOLVES['4x4/6'].storedStates);
+
+/** The fixed cost of an in-memory solve (worker threads, a dozen passes over the groups, the
+ *  counts): what 4x4/6 took beyond its states at the 6-piece rate. */
+export const IN_MEMORY_FIXED_SECONDS = REFERENCE_SOLVES['4x4/6'].seconds - REFERENCE_SOLVES['4x4/6'].storedStates * SECONDS_PER_STATE_6;
+
+const perState = (r: ReferenceSolve) => (r.seconds - IN_MEMORY_FIXED_SECONDS) / r.storedStates;
+
+/** Seconds per stored state by piece count, where a reference solve has that count. */
+export const IN_MEMORY_SECONDS_PER_STATE: ReadonlyArray<readonly [pieces: number, seconds: number]> = [
+  [3, perState(REFERENCE_SOLVES['7x7/3'])],
+  [4, perState(REFERENCE_SOLVES['7x7/4'])],
+  [6, SECONDS_PER_STATE_6],
+];
+
 /** A store (band passes) against the in-memory solve: 7x7/3 at a quarter of its table, 2
  *  threads, 1.85-1.98x over 14 runs (docs/sharding.md, "Idle threads help with open units":
  *  the slowest taken); 7x7/4 at --memory 1.5G took 1.72x on 1 thread (5,765 s against 3,352 s,
@@ -59,11 +95,14 @@ export interface MachineResources {
   /** Free disk (for an unprivileged user) of `diskPath`. */
   freeDisk: number;
   diskPath: string;
+  /** The 1-minute load average (0 where the system has none): the estimates are for an idle
+   *  machine, and a solve shares the cores with what runs meanwhile. */
+  loadAverage?: number;
 }
 
 export function machineResources(diskPath = process.cwd()): MachineResources {
   const fs = statfsSync(diskPath);
-  return { threads: availableParallelism(), freeMemory: freemem(), totalMemory: totalmem(), freeDisk: fs.bavail * fs.bsize, diskPath };
+  return { threads: availableParallelism(), freeMemory: freemem(), totalMemory: totalmem(), freeDisk: fs.bavail * fs.bsize, diskPath, loadAverage: loadavg()[0]! };
 }
 
 export interface Way {
@@ -93,6 +132,9 @@ export interface Plan {
   rules: RuleMode;
   census: Census;
   censusSeconds: number;
+  /** The in-memory time model for this piece count: inMemorySeconds. */
+  inMemoryFixedSeconds: number;
+  inMemorySecondsPerState: number;
   p1Placements: bigint;
   p2Placements: bigint;
   groups: bigint;
@@ -139,9 +181,23 @@ export function sizedSpace(v: Variant): StateSpace {
   return sized as unknown as StateSpace;
 }
 
-/** Seconds of an in-memory solve (native-bmi2, 2 threads) of `states` stored states of k pieces. */
+/** Seconds per stored state with k pieces: IN_MEMORY_SECONDS_PER_STATE, linear between its piece
+ *  counts (5 pieces: halfway between 4 and 6), its first below it and its last above it. */
+export function inMemorySecondsPerState(pieces: number): number {
+  const points = IN_MEMORY_SECONDS_PER_STATE;
+  if (pieces <= points[0]![0]) return points[0]![1];
+  for (let i = 1; i < points.length; i++) {
+    const [k1, r1] = points[i]!;
+    const [k0, r0] = points[i - 1]!;
+    if (pieces <= k1) return r0 + ((pieces - k0) / (k1 - k0)) * (r1 - r0);
+  }
+  return points[points.length - 1]![1];
+}
+
+/** Seconds of an in-memory solve (native-bmi2, 2 threads) of `states` stored states of k pieces:
+ *  the solve's `seconds`, without Node's start (about 0.3 s more for the process). */
 export function inMemorySeconds(states: number, pieces: number): number {
-  return states * (pieces <= 3 ? IN_MEMORY_SECONDS_PER_STATE_SMALL : IN_MEMORY_SECONDS_PER_STATE_LARGE);
+  return IN_MEMORY_FIXED_SECONDS + states * inMemorySecondsPerState(pieces);
 }
 
 /** CLUSTER_WORK_FACTOR at `workers`, and whether it is past the measured range. */
@@ -180,6 +236,8 @@ export function plan(options: PlanOptions): Plan {
     rules: options.rules,
     census: counts,
     censusSeconds,
+    inMemoryFixedSeconds: IN_MEMORY_FIXED_SECONDS,
+    inMemorySecondsPerState: inMemorySecondsPerState(v.pieces),
     ...layout,
     storedStates: layout.states,
     tableBytes,
