@@ -71,6 +71,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--store <dir>', 'keep the table in shard files in this folder (out of core, bounded by --memory; resumable)')
     .option('--shards <n>', 'shard count of a new --store (default: from the table size and --memory)')
     .option('--workers <n>', 'with --store: the workers a new store\'s rounds are made for, bands stepped at once (--redis: default 2; without, the steps run here one after the other, as a cluster of N would)')
+    .option('--schedule <kind>', 'with --store: how a new store\'s rounds are cut: segments (default; each worker a run of consecutive bands) or blocks (round r: bands rW..rW+W-1; to measure, see docs/sharding.md)')
     .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')
     .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')
     .option('--checkpoint-minutes <n>', 'with --out: inside a pass, write FILE.ckpt every n minutes (default 10; fractions allowed), besides after the init and every pass')

@@ -139,7 +139,7 @@ describe('solve --store', () => {
         expect(checked.status, checked.stdout).toBe(0);
         expect(checked.stdout).toMatch(/^part +file/m);
         expect(checked.stdout).toMatch(/^band 0 +band-00000\.g\d+\.[0-9a-f]{8}\.bin .* ok$/m);
-        expect(checked.stdout).toMatch(/^messages +msg-\d{5}-v-p1-b\d{5}\.[0-9a-f]{8}\.msg .* ok$/m);
+        expect(checked.stdout).toMatch(/^messages +msg-p1-b\d{5}\.[0-9a-f]{8}\.msg .* ok$/m);
       }
       const again = solveStore(store);
       expect(again.status).toBe(2);

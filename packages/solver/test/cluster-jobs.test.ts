@@ -83,17 +83,17 @@ describe('running jobs', () => {
     expect(result.job).toEqual(job);
     const o = result.outcome;
     expect(o.band).toBe(0);
-    expect(o.taken.sort()).toEqual(manifest.bands!.messages.filter((f) => f.target === 0).map((f) => f.file).sort());
     if (o.table) expect(o.table.file).toMatch(new RegExp(`^band-00000\\.g${manifest.generation + 1}\\.[0-9a-f]{8}\\.bin$`));
-    for (const f of o.added) {
-      expect(f.file).toMatch(/^msg-\d{5}-[vr]-p2-b00000\.[0-9a-f]{8}\.msg$/);
-      expect(existsSync(join(store, f.file))).toBe(true);
-    }
+    // One pack of all it sent, named for the step and attempt.
+    expect(o.pack).toBeDefined();
+    expect(o.pack!.file).toBe(`msg-p2-b00000.${o.attempt}.msg`);
+    expect(o.pack!.count).toBe(o.messagesWritten);
+    expect(existsSync(join(store, o.pack!.file))).toBe(true);
     expect(readFileSyncText(join(store, 'manifest.json'))).toBe(before);
     // Run again (a worker taken for dead): other files, the same work.
     const again = await runner.run(step(0));
     expect(again.result.outcome.changed).toBe(o.changed);
-    expect(again.result.outcome.added.map((f) => f.file)).not.toEqual(o.added.map((f) => f.file));
+    expect(again.result.outcome.pack!.file).not.toBe(o.pack!.file);
   });
 
   it('a job of a later generation is deferred (retried), of an earlier one or another round refused, writing nothing', async () => {

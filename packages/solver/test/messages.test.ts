@@ -1,15 +1,18 @@
 /**
- * Message files of the band passes: runs of LEB128 distances (core's message-runs.ts, native's
+ * Messages of the band passes: runs of LEB128 distances (core's message-runs.ts, native's
  * message_runs.hpp; src/store/messages.ts), coded and decoded in any pieces by every backend's
- * coding into the same bytes, on both sides of 2^32 and up to 2^53 - 1, and refused when damaged.
+ * coding into the same bytes, on both sides of 2^32 and up to 2^53 - 1; one pack per step with a
+ * section per target (message-pack.ts), refused when damaged.
  */
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type MessageRuns, RUN_NEXT_OUT, newMessageRunState, seededRandom, tsMessageRuns } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { availableBackends } from '../src/index.js';
-import { MessageDecoder, MessageEncoder, MessageWriter, applyMessageFile, messageFileProblem, readMessages } from '../src/store/messages.js';
+import { bandSchedule } from '../src/store/band-schedule.js';
+import { type MessagePack, encodeTargets, inboxOf, packProblem, takenByAll, targetsOf } from '../src/store/message-pack.js';
+import { MessageDecoder, MessageEncoder, MessagePackWriter, applyMessageFile, messageFileProblem, packFileTargets, readMessages } from '../src/store/messages.js';
 
 // Every coding there is here: TS, and C++ where the addon loads (both native backends share it).
 const codings: Array<[string, MessageRuns]> = [['ts', tsMessageRuns]];
@@ -141,35 +144,57 @@ describe.each(codings)('message runs coded by %s', (name, coding) => {
   });
 });
 
-describe.each(codings)('message files coded by %s', (_, coding) => {
+describe.each(codings)('message packs coded by %s', (_, coding) => {
   const dir = mkdtempSync(join(tmpdir(), 'ccheckers-messages-'));
   dirs.push(dir);
   const runs = sampleRuns();
   const all = runs.flatMap((r) => Array.from(r));
-  // A small write buffer (runs split, several writes each) and read pieces smaller than a run.
-  const writer = new MessageWriter(dir, 1, 0, '0123abcd', coding, new Uint8Array(256));
-  for (const run of runs) writer.write(3, 'values', run);
-  writer.write(2, 'requests', Float64Array.of(8, 12));
-  const files = writer.finish();
+  const BANDS = 11;
+  // A small write buffer (runs split, several writes each), sections interleaved as a step's calls
+  // interleave them, and read pieces smaller than a run.
+  const writer = new MessagePackWriter(dir, 1, 0, '0123abcd', BANDS, coding, new Uint8Array(256));
+  runs.forEach((run, i) => {
+    writer.write(3, 'values', run);
+    if (i === 2) writer.write(2, 'requests', Float64Array.of(8, 12));
+    if (i === 4) writer.write(10, 'values', Float64Array.of(1, 5, 9));
+  });
+  writer.write(2, 'requests', Float64Array.of(16));
+  const pack = writer.finish()!;
   const buffers = () => ({ runs: coding, bytes: new Uint8Array(40), messages: new Float64Array(33) });
-  const values = files.find((f) => f.kind === 'values')!;
-
-  it('write runs to one file per target and kind, and read back every message', async () => {
-    expect(files.map((f) => [f.file, f.count])).toEqual([
-      ['msg-00003-v-p1-b00000.0123abcd.msg', all.length],
-      ['msg-00002-r-p1-b00000.0123abcd.msg', 2],
-    ]);
-    expect(writer.messagesWritten).toBe(all.length + 2);
-    expect(writer.bytesWritten).toBe(values.bytes + files[1]!.bytes);
-    const read: number[] = [];
-    await readMessages(dir, values, buffers(), (m) => {
-      read.push(...m);
+  const read = async (p: MessagePack, target: number, kind: 'values' | 'requests') => {
+    const out: number[] = [];
+    await readMessages(dir, p, BANDS, target, kind, buffers(), (m) => {
+      out.push(...m);
     });
-    expect(read).toEqual(all);
-    expect(messageFileProblem(dir, values, buffers())).toBeUndefined();
+    return out;
+  };
+
+  it('write one pack per step, a section per target and kind, and read each back', async () => {
+    expect(pack.file).toBe('msg-p1-b00000.0123abcd.msg');
+    expect(packProblem(pack, BANDS)).toBeUndefined();
+    expect(targetsOf(pack)).toEqual([2, 3, 10]);
+    expect(pack.count).toBe(all.length + 6);
+    expect(writer.messagesWritten).toBe(pack.count);
+    expect(writer.bytesWritten).toBe(pack.bytes);
+    expect(await read(pack, 3, 'values')).toEqual(all);
+    expect(await read(pack, 2, 'requests')).toEqual([8, 12, 16]);
+    expect(await read(pack, 10, 'values')).toEqual([1, 5, 9]);
+    // Sections it has not: nothing, and no bytes read.
+    expect(await read(pack, 3, 'requests')).toEqual([]);
+    expect(await readMessages(dir, pack, BANDS, 5, 'values', buffers(), () => {})).toBe(0);
+    expect(messageFileProblem(dir, pack, BANDS, buffers())).toBeUndefined();
+    expect(packFileTargets(join(dir, pack.file), BANDS)).toEqual([2, 3, 10]);
   });
 
-  it('hand a values file to a kernel piece by piece with the decoder state (applyMessageFile), and check it whole', async () => {
+  it('make no file for a step that sent nothing, and refuse a section for the source itself', () => {
+    const empty = new MessagePackWriter(dir, 2, 4, '0123abcd', BANDS, coding, new Uint8Array(256));
+    expect(empty.finish()).toBeUndefined();
+    expect(existsSync(join(dir, 'msg-p2-b00004.0123abcd.msg'))).toBe(false);
+    expect(() => empty.write(4, 'values', Float64Array.of(1))).toThrow(/no section for band 4/);
+    expect(() => empty.write(BANDS, 'values', Float64Array.of(1))).toThrow(/no section for band 11/);
+  });
+
+  it('hand a values section to a kernel piece by piece with the decoder state (applyMessageFile)', async () => {
     // The apply a kernel does (bandApplyRuns), as the TS kernel does it: decode, count.
     const decoded: number[] = [];
     const apply = (bytes: Uint8Array, state: Float64Array) => {
@@ -179,37 +204,97 @@ describe.each(codings)('message files coded by %s', (_, coding) => {
       decoded.push(...out.subarray(0, n));
       return n;
     };
-    expect(await applyMessageFile(dir, values, buffers(), apply)).toBe(values.bytes);
+    expect(await applyMessageFile(dir, pack, BANDS, 3, buffers(), apply)).toBeGreaterThan(all.length);
     expect(decoded).toEqual(all);
-    const path = join(dir, values.file);
-    await expect(applyMessageFile(dir, { ...values, count: values.count - 1 }, buffers(), apply)).rejects.toThrow(`${path}: message file holds ${values.count} messages, the manifest records ${values.count - 1}`);
-    await expect(applyMessageFile(dir, { ...values, crc32: values.crc32 ^ 1 }, buffers(), apply)).rejects.toThrow(new RegExp(`^${path}: message file fails its CRC-32 check`));
+    const path = join(dir, pack.file);
+    await expect(applyMessageFile(dir, { ...pack, count: pack.count - 1 }, BANDS, 3, buffers(), apply)).rejects.toThrow(`${path}: message file holds ${pack.count} messages, the manifest records ${pack.count - 1}`);
+    await expect(applyMessageFile(dir, { ...pack, directoryCrc32: pack.directoryCrc32 ^ 1 }, BANDS, 3, buffers(), apply)).rejects.toThrow(new RegExp(`^${path}: message pack's directory is not the one the manifest records`));
+    await expect(applyMessageFile(dir, { ...pack, targets: encodeTargets([3, 10], BANDS) }, BANDS, 3, buffers(), apply)).rejects.toThrow(/sections for other bands than the manifest records/);
     // What the kernel refuses: the band's values, or the coding.
     const refuse = (message: string) => () => {
       throw new RangeError(message);
     };
-    await expect(applyMessageFile(dir, values, buffers(), refuse("band apply: a message that is not a value of the band's states"))).rejects.toThrow(
-      `${path}: message file holds messages its band refuses (band apply: a message that is not a value of the band's states)`,
+    await expect(applyMessageFile(dir, pack, BANDS, 3, buffers(), refuse("band apply: a message that is not a value of the band's states"))).rejects.toThrow(
+      `${path}: message file's section for band 3 (values) holds messages its band refuses (band apply: a message that is not a value of the band's states)`,
     );
-    await expect(applyMessageFile(dir, values, buffers(), refuse('an empty run'))).rejects.toThrow(`${path}: message file is not a list of message runs (an empty run)`);
-    await expect(applyMessageFile(dir, { ...values, file: 'gone.msg' }, buffers(), apply)).rejects.toThrow(/gone\.msg: message file is missing or unreadable/);
+    await expect(applyMessageFile(dir, pack, BANDS, 3, buffers(), refuse('an empty run'))).rejects.toThrow(`${path}: message file's section for band 3 (values) is not a list of message runs (an empty run)`);
+    await expect(applyMessageFile(dir, { ...pack, file: 'gone.msg' }, BANDS, 3, buffers(), apply)).rejects.toThrow(/gone\.msg: message file is missing or unreadable/);
   });
 
-  it('refuse a damaged, cut or miscounted file, naming it', () => {
-    const path = join(dir, values.file);
+  it('refuse a damaged, cut or miscounted pack, naming it', () => {
+    const path = join(dir, pack.file);
     const bytes = readFileSync(path);
     try {
-      const flipped = Buffer.from(bytes);
-      flipped[flipped.length >> 1]! ^= 0x04;
-      writeFileSync(path, flipped);
-      expect(messageFileProblem(dir, values, buffers())).toMatch(new RegExp(`^${path}: message file (fails its CRC-32 check|is not a list of message runs|holds \\d+ messages)`));
+      // Every byte of a section's runs is covered by its CRC-32 (or fails to decode).
+      for (const at of [0, 1, bytes.length >> 2, bytes.length >> 1]) {
+        const flipped = Buffer.from(bytes);
+        flipped[at]! ^= 0x04;
+        writeFileSync(path, flipped);
+        expect(messageFileProblem(dir, pack, BANDS, buffers()), `byte ${at}`).toMatch(new RegExp(`^${path}: message (file's section for band \\d+ \\((values|requests)\\) (fails its CRC-32 check|is not a list of message runs|holds \\d+ messages|ends inside a run)|pack's)`));
+      }
+      // The index: its extents (a section's CRC-32 or bounds), directory and trailer.
+      for (const back of [30, 60, 100, 200]) {
+        const flipped = Buffer.from(bytes);
+        flipped[bytes.length - back]! ^= 0x10;
+        writeFileSync(path, flipped);
+        expect(messageFileProblem(dir, pack, BANDS, buffers()), `${back} bytes from the end`).toMatch(new RegExp(`^${path}: message`));
+      }
       writeFileSync(path, bytes);
-      expect(messageFileProblem(dir, { ...values, count: values.count + 1 }, buffers())).toBe(`${path}: message file holds ${values.count} messages, the manifest records ${values.count + 1}`);
+      expect(messageFileProblem(dir, { ...pack, count: pack.count + 1 }, BANDS, buffers())).toBe(`${path}: message file holds ${pack.count} messages, the manifest records ${pack.count + 1}`);
       truncateSync(path, bytes.length - 1);
-      expect(messageFileProblem(dir, { ...values, bytes: bytes.length - 1 }, buffers())).toBe(`${path}: message file ends inside a run`);
-      expect(messageFileProblem(dir, values, buffers())).toMatch(/message file has \d+ bytes, the manifest records/);
+      expect(messageFileProblem(dir, { ...pack, bytes: bytes.length - 1 }, BANDS, buffers())).toBe(`${path}: message file is not a message pack (no trailer)`);
+      expect(messageFileProblem(dir, pack, BANDS, buffers())).toMatch(/message file has \d+ bytes, the manifest records/);
+      expect(packFileTargets(path, BANDS)).toBeUndefined();
     } finally {
       writeFileSync(path, bytes);
     }
+  });
+});
+
+describe('message pack entries in a manifest', () => {
+  const pack: MessagePack = { file: 'msg-p3-b00002.00ff00ff.msg', pass: 3, source: 2, bytes: 100, count: 10, directoryCrc32: 5, targets: encodeTargets([0, 9], 10) };
+
+  it('accept a well-formed entry and refuse each malformed field', () => {
+    expect(packProblem(pack, 10)).toBeUndefined();
+    const bad: Array<[string, Partial<MessagePack>, RegExp]> = [
+      ['name', { file: 'msg-00001-v-p3-b00002.00ff00ff.msg' }, /the file name/],
+      ['pass other than the name', { pass: 4 }, /pass and source other than its name's/],
+      ['source other than the name', { source: 3 }, /pass and source other than its name's/],
+      ['count', { count: 0 }, /message count 0/],
+      ['bytes', { bytes: 10 }, /10 bytes for 10 messages/],
+      ['checksum', { directoryCrc32: 2 ** 32 }, /directory checksum/],
+      ['targets not base64', { targets: '!!' }, /not base64/],
+      ['targets too long', { targets: encodeTargets([1], 24) }, /targets of 3 bytes/],
+      ['a target past the last band', { targets: Buffer.from([1, 0x04]).toString('base64') }, /past the last band/],
+      ['no target', { targets: encodeTargets([], 10) }, /no target/],
+      ['its own band', { targets: encodeTargets([2, 5], 10) }, /its own band/],
+    ];
+    for (const [what, change, problem] of bad) expect(packProblem({ ...pack, ...change }, 10), what).toMatch(problem);
+    expect(packProblem({ ...pack, file: 'msg-p3-b00012.00ff00ff.msg', source: 12 }, 10)).toMatch(/source band 12/);
+  });
+
+  it('name the packs a band takes at its step, and drop a pack once all its targets took it', () => {
+    // 10 bands for 2 workers in segments: rounds 0-4 step bands (0, 5) .. (4, 9); band 2 is in round 2.
+    const segments = bandSchedule(10, 2, 'segments');
+    // Band 0 (round 0) takes it in pass 4, band 9 (round 4) in pass 3, after band 2's round.
+    expect(inboxOf([pack], segments, 9, { pass: 3, round: 4 })).toEqual([pack]);
+    expect(inboxOf([pack], segments, 9, { pass: 4, round: 4 })).toEqual([]);
+    expect(inboxOf([pack], segments, 0, { pass: 3, round: 0 })).toEqual([]);
+    expect(inboxOf([pack], segments, 0, { pass: 4, round: 0 })).toEqual([pack]);
+    expect(inboxOf([pack], segments, 5, { pass: 4, round: 0 })).toEqual([]);
+    expect(takenByAll(segments, pack, { pass: 4, round: 0 })).toBe(false);
+    expect(takenByAll(segments, pack, { pass: 4, round: 1 })).toBe(true);
+    // In blocks of 2 band 2 is in round 1, band 9 in round 4 and band 0 in round 0.
+    const blocks = bandSchedule(10, 2, 'blocks');
+    expect(blocks.rounds).toEqual([
+      [0, 1],
+      [2, 3],
+      [4, 5],
+      [6, 7],
+      [8, 9],
+    ]);
+    expect(takenByAll(blocks, pack, { pass: 3, round: 4 })).toBe(false);
+    expect(takenByAll(blocks, pack, { pass: 4, round: 0 })).toBe(false);
+    expect(takenByAll(blocks, pack, { pass: 4, round: 1 })).toBe(true);
   });
 });

@@ -17,6 +17,8 @@ import {
   checkTableLimits,
   describeStorePlan,
   MAX_WORKERS,
+  SCHEDULE_KINDS,
+  type ScheduleKind,
   exportStore,
   requiredBytes,
   selectBackend,
@@ -45,6 +47,7 @@ export interface SolveCommandOptions {
   store?: string;
   shards?: string;
   workers?: string;
+  schedule?: string;
   redis?: string;
   resume?: boolean;
   checkpointMinutes?: string;
@@ -86,6 +89,9 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const store = o.store === undefined ? undefined : resolve(o.store);
   if (o.shards !== undefined && !store) throw new UsageError('--shards needs --store DIR');
   if (o.workers !== undefined && !store) throw new UsageError('--workers needs --store DIR');
+  if (o.schedule !== undefined && !store) throw new UsageError('--schedule needs --store DIR');
+  if (o.schedule !== undefined && !SCHEDULE_KINDS.includes(o.schedule as ScheduleKind)) throw new UsageError(`--schedule must be ${SCHEDULE_KINDS.join(' or ')} (got ${JSON.stringify(o.schedule)})`);
+  const schedule = o.schedule as ScheduleKind | undefined;
   if (o.redis !== undefined && !store) throw new UsageError('--redis needs --store DIR (the folder every worker mounts)');
   if (o.redis !== undefined) parseRedisUrl(o.redis);
   if (o.redis !== undefined && o.backend !== 'auto') throw new UsageError('--backend is chosen by each worker (ccheckers worker --backend) in a cluster solve');
@@ -194,6 +200,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(o.resume ? { resume: true } : {}),
         ...(shards !== undefined ? { shards } : {}),
         ...(workers !== undefined ? { workers } : {}),
+        ...(schedule !== undefined ? { schedule } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         ...(o.breakLock ? { breakLock: true } : {}),
         signal: controller.signal,
@@ -218,6 +225,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(shards !== undefined ? { shards } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         ...(workers !== undefined ? { workers } : {}),
+        ...(schedule !== undefined ? { schedule } : {}),
         ...(o.breakLock ? { breakLock: true } : {}),
         signal: controller.signal,
         onPlan: (plan) => progress.done(`store ${store}: ${describeStorePlan(plan, newShards)}`),
@@ -279,7 +287,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     ...('tablePages' in result && result.tablePages ? { tableMemory: result.tablePages } : {}),
     ...('queue' in result
       ? {
-          store: { path: result.store, passes: 'bands', shards: result.shards, workers: result.workers, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten },
+          store: { path: result.store, passes: 'bands', shards: result.shards, workers: result.workers, schedule: result.schedule, bytesRead: result.bytesRead, bytesWritten: result.bytesWritten },
           cluster: { queue: result.queue, jobs: result.jobs, redisCommands: result.redisCommands },
         }
       : 'store' in result
@@ -289,6 +297,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
               passes: result.storePasses,
               shards: result.shards,
               workers: result.workers,
+              schedule: result.schedule,
               bytesRead: result.bytesRead,
               bytesWritten: result.bytesWritten,
             },
@@ -331,12 +340,12 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
       : []),
     ...('queue' in result
       ? [
-          `${'store'.padEnd(10)} ${result.store}: ${result.shards} band(s), rounds of ${result.workers}; workers read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
+          `${'store'.padEnd(10)} ${result.store}: ${result.shards} band(s), rounds of ${result.workers} (${result.schedule}); workers read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
           `${'cluster'.padEnd(10)} ${grouped(result.jobs)} jobs on queue ${result.queue}, ${grouped(result.redisCommands)} Redis commands from the coordinator`,
         ]
       : 'store' in result
         ? [
-            `${'store'.padEnd(10)} ${result.store}: ${result.shards} band(s), one held at a time${result.workers > 1 ? `, rounds of ${result.workers}` : ''}; ` +
+            `${'store'.padEnd(10)} ${result.store}: ${result.shards} band(s), one held at a time${result.workers > 1 ? `, rounds of ${result.workers} (${result.schedule})` : ''}; ` +
               `read ${grouped(result.bytesRead)} bytes, wrote ${grouped(result.bytesWritten)}`,
           ]
         : []),

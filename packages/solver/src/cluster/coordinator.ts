@@ -23,7 +23,9 @@ import type { ProgressEvent, SolveResult } from '../solve.js';
 import { type BandPlan, bandBytes } from '../store/band-layout.js';
 import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../store/band-solve.js';
 import type { BandStepJob, BandStepOutcome } from '../store/band-step.js';
-import { BAND_FILE, MANIFEST, type MessageFile, ShardStore, isCrc32, isMessageFileOf, newStoreId } from '../store/shard-store.js';
+import { type MessagePack, packProblem, parseMessageFileName } from '../store/message-pack.js';
+import type { ScheduleKind } from '../store/band-schedule.js';
+import { BAND_FILE, MANIFEST, ShardStore, isCrc32, newStoreId } from '../store/shard-store.js';
 import { storeResult } from '../store/sharded-solve.js';
 import { type ClusterJob, type JobResult, type StepJob, jobId, sameJob } from './jobs.js';
 import { connectRedis, loadBullmq, parseRedisUrl, queueName } from './redis.js';
@@ -41,6 +43,8 @@ export interface ClusterSolveOptions {
   memoryLimit?: number;
   /** Workers of a new store: the steps of a round (default 2). */
   workers?: number;
+  /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
+  schedule?: ScheduleKind;
   /** Take the store's lock even where another machine's solve holds it (known to be gone). */
   breakLock?: boolean;
   onPlan?: (plan: BandPlan, queue: string) => void;
@@ -56,8 +60,9 @@ export interface ClusterSolveOptions {
 export interface ClusterSolveResult extends SolveResult {
   store: string;
   shards: number;
-  /** Workers the rounds were made for. */
+  /** Workers the rounds were made for, and how they were cut. */
   workers: number;
+  schedule: ScheduleKind;
   queue: string;
   /** Jobs run (this run), shard bytes the workers read and wrote, Redis commands the coordinator sent. */
   jobs: number;
@@ -260,8 +265,7 @@ async function coordinate(
   /** The round's steps as jobs; their results, checked, as the steps' outcomes. */
   const runRound = async (steps: BandStepJob[], progress: (fraction: number) => void): Promise<BandStepOutcome[]> => {
     const list: StepJob[] = steps.map((step) => ({ ...base(), ...step }));
-    const inboxes = new Map(list.map((job) => [job.band, store.manifest.bands!.messages.filter((f) => f.target === job.band).map((f) => f.file)]));
-    const results = await runJobs(list, (job, value) => checkResult(value, job, store, inboxes.get(job.band)!), (done) => progress(done / list.length), resumed);
+    const results = await runJobs(list, (job, value) => checkResult(value, job, store), (done) => progress(done / list.length), resumed);
     resumed = false;
     return list.map((job) => {
       const r = results.get(jobId(job))!;
@@ -397,6 +401,7 @@ async function coordinate(
     store: options.store,
     shards: layout.bands,
     workers: store.manifest.bandWorkers ?? 1,
+    schedule: store.manifest.bandSchedule ?? 'segments',
     queue: q.name,
     jobs,
     bytesRead: solve.bytesRead,
@@ -417,7 +422,7 @@ export interface ClusterPassFigures {
  * gives (a shared filesystem may show another machine's new file late: looked for a while). What
  * the step took is the coordinator's own view of its inbox, not the worker's word.
  */
-async function checkResult(value: unknown, job: StepJob, store: ShardStore, inbox: string[]): Promise<JobResult> {
+async function checkResult(value: unknown, job: StepJob, store: ShardStore): Promise<JobResult> {
   const r = value as Partial<JobResult> | null;
   const bad = (what: string) => new CCheckersError('E_CLUSTER', `job ${jobId(job)} returned ${what}`);
   if (r === null || typeof r !== 'object' || r.kind !== 'step') throw bad('no result of a step');
@@ -436,30 +441,18 @@ async function checkResult(value: unknown, job: StepJob, store: ShardStore, inbo
     if (!name || Number(name[1]) !== job.band || Number(name[2]) !== job.generation + 1 || name[3] !== `.${o.attempt}` || !isCrc32(o.table.crc32)) throw bad(`the band file "${String(o.table?.file)}", not one of band ${job.band} at generation ${job.generation + 1}`);
     files.push({ file: o.table.file, bytes: bandBytes(store.space, bandGroups(store)[job.band]!) });
   } else if (job.pass === 0 || o.changed! > 0) throw bad('no band file for a band it changed');
-  if (!Array.isArray(o.added) || o.added.length > 2 * bands.count) throw bad('a malformed list of message files');
-  const added: MessageFile[] = o.added.map((f: Partial<MessageFile>) => {
-    const ok =
-      f !== null &&
-      typeof f === 'object' &&
-      (f.kind === 'values' || f.kind === 'requests') &&
-      Number.isSafeInteger(f.target) &&
-      f.target! >= 0 &&
-      f.target! < bands.count &&
-      f.source === job.band &&
-      f.pass === job.pass &&
-      typeof f.file === 'string' &&
-      isMessageFileOf(f.file, f as MessageFile) &&
-      f.file.endsWith(`.${o.attempt}.msg`) &&
-      count(f.bytes) &&
-      f.bytes! > 0 &&
-      count(f.count) &&
-      f.count! > 0 &&
-      isCrc32(f.crc32);
-    if (!ok) throw bad(`a message file that is not one of this step's (${JSON.stringify(f).slice(0, 200)})`);
-    files.push({ file: f.file!, bytes: f.bytes! });
-    return { file: f.file!, target: f.target!, kind: f.kind!, pass: f.pass!, source: f.source!, bytes: f.bytes!, count: f.count!, crc32: f.crc32! };
-  });
-  if (new Set(added.map((f) => f.file)).size !== added.length) throw bad('a message file twice');
+  let pack: MessagePack | undefined;
+  if (o.pack !== undefined) {
+    const p = o.pack as Partial<MessagePack>;
+    const problem = packProblem(p, bands.count);
+    if (problem !== undefined || p.pass !== job.pass || p.source !== job.band || parseMessageFileName(p.file!)?.attempt !== o.attempt) {
+      throw bad(`a message pack that is not one of this step's (${problem ?? JSON.stringify(p).slice(0, 200)})`);
+    }
+    pack = { file: p.file!, pass: p.pass!, source: p.source!, bytes: p.bytes!, count: p.count!, directoryCrc32: p.directoryCrc32!, targets: p.targets! };
+    if (pack.count !== o.messagesWritten) throw bad(`a message pack of ${pack.count} messages for ${o.messagesWritten} written`);
+    files.push({ file: pack.file, bytes: pack.bytes });
+  }
+  if (pack === undefined && o.messagesWritten !== 0) throw bad(`${o.messagesWritten} messages written, and no message pack`);
   for (const { file, bytes } of files) {
     const path = join(store.dir, file);
     for (let tries = 0; !existsSync(path) && tries < VISIBLE_TRIES; tries++) await new Promise((resolve) => setTimeout(resolve, 500));
@@ -467,7 +460,8 @@ async function checkResult(value: unknown, job: StepJob, store: ShardStore, inbo
       throw bad(`the file ${file}, which is missing or not of its size in ${store.dir} (is the worker's --store this folder, shared?); solve --resume runs the job again`);
     }
   }
-  return { ...(r as JobResult), outcome: { ...(o as BandStepOutcome), added, taken: inbox } };
+  const { pack: _, ...rest } = o as BandStepOutcome;
+  return { ...(r as JobResult), outcome: { ...rest, ...(pack ? { pack } : {}) } };
 }
 
 /** The group count of every band of the store (cached per store). */

@@ -13,7 +13,7 @@
  */
 import { CCheckersError, type StateSpace, WORDS, permuteSet, rankSet, unrankSet } from '@ccheckers/core';
 import { formatBytes } from '../memory.js';
-import { MIN_PIECE_BYTES, overheadBytes, shardLayout } from './layout.js';
+import { MAX_SHARDS, MIN_PIECE_BYTES, overheadBytes, shardLayout } from './layout.js';
 
 export interface BandLayout {
   bands: number;
@@ -112,15 +112,14 @@ export const MAX_MESSAGE_BYTES = 2 ** 28;
 export const DEFAULT_BAND_BYTES = 2 ** 30;
 
 /**
- * The most bands a store's solve may have. A step writes a message file to each band it sends
- * messages to, so a pass writes up to two per pair of bands, and the manifest, rewritten after
- * every round, names each one until its band takes it. Measured (7x7/2, native-bmi2, 2 threads):
- * 4 bands, 41 message files in all, 2.7 s; 16 bands, 459, 8.1 s; 64 bands, 5,369 (up to 2,490 in
- * the folder at once), 15.0 s; 256 bands, not done in 5 minutes; 1,176 bands (one per group)
- * made 76,314 files in 5 minutes. 256 bands of a large table are still bands of a GiB and more
- * for 7x7/5; the messages they write go as the square of the count.
+ * The most bands a store's solve may have. A step writes one message pack (message-pack.ts), so a
+ * pass writes at most one file per band, and the manifest, rewritten after every round, names each
+ * pack until all its targets took it (a bitset of the band count each). A file per target and
+ * kind, before, made up to two per pair of bands: 7x7/2 in 256 bands did not finish in 5 minutes.
+ * Many small bands are what keeps a pass's chains when many workers step bands at once (blocks,
+ * band-schedule.ts: 128 a worker), so the bound is the shard layout's.
  */
-export const MAX_BANDS = 256;
+export const MAX_BANDS = MAX_SHARDS;
 
 /** The most bands --shards may ask for in a new store of `space`: bands of at least
  *  MIN_PIECE_BYTES (a group at least), and MAX_BANDS. */
@@ -136,7 +135,7 @@ export function checkBandCount(space: StateSpace, shards: number): void {
   const name = space.variant.name;
   const why =
     most === MAX_BANDS
-      ? `a store's solve has at most ${MAX_BANDS} bands: each pass writes message files for up to every pair of bands`
+      ? `a store's solve has at most ${MAX_BANDS} bands`
       : `a band of ${name} holds at least ${formatBytes(MIN_PIECE_BYTES)} of its ${formatBytes(space.tableBytes)} table`;
   throw new CCheckersError('E_USAGE', `--shards ${shards} is more than ${name} takes: at most ${most} (${why})`);
 }

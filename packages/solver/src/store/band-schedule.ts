@@ -6,15 +6,27 @@
  * next round on: by a later round of the same pass, or by the band's next step in the next pass.
  * With one worker a round is one band and the pass is the serial band pass of band-solve.ts.
  *
- * The schedule is "segments" (docs/sharding.md, "Parallel band passes: the schedule"): worker w
- * owns a run of consecutive bands of the proof order, and round t steps the t-th band of each
- * run. The chains of proofs mostly go forward in the proof order from band to band, so each
- * segment keeps its own chains within a pass; only those that cross from one segment into the
- * next wait a pass.
+ * Two schedules (docs/sharding.md, "Parallel band passes"); the chains of proofs mostly go forward
+ * in the proof order from band to band, and a chain waits a pass where its next band is stepped
+ * in the same round or an earlier one:
+ *  - "segments": worker w owns a run of consecutive bands, and round t steps the t-th band of
+ *    each run. Each segment keeps its own chains; those crossing into the next segment wait. Best
+ *    with few bands a worker (tens of bands in all: pass 1 proves about 1.3 / W of what it does
+ *    serially at W >= 4, but the passes stay few).
+ *  - "blocks": round r steps the W bands r W .. r W + W - 1. A chain waits only for a hop shorter
+ *    than a round. The model of 7x7/2 kept 92.8% of pass 1 at W = 8 with one group a band (1,024
+ *    bands), but the solver on 7x7/3 in 1,024 bands (18 groups each) proved 0.7% in pass 1 at
+ *    W = 8, against 15.6% for segments in 16 bands: the short hops are a few groups long, so
+ *    blocks need bands of about a group, which large variants cannot have. Segments are the
+ *    default; blocks are there to measure (docs/sharding.md).
  */
 import { CCheckersError } from '@ccheckers/core';
 
+export type ScheduleKind = 'segments' | 'blocks';
+export const SCHEDULE_KINDS: readonly ScheduleKind[] = ['segments', 'blocks'];
+
 export interface BandSchedule {
+  kind: ScheduleKind;
   bands: number;
   /** Workers the schedule was made for (at most the band count). */
   workers: number;
@@ -27,23 +39,31 @@ export interface BandSchedule {
 /** The most workers a store may be solved with (the rounds of a pass are at least this long). */
 export const MAX_WORKERS = 4096;
 
-export function bandSchedule(bands: number, workers: number): BandSchedule {
+export function bandSchedule(bands: number, workers: number, kind: ScheduleKind = 'segments'): BandSchedule {
   if (!Number.isSafeInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
     throw new CCheckersError('E_USAGE', `--workers must be a whole number from 1 to ${MAX_WORKERS} (got ${workers})`);
   }
   const w = Math.min(workers, bands);
   const roundOf = new Int32Array(bands);
   const rounds: number[][] = [];
-  for (let s = 0; s < w; s++) {
-    const first = Math.floor((s * bands) / w);
-    const end = Math.floor(((s + 1) * bands) / w);
-    for (let band = first; band < end; band++) {
-      const t = band - first;
-      roundOf[band] = t;
-      (rounds[t] ??= []).push(band);
+  if (kind === 'blocks') {
+    for (let band = 0; band < bands; band++) {
+      const r = Math.floor(band / w);
+      roundOf[band] = r;
+      (rounds[r] ??= []).push(band);
+    }
+  } else {
+    for (let s = 0; s < w; s++) {
+      const first = Math.floor((s * bands) / w);
+      const end = Math.floor(((s + 1) * bands) / w);
+      for (let band = first; band < end; band++) {
+        const t = band - first;
+        roundOf[band] = t;
+        (rounds[t] ??= []).push(band);
+      }
     }
   }
-  return { bands, workers: w, rounds, roundOf };
+  return { kind, bands, workers: w, rounds, roundOf };
 }
 
 /** A step in the order of a solve: init is pass 0. */

@@ -26,10 +26,11 @@ import { checkMemory } from '../memory.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, checkMoveless } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
-import { type BandSchedule, bandSchedule } from './band-schedule.js';
+import { type BandSchedule, type ScheduleKind, bandSchedule } from './band-schedule.js';
 import { type BandStepJob, type BandStepOutcome, BandStepper } from './band-step.js';
 import { shardLayout } from './layout.js';
-import { type BandPassTally, MANIFEST, MESSAGE_CODING, type Manifest, ShardStore, openStoreFile, readAt, refuseIrregular } from './shard-store.js';
+import { MESSAGE_CODING } from './message-pack.js';
+import { type BandPassTally, MANIFEST, type Manifest, ShardStore, openStoreFile, readAt, refuseIrregular } from './shard-store.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 export function emptyTally(): BandPassTally {
@@ -48,6 +49,8 @@ export interface BandStoreRequest {
   memoryLimit?: number;
   /** Workers of a new store: bands stepped at once (default 1). */
   workers?: number;
+  /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
+  schedule?: ScheduleKind;
 }
 
 /** The store to resume, if any, and the plan: the store's band count, or --shards and --memory. */
@@ -64,6 +67,9 @@ export function planBandStore(request: BandStoreRequest): { existing: ShardStore
     if (request.workers !== undefined && m.bands && request.workers !== m.bands.workers) {
       throw new CCheckersError('E_USAGE', `${request.store} is solved in rounds for ${m.bands.workers} worker(s); --workers applies to new stores only`);
     }
+    if (request.schedule !== undefined && m.bands && request.schedule !== (m.bands.schedule ?? 'segments')) {
+      throw new CCheckersError('E_USAGE', `${request.store} is solved in rounds of ${m.bands.schedule ?? 'segments'}; --schedule applies to new stores only`);
+    }
     bands = existing.pieces;
   }
   const plan = planBands(space, {
@@ -79,9 +85,11 @@ export function planBandStore(request: BandStoreRequest): { existing: ShardStore
 export function createBandStore(request: BandStoreRequest, space: StateSpace, plan: BandPlan): ShardStore {
   const layout = bandLayout(space, plan.bands);
   const store = ShardStore.create(request.store, request.variant, request.rules, shardLayout(space, plan.bands));
+  const workers = request.workers ?? 1;
   store.manifest.bands = {
     count: plan.bands,
-    workers: bandSchedule(plan.bands, request.workers ?? 1).workers,
+    workers: bandSchedule(plan.bands, workers).workers,
+    schedule: request.schedule ?? 'segments',
     layoutCrc32: layoutCrc32(layout),
     messageBytes: plan.messageBytes,
     files: Array.from({ length: plan.bands }, () => ({ file: '', crc32: 0 })),
@@ -155,6 +163,7 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
       storePasses: 'bands',
       shards: layout.bands,
       workers: store.manifest.bandWorkers ?? 1,
+      schedule: store.manifest.bandSchedule ?? 'segments',
       bytesRead: solve.bytesRead,
       bytesWritten: solve.bytesWritten,
     };
@@ -363,6 +372,7 @@ export class BandSolve {
     await this.commit(() =>
       this.store.save([], (next) => {
         next.bandWorkers = next.bands!.workers;
+        next.bandSchedule = next.bands!.schedule ?? 'segments';
         delete next.bands;
       }),
     );

@@ -1,9 +1,9 @@
 /**
  * One step of a band solve (band-solve.ts), as a unit of work that runs the same wherever it runs:
  * in the solving process, or on a cluster's worker (cluster/) on another machine that mounts the
- * store. A step reads the store as the last committed round left it (the band's file, the message
- * files sent to it), writes new whole files under names of its own attempt (the band's table when
- * it changed, the messages it sends), and returns what it wrote; the commit of its round
+ * store. A step reads the store as the last committed round left it (the band's file, its sections
+ * of the message packs sent to it), writes new whole files under names of its own attempt (the
+ * band's table when it changed, one pack of the messages it sends), and returns what it wrote; the commit of its round
  * (ShardStore.commitBands) names them in the manifest. A step run twice (a worker taken for dead)
  * writes other files, and the commit takes one attempt's.
  *
@@ -23,7 +23,8 @@ import { crc32Of } from '../crc.js';
 import { chunkRanges } from '../solve.js';
 import { type BandLayout, bandBytes } from './band-layout.js';
 import { type BandSchedule, requestsInPass1 } from './band-schedule.js';
-import { type MessageReading, MessageWriter, applyMessageFile, readMessages } from './messages.js';
+import { inboxOf } from './message-pack.js';
+import { type MessageReading, MessagePackWriter, applyMessageFile, readMessages } from './messages.js';
 import { type BandStepFiles, type ShardStore, attemptToken, bandFileName, writeFileAtomicallyAsync } from './shard-store.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
@@ -148,13 +149,13 @@ export class BandStepper {
     return this.kernel.band(phase, table, this.map(band), input, from, to, this.threads, output, code);
   }
 
-  private emptyOutcome(job: BandStepJob, attempt: string, taken: string[]): BandStepOutcome {
-    return { band: job.band, attempt, pass: job.pass, added: [], taken, changed: 0, sentValues: 0, messagesWritten: 0, moveless: 0, bytesRead: 0, bytesWritten: 0, seconds: 0 };
+  private emptyOutcome(job: BandStepJob, attempt: string): BandStepOutcome {
+    return { band: job.band, attempt, pass: job.pass, changed: 0, sentValues: 0, messagesWritten: 0, moveless: 0, bytesRead: 0, bytesWritten: 0, seconds: 0 };
   }
 
   /** Init: illegal, terminal and won-in-one states (init reads no children). */
   private async init(job: BandStepJob, attempt: string, hooks: BandStepHooks): Promise<BandStepOutcome> {
-    const outcome = this.emptyOutcome(job, attempt, []);
+    const outcome = this.emptyOutcome(job, attempt);
     const table = this.bandTable(job.band).fill(0);
     const chunks = chunkRanges(this.o.layout.groupsOf[job.band]!.length, CALLS_PER_BAND);
     for (const [i, [from, to]] of chunks.entries()) {
@@ -170,10 +171,10 @@ export class BandStepper {
     const { bands } = this.o.layout;
     const state = store.manifest.bands!;
     const table = store.loadBand(band, this.bandTable(band));
-    const inbox = state.messages.filter((f) => f.target === band);
-    const outcome = this.emptyOutcome(job, attempt, inbox.map((f) => f.file));
+    const inbox = inboxOf(state.messages, this.o.schedule, band, job);
+    const outcome = this.emptyOutcome(job, attempt);
     outcome.bytesRead += table.length;
-    const writer = new MessageWriter(store.dir, pass, band, attempt, this.o.backend.messageRuns, this.writeBuffer);
+    const writer = new MessagePackWriter(store.dir, pass, band, attempt, bands, this.o.backend.messageRuns, this.writeBuffer);
     const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
     try {
       // What a call decided: its changes here, its messages to the others.
@@ -202,15 +203,15 @@ export class BandStepper {
       };
       // The values the others sent, applied by the kernel from the files' bytes, then the visits
       // they asked for.
-      for (const file of inbox.filter((f) => f.kind === 'values')) {
-        outcome.bytesRead += await applyMessageFile(store.dir, file, this.reading, async (bytes, runState) => {
+      for (const pack of inbox) {
+        outcome.bytesRead += await applyMessageFile(store.dir, pack, bands, band, this.reading, async (bytes, runState) => {
           await this.yieldToEvents(hooks);
           const r = this.kernel.bandApplyRuns(table, this.map(band), bytes, 0, runState, this.threads);
           outcome.changed += r.wins + r.losses + r.illegal;
           return r.messages;
         });
       }
-      for (const file of inbox.filter((f) => f.kind === 'requests')) outcome.bytesRead += await readMessages(store.dir, file, this.reading, visit);
+      for (const pack of inbox) outcome.bytesRead += await readMessages(store.dir, pack, bands, band, 'requests', this.reading, visit);
       progress(0.1);
       if (pass === 1) await this.units(hooks, band, table, route, (f) => progress(0.1 + 0.8 * f));
       // Requests for the unknown states held here, in slots of at most half the output buffer's
@@ -236,7 +237,8 @@ export class BandStepper {
         if (own) await visit(own);
         progress(0.9 + (0.1 * (i + 1)) / chunks.length);
       }
-      outcome.added = writer.finish();
+      const pack = writer.finish();
+      if (pack) outcome.pack = pack;
     } finally {
       writer.close(); // a step that throws: its files are leftovers, removed on resume
     }

@@ -239,14 +239,16 @@ function checkBandFiles(store: ShardStore, state: BandState): ShardCheck[] {
   // decoded by the TS coding (every backend codes the same bytes).
   const half = Math.floor(buffer.length / 16) * 8;
   const reading = { runs: tsMessageRuns, bytes: buffer.subarray(0, half), messages: new Float64Array(buffer.buffer, buffer.byteOffset + half, half / 8) };
+  // A pack's checksum is its directory's (each section's is in the directory): 0 as "actual" where
+  // the pack does not check.
   for (const f of state.messages) {
-    const problem = messageFileProblem(store.dir, f, reading);
-    const actual = problem === undefined ? f.crc32 : crcOfFile(join(store.dir, f.file));
-    lines.push({ shard: lines.length, kind: 'messages', file: f.file, bytes: f.bytes, expected: f.crc32, actual, ok: problem === undefined, ...(problem ? { problem } : {}) });
+    const problem = messageFileProblem(store.dir, f, state.count, reading);
+    const actual = problem === undefined ? f.directoryCrc32 : 0;
+    lines.push({ shard: lines.length, kind: 'messages', file: f.file, bytes: f.bytes, expected: f.directoryCrc32, actual, ok: problem === undefined, ...(problem ? { problem } : {}) });
   }
-  for (const { file, target } of store.lostMessageFiles()) {
+  for (const { file, why } of store.lostMessageFiles()) {
     const path = join(store.dir, file);
-    const problem = `not named by the manifest, and band ${target} has not taken it yet: a resume refuses the store`;
+    const problem = `not named by the manifest, ${why}: a resume refuses the store`;
     lines.push({ shard: lines.length, kind: 'messages', file, bytes: lstatSync(path).size, expected: 0, actual: crcOfFile(path), ok: false, problem });
   }
   return lines;

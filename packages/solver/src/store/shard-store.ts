@@ -19,8 +19,13 @@ import { crc32Of } from '../crc.js';
 import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, type PassRecord, countsNotAddingUp, hex } from '../database.js';
 import { type StoredValues, VERIFY_ON_OPEN_BYTES } from '../database-file.js';
 import { type GameCounts, TableTally } from '../state-index.js';
-import { type BandSchedule, MAX_WORKERS, type StepAt, bandSchedule, stepBefore, takenAt } from './band-schedule.js';
+import { type BandSchedule, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, stepBefore, takenAt } from './band-schedule.js';
 import { type Shard, type ShardLayout, layoutOf, shardOfGroup } from './layout.js';
+import { MESSAGE_CODING, type MessagePack, packProblem, parseMessageFileName, takenByAll } from './message-pack.js';
+import { packFileTargets } from './messages.js';
+import { STORE_READ_FLAGS, irregular, openStoreFile, readAt, refuseIrregular } from './store-files.js';
+
+export { openStoreFile, readAt, refuseIrregular } from './store-files.js';
 
 export const MANIFEST = 'manifest.json';
 const FORMAT = 'ccheckers-store';
@@ -47,24 +52,6 @@ export interface PassInProgress {
   seconds: number;
 }
 
-/** A message file of the band passes (band-solve.ts): messages of one kind that step (pass,
- *  source) sent to band `target` (see core's bandMessage), `count` of them coded in `bytes`
- *  (runs of distances: messages.ts). */
-export interface MessageFile {
-  file: string;
-  target: number;
-  kind: 'values' | 'requests';
-  pass: number;
-  source: number;
-  bytes: number;
-  count: number;
-  crc32: number;
-}
-
-/** How message files are coded (messages.ts); a band solve under way whose manifest names
- *  another (float64 files, before) is refused, not misread. */
-export const MESSAGE_CODING = 'leb128-runs';
-
 /** What the pass under way of a band solve has done so far. */
 export interface BandPassTally {
   /** Values the held bands took (their own proofs and the messages applied). */
@@ -82,6 +69,8 @@ export interface BandState {
   count: number;
   /** Workers the rounds are made for (band-schedule.ts): bands stepped at the same time. */
   workers: number;
+  /** How the rounds are cut (band-schedule.ts; absent: segments, as earlier versions did). */
+  schedule?: ScheduleKind;
   /** CRC-32 of the band of every group (band-layout.ts): a resume by a version that cuts the
    *  bands otherwise is refused, not misread. */
   layoutCrc32: number;
@@ -94,8 +83,9 @@ export interface BandState {
    *  that step the manifest does not name, and its target has not taken, was lost; of another
    *  attempt (a step run twice), it is a leftover. */
   attempts: string[];
-  /** Message files written by steps done, not yet taken by their band, and their coding. */
-  messages: MessageFile[];
+  /** Message packs written by steps done, not yet taken by all their bands (message-pack.ts),
+   *  and their coding. */
+  messages: MessagePack[];
   messageCoding: typeof MESSAGE_CODING;
   /** The next round: round `round` of pass `pass` (pass 0 is init). */
   next: StepAt;
@@ -104,21 +94,14 @@ export interface BandState {
 
 /** Band file names: index, generation (the commit that names it), the attempt that wrote it. */
 export const BAND_FILE = /^band-(\d{5,})\.g(\d+)(\.[0-9a-f]{8})?\.bin$/;
-/** Message file names: target, kind (v, r), pass, source, the attempt that wrote it. */
-export const MESSAGE_FILE = /^msg-(\d{5,})-([vr])-p(\d+)-b(\d{5,})(\.[0-9a-f]{8})?\.msg$/;
 
 export function bandFileName(band: number, generation: number, attempt: string): string {
   return `band-${String(band).padStart(5, '0')}.g${generation}.${attempt}.bin`;
 }
 
-export function messageFileName(target: number, kind: MessageFile['kind'], pass: number, source: number, attempt: string): string {
-  return `msg-${String(target).padStart(5, '0')}-${kind === 'values' ? 'v' : 'r'}-p${pass}-b${String(source).padStart(5, '0')}.${attempt}.msg`;
-}
-
-/** Whether `name` is a message file name of (target, kind, pass, source), from any attempt. */
-export function isMessageFileOf(name: string, f: Pick<MessageFile, 'target' | 'kind' | 'pass' | 'source'>): boolean {
-  const m = MESSAGE_FILE.exec(name);
-  return m !== null && Number(m[1]) === f.target && m[2] === (f.kind === 'values' ? 'v' : 'r') && Number(m[3]) === f.pass && Number(m[4]) === f.source;
+/** The rounds a band solve's state records (segments where it names none: earlier versions). */
+export function scheduleOf(bands: Pick<BandState, 'count' | 'workers' | 'schedule'>): BandSchedule {
+  return bandSchedule(bands.count, bands.workers, bands.schedule ?? 'segments');
 }
 
 /** A token of one attempt at a step, for file names that several machines may write at once. */
@@ -133,9 +116,8 @@ export interface BandStepFiles {
   attempt: string;
   /** The band's new table file (absent: the step changed nothing, the band keeps its file). */
   table?: { file: string; crc32: number };
-  /** Message files it wrote, and the ones it took (its inbox). */
-  added: MessageFile[];
-  taken: string[];
+  /** The message pack it wrote, if it sent anything. */
+  pack?: MessagePack;
 }
 
 export interface Manifest {
@@ -169,6 +151,7 @@ export interface Manifest {
   passes?: 'bands' | 'tiles';
   bandCount?: number;
   bandWorkers?: number;
+  bandSchedule?: ScheduleKind;
   /** When complete: the results, and the CRC-32 of the whole table (the shards in order). */
   results?: GameCounts & { startValue: number; tableCrc32: number };
   /** The manifest's own checksum (manifestChecksum): recorded by every write, checked by every
@@ -384,7 +367,7 @@ export class ShardStore {
     refuseIrregular(path, `shard ${index}`);
     let file: FileHandle;
     try {
-      file = await openFile(path, READ_FLAGS);
+      file = await openFile(path, STORE_READ_FLAGS);
     } catch (e) {
       throw this.unreadable(index, e);
     }
@@ -495,17 +478,17 @@ export class ShardStore {
 
   /**
    * Commits a round of a band solve atomically: names each step's new band file and the message
-   * files it wrote (all already written and flushed, by this process or a cluster's workers),
-   * drops the ones it took, with the manifest changes `update` makes. Taken and replaced files go
-   * once the manifest no longer names them.
+   * pack it wrote (all already written and flushed, by this process or a cluster's workers), with
+   * the manifest changes `update` makes (the next round), and drops the packs every target of
+   * which has now taken them. Replaced and dropped files go once the manifest no longer names
+   * them.
    */
   commitBands(steps: BandStepFiles[], update: (m: Manifest) => void): void {
     const m: Manifest = structuredClone(this.manifest);
     const state = m.bands!;
     m.generation++;
     const replaced: string[] = [];
-    const gone = new Set<string>();
-    const added: MessageFile[] = [];
+    const added: MessagePack[] = [];
     for (const step of steps) {
       const entry = state.files[step.band]!;
       if (step.table === undefined) {
@@ -521,12 +504,16 @@ export class ShardStore {
       }
       if (!/^[0-9a-f]{8}$/.test(step.attempt)) throw new RangeError(`band ${step.band}: attempt "${step.attempt}" is not a token`);
       state.attempts[step.band] = step.attempt;
-      for (const file of step.taken) gone.add(file);
-      added.push(...step.added);
+      if (step.pack) added.push(step.pack);
     }
-    replaced.push(...gone);
-    state.messages = [...state.messages.filter((f) => !gone.has(f.file)), ...added];
     update(m);
+    if (m.bands) {
+      // The packs' targets took them in their steps of this round or before (takenAt).
+      const schedule = scheduleOf(m.bands);
+      const next = m.bands.next;
+      for (const pack of state.messages) if (takenByAll(schedule, pack, next)) replaced.push(pack.file);
+      m.bands.messages = [...state.messages.filter((p) => !takenByAll(schedule, p, next)), ...added];
+    }
     this.writeManifest(m);
     this.manifest = m;
     for (const file of replaced) rmSync(join(this.dir, file), { force: true });
@@ -540,8 +527,7 @@ export class ShardStore {
 
   /** The rounds of the band solve under way. */
   get schedule(): BandSchedule {
-    const bands = this.manifest.bands!;
-    return bandSchedule(bands.count, bands.workers);
+    return scheduleOf(this.manifest.bands!);
   }
 
   /**
@@ -552,7 +538,7 @@ export class ShardStore {
   removeLeftovers({ keepUnderWay = false }: { keepUnderWay?: boolean } = {}): string[] {
     const bands = this.manifest.bands;
     const lost = this.lostMessageFiles()[0];
-    if (lost) throw new DatabaseError(join(this.dir, MANIFEST), `corrupt manifest: it does not name ${lost.file}, which band ${lost.target} has not taken yet`);
+    if (lost) throw new DatabaseError(join(this.dir, MANIFEST), `corrupt manifest: it does not name ${lost.file}, ${lost.why}`);
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
@@ -571,34 +557,36 @@ export class ShardStore {
     if (!bands) return false;
     const band = BAND_FILE.exec(file);
     if (band) return Number(band[2]) > this.manifest.generation;
-    const message = MESSAGE_FILE.exec(file);
-    if (!message) return false;
-    const source = Number(message[4]);
-    if (source >= bands.count) return false;
-    return !stepBefore({ pass: Number(message[3]), round: this.schedule.roundOf[source]! }, bands.next);
+    const message = parseMessageFileName(file);
+    if (!message || message.source >= bands.count) return false;
+    return !stepBefore({ pass: message.pass, round: this.schedule.roundOf[message.source]! }, bands.next);
   }
 
   /**
-   * A message file the manifest does not name is a leftover when its step is in the round under
-   * way (not committed) or its target has taken it since (the deletion after that commit was cut
-   * short). Any other is a message still to be taken that the manifest lost: listed here, refused
-   * by a resume and by check, never deleted.
+   * A message pack the manifest does not name is a leftover when its step is in the round under
+   * way or an attempt not committed, or when all its targets have taken it since (the deletion
+   * after that commit was cut short). Any other holds messages still to be taken that the manifest
+   * lost: listed here with why, refused by a resume and by check, never deleted.
    */
-  lostMessageFiles(): Array<{ file: string; target: number }> {
+  lostMessageFiles(): Array<{ file: string; why: string }> {
     const bands = this.manifest.bands;
     if (!bands) return [];
     const schedule = this.schedule;
-    const lost: Array<{ file: string; target: number }> = [];
+    const lost: Array<{ file: string; why: string }> = [];
     const named = new Set(bands.messages.map((f) => f.file));
     for (const file of readdirSync(this.dir)) {
-      const m = MESSAGE_FILE.exec(file);
-      if (!m || named.has(file)) continue;
-      const [target, pass, source] = [Number(m[1]), Number(m[3]), Number(m[4])];
-      if (target >= bands.count || source >= bands.count) continue; // no file of this store's
+      const m = parseMessageFileName(file);
+      if (!m || named.has(file) || m.source >= bands.count) continue;
+      const { pass, source } = m;
       if (!stepBefore({ pass, round: schedule.roundOf[source]! }, bands.next)) continue; // the round under way
-      if (stepBefore(takenAt(schedule, pass, source, target), bands.next)) continue;
-      if (m[5] !== undefined && m[5].slice(1) !== bands.attempts[source]) continue; // an attempt not committed
-      lost.push({ file, target });
+      if (m.attempt !== bands.attempts[source]) continue; // an attempt not committed (or replaced)
+      const targets = packFileTargets(join(this.dir, file), bands.count);
+      if (targets === undefined) {
+        lost.push({ file, why: 'a message pack of a committed step whose index does not read' });
+        continue;
+      }
+      const waiting = targets.find((t) => !stepBefore(takenAt(schedule, pass, source, t), bands.next));
+      if (waiting !== undefined) lost.push({ file, why: `which band ${waiting} has not taken yet` });
     }
     return lost;
   }
@@ -710,32 +698,21 @@ function checkManifest(path: string, m: Manifest): void {
       // Float64 message files (no messageCoding): a store of a band solve left by an earlier version.
       throw new DatabaseError(path, `a band solve under way whose message files are coded as ${String(b.messageCoding ?? 'float64')}; this ccheckers codes them as ${MESSAGE_CODING}: finish the solve with the version that started it, or start it again`);
     }
-    // A message entry is its file's name: target, kind, pass and source must agree with it.
-    const named = (f: MessageFile) =>
-      typeof f.file === 'string' &&
-      isMessageFileOf(f.file, f) &&
-      (f.kind === 'values' || f.kind === 'requests') &&
-      Number.isSafeInteger(f.target) &&
-      f.target >= 0 &&
-      f.target < b.count &&
-      Number.isSafeInteger(f.source) &&
-      f.source >= 0 &&
-      f.source < b.count &&
-      Number.isSafeInteger(f.bytes) &&
-      f.bytes > 0 &&
-      Number.isSafeInteger(f.count) &&
-      f.count > 0 &&
-      f.count <= f.bytes &&
-      isCrc32(f.crc32);
-    if (!Array.isArray(b.messages) || !b.messages.every(named) || new Set(b.messages.map((f) => f.file)).size !== b.messages.length) {
-      throw bad('band solve: message files');
+    if (b.schedule !== undefined && !SCHEDULE_KINDS.includes(b.schedule)) throw bad(`band solve: schedule ${String(b.schedule)}`);
+    // A pack's entry agrees with its file's name; one pack per step.
+    if (!Array.isArray(b.messages)) throw bad('band solve: message files');
+    for (const pack of b.messages) {
+      const problem = packProblem(pack, b.count);
+      if (problem !== undefined) throw bad(`band solve: message files: ${problem}`);
     }
+    if (new Set(b.messages.map((p) => `${p.pass}-${p.source}`)).size !== b.messages.length) throw bad('band solve: message files: two packs of one step');
     const next = b.next as { pass?: unknown; round?: unknown } | null;
-    const rounds = bandSchedule(b.count, b.workers).rounds.length;
+    const rounds = scheduleOf(b).rounds.length;
     if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.round) || (next.pass as number) < 0 || (next.round as number) < 0 || (next.round as number) >= rounds) {
       throw bad('band solve: next step');
     }
   }
+  if (m.bandSchedule !== undefined && !SCHEDULE_KINDS.includes(m.bandSchedule)) throw bad(`band schedule ${String(m.bandSchedule)}`);
   if (!['init', 'passes', 'finishing', 'complete'].includes(m.stage)) throw bad(`stage ${String(m.stage)}`);
   // A band solve keeps its bands until it writes out the shards (stage finishing).
   if (m.passes === 'bands' && (m.stage === 'init' || m.stage === 'passes') && m.bands === undefined) throw bad(`a band solve at stage ${m.stage} without its bands`);
@@ -758,57 +735,6 @@ function checkResults(r: Manifest['results'], bad: (what: string) => DatabaseErr
   if (problem) throw bad(`results: ${problem}`);
   if (!Number.isSafeInteger(r.startValue) || r.startValue < 0 || r.startValue > 3) throw bad(`results: start value ${String(r.startValue)}`);
   if (!isCrc32(r.tableCrc32)) throw bad(`results: table checksum ${String(r.tableCrc32)}`);
-}
-
-/** How the store's files are opened for reading: a FIFO put in place of one since it was checked
- *  (refuseIrregular) does not hang the open, and a symbolic link is not followed. */
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
-
-function kindOf(stat: Stats): string {
-  if (stat.isFIFO()) return 'a FIFO (named pipe)';
-  if (stat.isSymbolicLink()) return 'a symbolic link';
-  if (stat.isDirectory()) return 'a directory';
-  if (stat.isSocket()) return 'a socket';
-  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
-  return 'of an unknown kind';
-}
-
-function irregular(path: string, what: string, stat: Stats): DatabaseError {
-  return new DatabaseError(path, `${what} is ${kindOf(stat)}, not a regular file`);
-}
-
-/**
- * Refuses by name a file of the store (`what`: "shard 3", "the manifest") that is there but is not
- * a regular file, before anything opens it for reading: a FIFO (or a device) would hang the open
- * and the reads, and a symbolic link (lstat: the link itself) may lead anywhere, out of the store.
- * A missing file is left to the open, whose error each caller words.
- */
-export function refuseIrregular(path: string, what: string): void {
-  const stat = lstatSync(path, { throwIfNoEntry: false });
-  if (stat !== undefined && !stat.isFile()) throw irregular(path, what, stat);
-}
-
-/** Opens a file of the store for reading, refused by name (a DatabaseError) unless it is a regular
- *  file; call refuseIrregular first, so that a FIFO is refused before any open. An open that fails
- *  throws as openSync does (the callers word ENOENT and the like). */
-export function openStoreFile(path: string, what: string): number {
-  const fd = openSync(path, READ_FLAGS);
-  const stat = fstatSync(fd);
-  if (!stat.isFile()) {
-    closeSync(fd);
-    throw irregular(path, what, stat);
-  }
-  return fd;
-}
-
-/** Fills `bytes` from `fd` at `position`, in chunks a single read can take; a file too short is a
- *  DatabaseError naming `what`. */
-export function readAt(fd: number, path: string, bytes: Uint8Array, position: number, what: string): void {
-  for (let at = 0; at < bytes.length; ) {
-    const got = readSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at), position + at);
-    if (got === 0) throw new DatabaseError(path, `${what} is shorter than the manifest records`);
-    at += got;
-  }
 }
 
 /** Writes a file atomically (writeFileAtomic: temporary file, fsync, rename); `syncDir` also

@@ -8,6 +8,7 @@ import { CCheckersError, UNKNOWN, type Backend, type RuleMode, type Variant } fr
 import { type ProgressEvent, type SolveResult, startValueName } from '../solve.js';
 import { TableTally, storedCounts } from '../state-index.js';
 import { type BandPlan, bandCountFor, describeBandPlan } from './band-layout.js';
+import type { ScheduleKind } from './band-schedule.js';
 import { type Manifest, ShardStore } from './shard-store.js';
 
 export interface ShardedSolveOptions {
@@ -25,6 +26,8 @@ export interface ShardedSolveOptions {
   /** Workers the rounds of a new store are made for (band-schedule.ts; default 1): a local solve
    *  with W runs the steps a cluster of W workers would, one after the other. */
   workers?: number;
+  /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
+  schedule?: ScheduleKind;
   /** Take the store's lock even where another machine's solve holds it (known to be gone). */
   breakLock?: boolean;
   /** Told the plan before anything large is allocated (the CLI prints it: describeStorePlan). */
@@ -54,8 +57,9 @@ export interface ShardedSolveResult extends SolveResult {
   storePasses: 'bands';
   /** Bands: the table's pieces. */
   shards: number;
-  /** Workers the rounds were made for. */
+  /** Workers the rounds were made for, and how they were cut. */
   workers: number;
+  schedule: ScheduleKind;
   /** Shard bytes read and written over the whole solve (this run). */
   bytesRead: number;
   bytesWritten: number;
