@@ -35,8 +35,8 @@ describe('--checkpoint-minutes', () => {
   // 7x7/3 (6bcd2ea1 on every backend) where the kernel is fast enough for a test; the TS
   // kernel takes over 10 minutes for it on 2 cores, so it is killed in 7x7/2 (0b785a50).
   const cases = [
-    { backend: 'native-bmi2', pieces: '3', crc: 0x6bcd2ea1 },
-    { backend: 'ts', pieces: '2', crc: 0x0b785a50 },
+    { backend: 'native-bmi2' as const, pieces: '3', crc: 0x6bcd2ea1 },
+    { backend: 'ts' as const, pieces: '2', crc: 0x0b785a50 },
   ].filter((c) => loaded.has(c.backend));
   it.each(cases)('kill -9 inside pass 1 ($backend, 7x7/$pieces), then --resume: the same table', ({ backend, pieces, crc }) => {
     const out = join(dir, `killed-${backend}.ccdb`);
