@@ -71,6 +71,13 @@ describe('job payloads', () => {
     // A valid payload for band 0 queued under the id of band 2's step (issue: a forged queue).
     expect(() => parseJob(step(0), manifest, jobId(parseJob(step(2, 0), manifest)))).toThrow(/the job's id ".*-b2" is not the id of its payload \(.*-b0\)/);
   });
+
+  it('the rounds are those of the store\'s schedule: in blocks of 2, bands 0 and 1 are round 0', () => {
+    const blocks: Manifest = { ...manifest, bands: { ...manifest.bands!, schedule: 'blocks' } };
+    expect(parseJob(step(1, 0), blocks)).toEqual(step(1, 0));
+    expect(parseJob(step(2, 1), blocks)).toEqual(step(2, 1));
+    expect(() => parseJob(step(2, 0), blocks)).toThrow(/band 2 is stepped in round 1, not 0/);
+  });
 });
 
 describe('running jobs', () => {

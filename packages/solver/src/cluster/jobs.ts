@@ -10,8 +10,7 @@
  */
 import { CCheckersError, type RuleMode } from '@ccheckers/core';
 import type { BandStepJob, BandStepOutcome } from '../store/band-step.js';
-import type { Manifest } from '../store/shard-store.js';
-import { bandSchedule } from '../store/band-schedule.js';
+import { type Manifest, scheduleOf } from '../store/shard-store.js';
 
 /** One band step: band `band` in round `round` of pass `pass` (0: init), on the store as
  *  committed at manifest generation `generation`. */
@@ -89,7 +88,7 @@ export function parseJob(data: unknown, manifest: Manifest, id?: string): Cluste
   const band = count('band', d.band);
   if (band >= bands.count) throw new JobRefused(`band ${band} is not a band of this store (it has ${bands.count})`);
   const round = count('round', d.round);
-  const schedule = bandSchedule(bands.count, bands.workers);
+  const schedule = scheduleOf(bands);
   if (schedule.roundOf[band] !== round) throw new JobRefused(`band ${band} is stepped in round ${schedule.roundOf[band]}, not ${round}`);
   const job: StepJob = { kind: 'step', store: manifest.id!, board: manifest.board, pieces: manifest.pieces, rules: manifest.rules, pass: count('pass', d.pass), round, band, generation: count('generation', d.generation) };
   if (id !== undefined && id !== jobId(job)) throw new JobRefused(`the job's id ${JSON.stringify(id)} is not the id of its payload (${jobId(job)})`);
