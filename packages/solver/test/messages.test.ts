@@ -4,7 +4,7 @@
  * coding into the same bytes, on both sides of 2^32 and up to 2^53 - 1; one pack per step with a
  * section per target (message-pack.ts), refused when damaged.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type MessageRuns, RUN_NEXT_OUT, newMessageRunState, seededRandom, tsMessageRuns } from '@ccheckers/core';
@@ -248,6 +248,31 @@ describe.each(codings)('message packs coded by %s', (_, coding) => {
     } finally {
       writeFileSync(path, bytes);
     }
+  });
+});
+
+describe('a message pack whose trailer counts more sections than there are bands', () => {
+  it('is refused before its directory is read into memory, not by a RangeError', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ccheckers-messages-'));
+    dirs.push(dir);
+    // 100 million entries (4.8 GB of directory, more than a Buffer takes) in a sparse file large
+    // enough to hold them: the file's size alone does not bound the allocation.
+    const entries = 100_000_000;
+    const bytes = 24 + entries * (48 + 16) + 1000;
+    const file = 'msg-p1-b00000.0123abcd.msg';
+    const path = join(dir, file);
+    const trailer = Buffer.alloc(24);
+    trailer.write('CCMSGPK1', 0, 'latin1');
+    trailer.writeUInt32LE(entries, 8);
+    trailer.writeUInt32LE(entries, 12);
+    writeFileSync(path, '');
+    truncateSync(path, bytes - 24);
+    appendFileSync(path, trailer);
+    const pack: MessagePack = { file, pass: 1, source: 0, bytes, count: 1, directoryCrc32: 0, targets: encodeTargets([1], 4) };
+    const reading = { runs: tsMessageRuns, bytes: new Uint8Array(64), messages: new Float64Array(8) };
+    expect(messageFileProblem(dir, pack, 4, reading)).toBe(`${path}: message pack's index has ${entries} sections (4 bands take at most 8)`);
+    expect(packFileTargets(path, 4)).toBeUndefined();
+    rmSync(path);
   });
 });
 

@@ -268,6 +268,9 @@ function readDirectory(fd: number, path: string, size: number, bands: number, di
   if (trailer.toString('latin1', 0, 8) !== PACK_MAGIC) return 'message file is not a message pack (no trailer)';
   const entries = trailer.readUInt32LE(8);
   const extentCount = trailer.readUInt32LE(12);
+  // A section per (target, kind): at most 2 per band, checked before the directory is read into
+  // memory (a damaged count of up to 2^32 entries would allocate up to the file's size).
+  if (entries > 2 * bands) return `message pack's index has ${entries} sections (${bands} bands take at most ${2 * bands})`;
   const indexBytes = TRAILER_BYTES + entries * ENTRY_BYTES + extentCount * EXTENT_BYTES;
   if (entries < 1 || extentCount < entries || indexBytes > size) return `message pack's index (${entries} sections, ${extentCount} extents) does not fit its ${size} bytes`;
   const directoryBytes = Buffer.alloc(entries * ENTRY_BYTES);
