@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { type MessageRuns, RUN_NEXT_OUT, newMessageRunState, seededRandom, tsMessageRuns } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { availableBackends } from '../src/index.js';
-import { bandSchedule } from '../src/store/band-schedule.js';
-import { type MessagePack, encodeTargets, inboxOf, packProblem, takenByAll, targetsOf } from '../src/store/message-pack.js';
+import { bandSchedule, stepBefore, takenAt } from '../src/store/band-schedule.js';
+import { type MessagePack, encodeTargets, inboxOf, lastTakenAt, packProblem, takenByAll, targetsOf } from '../src/store/message-pack.js';
 import { MessageDecoder, MessageEncoder, MessagePackWriter, applyMessageFile, messageFileProblem, packFileTargets, readMessages } from '../src/store/messages.js';
 
 // Every coding there is here: TS, and C++ where the addon loads (both native backends share it).
@@ -321,5 +321,33 @@ describe('message pack entries in a manifest', () => {
     expect(takenByAll(blocks, pack, { pass: 3, round: 4 })).toBe(false);
     expect(takenByAll(blocks, pack, { pass: 4, round: 0 })).toBe(false);
     expect(takenByAll(blocks, pack, { pass: 4, round: 1 })).toBe(true);
+  });
+
+  it('drop a pack exactly after the last of its targets\' takenAt, for any targets and schedule', () => {
+    const random = seededRandom(11);
+    for (const [bands, workers] of [
+      [10, 2],
+      [37, 5],
+      [64, 64],
+      [100, 1],
+    ] as const) {
+      for (const kind of ['segments', 'blocks'] as const) {
+        const schedule = bandSchedule(bands, workers, kind);
+        for (let k = 0; k < 20; k++) {
+          const source = Math.floor(random() * bands);
+          const targets = Array.from({ length: bands }, (_, t) => t).filter((t) => t !== source && random() < (k % 2 ? 0.1 : 0.9));
+          if (targets.length === 0) continue;
+          const p: MessagePack = { ...pack, file: `msg-p3-b${String(source).padStart(5, '0')}.00ff00ff.msg`, source, targets: encodeTargets(targets, bands) };
+          const last = targets.map((t) => takenAt(schedule, 3, source, t)).reduce((a, b) => (stepBefore(a, b) ? b : a));
+          expect(lastTakenAt(schedule, p), `${bands}/${workers} ${kind} from ${source}`).toEqual(last);
+          for (const round of new Set([0, last.round, last.round + 1, schedule.rounds.length - 1])) {
+            for (const pass of [3, 4, 5]) {
+              const next = { pass, round };
+              expect(takenByAll(schedule, p, next)).toBe(targets.every((t) => stepBefore(takenAt(schedule, 3, source, t), next)));
+            }
+          }
+        }
+      }
+    }
   });
 });

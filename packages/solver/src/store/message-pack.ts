@@ -114,7 +114,30 @@ export function inboxOf(packs: readonly MessagePack[], schedule: BandSchedule, b
   return packs.filter((p) => takesAt(schedule, p, band, at));
 }
 
+/** The last step at which a target of `pack` takes it (the latest of takenAt over its targets),
+ *  in one pass over its bitset: a commit asks it of every pack the manifest names (4,096 packs of
+ *  4,095 targets each took 260-340 ms a commit by takenAt per target). */
+export function lastTakenAt(schedule: BandSchedule, pack: MessagePack): StepAt {
+  const bits = bitsOf(pack);
+  const { roundOf } = schedule;
+  const from = roundOf[pack.source]!;
+  // Targets of rounds after the source's take it in this pass, the others in the next.
+  let later = -1;
+  let next = -1;
+  for (let i = 0; i < bits.length; i++) {
+    const byte = bits[i]!;
+    if (byte === 0) continue;
+    for (let b = 0; b < 8; b++) {
+      if ((byte & (1 << b)) === 0) continue;
+      const to = roundOf[i * 8 + b]!;
+      if (to > from) later = Math.max(later, to);
+      else next = Math.max(next, to);
+    }
+  }
+  return next >= 0 ? { pass: pack.pass + 1, round: next } : { pass: pack.pass, round: later };
+}
+
 /** Whether every target of `pack` has taken it once the store's next step is `next`. */
 export function takenByAll(schedule: BandSchedule, pack: MessagePack, next: StepAt): boolean {
-  return targetsOf(pack).every((t) => stepBefore(takenAt(schedule, pack.pass, pack.source, t), next));
+  return stepBefore(lastTakenAt(schedule, pack), next);
 }

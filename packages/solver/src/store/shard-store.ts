@@ -511,8 +511,12 @@ export class ShardStore {
       // The packs' targets took them in their steps of this round or before (takenAt).
       const schedule = scheduleOf(m.bands);
       const next = m.bands.next;
-      for (const pack of state.messages) if (takenByAll(schedule, pack, next)) replaced.push(pack.file);
-      m.bands.messages = [...state.messages.filter((p) => !takenByAll(schedule, p, next)), ...added];
+      const kept: MessagePack[] = [];
+      for (const pack of state.messages) {
+        if (takenByAll(schedule, pack, next)) replaced.push(pack.file);
+        else kept.push(pack);
+      }
+      m.bands.messages = [...kept, ...added];
     }
     this.writeManifest(m);
     this.manifest = m;
