@@ -419,8 +419,9 @@ export interface ClusterPassFigures {
 /**
  * A job's result as the coordinator will commit it: the result of exactly this job, counts that
  * are whole numbers, and files that are this step's (by name) and in the store with the sizes it
- * gives (a shared filesystem may show another machine's new file late: looked for a while). What
- * the step took is the coordinator's own view of its inbox, not the worker's word.
+ * gives (a shared filesystem may show another machine's new file late: looked for a while). Which
+ * packs the step took, and when they go, follow from the schedule (message-pack.ts), not from the
+ * worker's word.
  */
 async function checkResult(value: unknown, job: StepJob, store: ShardStore): Promise<JobResult> {
   const r = value as Partial<JobResult> | null;
