@@ -34,9 +34,11 @@ describe('solve', () => {
     const o = JSON.parse(lines[0]!);
     expect(Object.keys(o)).toEqual([
       'board', 'pieces', 'rules', 'backend', 'threads', 'positions', 'p1Wins', 'p2Wins', 'draws', 'illegal', 'start', 'passes', 'seconds',
-      'storedStates', 'tableCrc32', 'passLog', 'machine',
+      'storedStates', 'tableCrc32', 'tableMemory', 'passLog', 'machine',
     ]);
     expect(o.tableCrc32).toBe(0x0b785a50);
+    // Who allocated the table, and whether huge pages were asked for (the addon's: yes).
+    expect(o.tableMemory).toMatchObject({ allocator: expect.any(String), hugePagesAdvised: o.backend === 'ts' ? false : expect.any(Boolean) });
     expect(o.passLog).toHaveLength(o.passes);
     expect(o.machine).toMatchObject({ node: process.version, hardwareThreads: expect.any(Number) });
     expect(o).toMatchObject({ board: 7, pieces: 2, rules: 'clean', positions: 2_542_512, p1Wins: 1_265_851, p2Wins: 1_265_851, draws: 0, illegal: 10_810, start: 'p1-win' });
