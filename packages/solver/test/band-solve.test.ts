@@ -302,6 +302,12 @@ describe('interrupted band solves', () => {
       ['source', (x) => (x.bands.messages[0].source = (x.bands.messages[0].source + 1) % 5), /corrupt manifest: band solve: message files: msg-\S+: pass and source other than its name's/],
       ['targets', (x) => (x.bands.messages[0].targets = 'AQAA'), /corrupt manifest: band solve: message files: msg-\S+: targets of 3 bytes/],
       ['next', (x) => (x.bands.next = { pass: 1, round: 99 }), /corrupt manifest: band solve: next step/],
+      ['attempt', (x) => (x.bands.messages[0].file = x.bands.messages[0].file.replace(/\.[0-9a-f]{8}\.msg$/, '.0000abcd.msg')), /corrupt manifest: band solve: message files: msg-\S+ is not of band \d+'s committed attempt/],
+      [
+        'a step to come',
+        (x) => Object.assign(x.bands.messages[0], { pass: x.bands.next.pass + 1, file: x.bands.messages[0].file.replace(/^msg-p\d+/, `msg-p${x.bands.next.pass + 1}`) }),
+        /corrupt manifest: band solve: message files: msg-\S+ is of a step not committed yet/,
+      ],
       ['lost', (x) => (x.bands.messages = x.bands.messages.filter((p: MessagePack) => !hasTarget(p, x.bands.next.round))), /corrupt manifest: it does not name msg-.*, which band \d+ has not taken yet/],
     ];
     expect(m.bands.messages.some((p: MessagePack) => hasTarget(p, m.bands.next.round))).toBe(true);

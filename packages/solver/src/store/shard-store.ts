@@ -711,9 +711,16 @@ function checkManifest(path: string, m: Manifest): void {
     }
     if (new Set(b.messages.map((p) => `${p.pass}-${p.source}`)).size !== b.messages.length) throw bad('band solve: message files: two packs of one step');
     const next = b.next as { pass?: unknown; round?: unknown } | null;
-    const rounds = scheduleOf(b).rounds.length;
-    if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.round) || (next.pass as number) < 0 || (next.round as number) < 0 || (next.round as number) >= rounds) {
+    const schedule = scheduleOf(b);
+    if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.round) || (next.pass as number) < 0 || (next.round as number) < 0 || (next.round as number) >= schedule.rounds.length) {
       throw bad('band solve: next step');
+    }
+    // A pack the manifest names is of a committed step, and of its source's last committed
+    // attempt: its targets have all taken it before the source steps again (commitBands).
+    for (const pack of b.messages) {
+      const step = { pass: pack.pass, round: schedule.roundOf[pack.source]! };
+      if (!stepBefore(step, b.next)) throw bad(`band solve: message files: ${pack.file} is of a step not committed yet`);
+      if (parseMessageFileName(pack.file)!.attempt !== b.attempts[pack.source]) throw bad(`band solve: message files: ${pack.file} is not of band ${pack.source}'s committed attempt`);
     }
   }
   if (m.bandSchedule !== undefined && !SCHEDULE_KINDS.includes(m.bandSchedule)) throw bad(`band schedule ${String(m.bandSchedule)}`);
