@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The TS engine's jump methods side by side: generateMoves over the same random positions, in
+// The TS engine's jump methods side by side: generate over the same random positions, in
 // alternating rounds in one process (ns per call; the best round counts). A benchmark, not a test.
 //   node bench/jump-methods.mjs [board] [pieces,...] [rounds]
 //   node bench/jump-methods.mjs 7 3,6 6
@@ -37,7 +37,7 @@ for (const k of pieceList.split(',').map(Number)) {
       for (let rep = 0; rep < repeats; rep++) {
         for (let i = 0; i < positions; i++) {
           const s = 3 * i;
-          checksum += e.generateMoves(own[s], own[s + 1], own[s + 2], occ[s], occ[s + 1], occ[s + 2], out);
+          checksum += e.generate(own[s], own[s + 1], own[s + 2], occ[s], occ[s + 1], occ[s + 2], out);
         }
       }
       times[x].push(Number(process.hrtime.bigint() - start) / (repeats * positions));
@@ -45,5 +45,5 @@ for (const k of pieceList.split(',').map(Number)) {
   }
   const best = times.map((t) => Math.min(...t));
   const cells = methods.map((name, x) => `${name} ${best[x].toFixed(1)} ns (${(best[x] / best[0]).toFixed(2)}x)`);
-  console.log(`${v.name}: generateMoves, best of ${roundsArg} rounds: ${cells.join(', ')}  [checksum ${checksum}]`);
+  console.log(`${v.name}: generate, best of ${roundsArg} rounds: ${cells.join(', ')}  [checksum ${checksum}]`);
 }

@@ -80,7 +80,7 @@ for (let g = 0; g < space.groups; g++) {
     if (initValue[s] !== UNKNOWN) continue; // decided by init: never visited
     const pos = { p1: a, p2: b, toMove: 0 };
     indexer.prepareChildren(pos);
-    const count = engine.generateMoves(a[0], a[1], a[2], a[0] | b[0], a[1] | b[1], a[2] | b[2], moves);
+    const count = engine.generate(a[0], a[1], a[2], a[0] | b[0], a[1] | b[1], a[2] | b[2], moves);
     if (edges + count > children.length) {
       const grown = new Uint32Array(children.length * 2);
       grown.set(children);
@@ -111,7 +111,7 @@ const parents = new Uint32Array(edges);
 const childGroupOfUnit = new Int32Array(space.p1Placements);
 for (let u = 0; u < space.p1Placements; u++) {
   unrankSet(u, k, n, b);
-  engine.rotateSet(b, rot);
+  engine.rotate(b, rot);
   childGroupOfUnit[u] = space.groupOfRank[rankSet(rot)];
 }
 const proofPosition = new Uint32Array(space.p1Placements);

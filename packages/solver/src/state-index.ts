@@ -39,14 +39,14 @@ export class StateIndexer {
       a.set(p.p1);
       b.set(p.p2);
     } else {
-      engine.rotateSet(p.p2, a);
-      engine.rotateSet(p.p1, b);
+      engine.rotate(p.p2, a);
+      engine.rotate(p.p1, b);
     }
     const r1 = rankSet(a);
     if (space.mirroredRank[r1] === 1) {
-      engine.mirrorSet(a, t);
+      engine.mirror(a, t);
       a.set(t);
-      engine.mirrorSet(b, t);
+      engine.mirror(b, t);
       b.set(t);
     }
     return space.groupOfRank[r1]! * space.p2Placements + engine.rankP2(a, b);
@@ -64,12 +64,12 @@ export class StateIndexer {
   prepareChildren(p: WordPosition): void {
     const { engine, space, childA: a, t } = this;
     this.childRotated = p.toMove === 0;
-    if (this.childRotated) engine.rotateSet(p.p2, a);
+    if (this.childRotated) engine.rotate(p.p2, a);
     else a.set(p.p1);
     const r1 = rankSet(a);
     this.childMirrored = space.mirroredRank[r1] === 1;
     if (this.childMirrored) {
-      engine.mirrorSet(a, t);
+      engine.mirror(a, t);
       a.set(t);
     }
     this.childBase = space.groupOfRank[r1]! * space.p2Placements;
@@ -78,10 +78,10 @@ export class StateIndexer {
   /** Index of the child where the mover's pieces are now `moved` (after prepareChildren). */
   childIndex(moved: Uint32Array): number {
     const { engine, b, t } = this;
-    if (this.childRotated) engine.rotateSet(moved, b);
+    if (this.childRotated) engine.rotate(moved, b);
     else b.set(moved);
     if (this.childMirrored) {
-      engine.mirrorSet(b, t);
+      engine.mirror(b, t);
       b.set(t);
     }
     return this.childBase + engine.rankP2(this.childA, b);

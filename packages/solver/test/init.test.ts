@@ -54,13 +54,13 @@ describe.each(VARIANTS)('init, %ix%i with %i pieces (%s)', (board, _board, piece
       // Parents: P2 to move, one P2 move before (moves are reversible); in a mirror-symmetric
       // variant, the mirror image too (a different stored state where the placement is its own
       // mirror image, the same one elsewhere).
-      const count = engine.generateMoves(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+      const count = engine.generate(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
       for (let i = 0; i < count; i++) {
         parent.p2.set(b);
         parent.p2[moves[2 * i]! >>> 5]! ^= 1 << (moves[2 * i]! & 31);
         parent.p2[moves[2 * i + 1]! >>> 5]! ^= 1 << (moves[2 * i + 1]! & 31);
         if (engine.isIllegal(parent) || engine.isTerminal(parent)) continue;
-        for (const p of v.mirrorSymmetric ? [parent, engine.mirror(parent)] : [parent]) {
+        for (const p of v.mirrorSymmetric ? [parent, engine.mirrorPosition(parent)] : [parent]) {
           const at = indexer.index(p);
           if (readValue(table, at) !== WIN) wrong.push(`parent ${at} of terminal ${index}: ${readValue(table, at)}`);
         }

@@ -3,7 +3,7 @@
 
 template <class B>
 struct DistanceWorker {
-  const Engine<B>& engine;  // copied into a local by the methods (see StateGraph)
+  const BitboardEngine<B>& engine;  // copied into a local by the methods (see StateGraph)
   const Groups& g;
   const TableParts& table;
   StateGraph<B> graph;
@@ -11,7 +11,7 @@ struct DistanceWorker {
   std::vector<uint8_t> moves;
   std::vector<uint64_t> childIndex;
 
-  DistanceWorker(const Engine<B>& engine, const Groups& groups, const TableParts& t)
+  DistanceWorker(const BitboardEngine<B>& engine, const Groups& groups, const TableParts& t)
       : engine(engine), g(groups), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2), childIndex(moves.size() / 2) {}
 
   void endSweep() {}
@@ -19,7 +19,7 @@ struct DistanceWorker {
   /** Distance 0 for a lost state without a legal move (terminal ones included). */
   void distanceInit(uint64_t index, B a, B b, uint8_t* distances) {
     if (table.load(index) != kLoss) return;
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     if (!e.hasWon(1, a, b)) {
       int count = e.generate(a, a | b, moves.data());
       graph.childIndices(a, count, graph.childGroup(b), moves.data(), childIndex.data(), table);
@@ -59,7 +59,7 @@ struct DistanceWorker {
    *  without one (a lost state is asked once per won child that gets a distance before its last
    *  one), so each child is ranked only when the ones before it passed. */
   bool childrenWithin(B a, B b, int depth, const uint8_t* distances) {
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     const int count = e.generate(a, a | b, moves.data());
     const ChildGroup<B> cg = graph.childGroup(b);
     const B mappedA = graph.childP2(a, cg);

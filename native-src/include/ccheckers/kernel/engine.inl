@@ -35,7 +35,7 @@ inline U128 pdep(U128 x, U128 m) {
 #endif
 
 template <class B>
-class Engine {
+class BitboardEngine {
  public:
   const Variant& v;
   const Binomials& C = Binomials::get();
@@ -59,7 +59,7 @@ class Engine {
 #endif
 
   /** `hardwarePopcount`: the CPU has a popcount instruction (portable rankP2 then uses it). */
-  Engine(const Variant& variant, bool hardwarePopcount)
+  BitboardEngine(const Variant& variant, bool hardwarePopcount)
       : v(variant),
         n(variant.cells),
         k(variant.pieces),
@@ -398,3 +398,8 @@ class Engine {
     c2 = useMirror ? mb : b;
   }
 };
+
+/** The engine's former name, which pass_worker.inl, state_graph.inl and phases.inl still use: to
+ *  go once they say BitboardEngine (core's class of engine/engine.ts has that name). */
+template <class B>
+using Engine = BitboardEngine<B>;

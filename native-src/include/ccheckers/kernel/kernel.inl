@@ -1,6 +1,7 @@
-// KernelApi over Engine<B> (the native side of core's Engine and SolverKernel): fine-grained calls,
-// batches (describe, bench) and the solver's phases. Included after engine.inl, in the same
-// kernel namespace, with the solver's parts in the order they build on each other:
+// KernelApi over BitboardEngine<B> (the native side of core's Engine and SolverKernel):
+// fine-grained calls, batches (describe, bench) and the solver's phases. Included after
+// engine.inl, in the same kernel namespace, with the solver's parts in the order they build on
+// each other:
 #include "ccheckers/kernel/state_space.inl"  // groups, proof order, placements among free cells
 #include "ccheckers/kernel/table_parts.inl"  // the table a call works on
 #include "ccheckers/kernel/band_table.inl"   // one band of a band-ordered store, its messages
@@ -329,7 +330,7 @@ class BoardKernel final : public KernelApi {
 
  private:
   Variant variant_;
-  Engine<B> e_;
+  BitboardEngine<B> e_;
   const char* name_;
   std::unique_ptr<Groups> groups_;
   std::mutex groupsMutex_;

@@ -17,7 +17,7 @@ struct Groups {
  *  later ones in the same pass (7x7/3, before revisits: 94.5% proven in pass 1, 84.4% in rank
  *  order). The same order as StateSpace.passOrder in the TS core. */
 template <class B>
-std::vector<uint32_t> proofOrder(const Engine<B>& e) {
+std::vector<uint32_t> proofOrder(const BitboardEngine<B>& e) {
   const std::vector<int>& row = e.v.geometry.row;
   uint64_t units = e.p1Placements;
   std::vector<uint16_t> distance(units);
@@ -36,7 +36,7 @@ std::vector<uint32_t> proofOrder(const Engine<B>& e) {
 
 /** The groups of the variant (the same numbering as StateSpace in the TS core). */
 template <class B>
-std::unique_ptr<Groups> buildGroups(const Engine<B>& e) {
+std::unique_ptr<Groups> buildGroups(const BitboardEngine<B>& e) {
   // Groups and pass units are numbered in 32 bits (int32_t groupOfRank, uint32_t units): refuse a
   // variant past that bound instead of wrapping.
   if (e.p1Placements > static_cast<uint64_t>(INT32_MAX)) throw std::invalid_argument("too many P1 placements for the solver (over 2^31)");
@@ -70,7 +70,7 @@ template <class B>
 struct FreePlacements {
   int free[kMaxCells], f = 0, combo[kMaxPieces], k;
 
-  FreePlacements(const Engine<B>& e, B occupied) : k(e.k) {
+  FreePlacements(const BitboardEngine<B>& e, B occupied) : k(e.k) {
     for (int c = 0; c < e.n; c++)
       if (!test(occupied, c)) free[f++] = c;
     first();

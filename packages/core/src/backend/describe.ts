@@ -56,8 +56,8 @@ export function describePositions(e: BitboardEngine, words: Uint32Array, count: 
     } else {
       out[o + 10] = -1;
     }
-    e.mirrorSet(p.p1, tmp);
-    e.rotateSet(p.p2, tmp2);
+    e.mirror(p.p1, tmp);
+    e.rotate(p.p2, tmp2);
     out[o + 11] = (xorWords(tmp) ^ xorWords(tmp2)) >>> 0;
   }
 }

@@ -90,7 +90,7 @@ export class TsEngine implements Engine {
   }
 
   mirror(p: Position): Position {
-    return fromWords(this.core.mirror(toWords(p)));
+    return fromWords(this.core.mirrorPosition(toWords(p)));
   }
 
   swapColours(p: Position): Position {
@@ -142,7 +142,7 @@ export function runBench(e: BitboardEngine, op: BenchOp, p: WordPosition, iterat
         const o0 = p.p1[0]! | p.p2[0]!;
         const o1 = p.p1[1]! | p.p2[1]!;
         const o2 = p.p1[2]! | p.p2[2]!;
-        const n = e.generateMoves(own[0]!, own[1]!, own[2]!, o0, o1, o2, moves);
+        const n = e.generate(own[0]!, own[1]!, own[2]!, o0, o1, o2, moves);
         for (let m = 0; m < n; m++) {
           const from = moves[2 * m]!;
           const to = moves[2 * m + 1]!;

@@ -45,7 +45,7 @@ export function noPlacement(): Bitboard {
 
 /**
  * out = { map[c] : c in b }: a set of cells carried by a cell permutation (the mirror, the
- * rotation, or both). The one loop behind the engine's mirrorSet/rotateSet, the solver kernel's
+ * rotation, or both). The one loop behind the engine's mirror/rotate, the solver kernel's
  * mapped sets and the state space's mirror classes; `out` may be `b`.
  */
 export function permuteSet(b: Bitboard, map: ArrayLike<number>, out: Bitboard): void {

@@ -139,7 +139,7 @@ export class BitboardEngine {
    * `out` as (from, to) cell pairs; returns the number of moves. Destinations of one piece are
    * distinct: steps and jump chains never reach the same cell (docs/rules.md section 2).
    */
-  generateMoves(
+  generate(
     s0: number,
     s1: number,
     s2: number,
@@ -228,10 +228,10 @@ export class BitboardEngine {
   isIllegal(p: WordPosition): boolean {
     if (this.hasWon(p.toMove, p)) return true;
     if (this.pieces !== 6) return false;
-    return this.blockIsIllegal(0, p) || this.blockIsIllegal(1, p);
+    return this.blockIllegal(0, p) || this.blockIllegal(1, p);
   }
 
-  private blockIsIllegal(blocked: Side, p: WordPosition): boolean {
+  private blockIllegal(blocked: Side, p: WordPosition): boolean {
     if (!this.goalBlocked(blocked, p)) return false;
     if (this.rules === 'published' && p.toMove === blocked) {
       // Published-data exception: not illegal when the blocked side, to move, has no piece in
@@ -251,7 +251,7 @@ export class BitboardEngine {
   /** Moves of the side to move, as (from, to) pairs; returns the count. Ignores legality. */
   pseudoMoves(p: WordPosition, out: Int32Array): number {
     const own = p.toMove === 0 ? p.p1 : p.p2;
-    return this.generateMoves(
+    return this.generate(
       own[0]!,
       own[1]!,
       own[2]!,
@@ -363,20 +363,20 @@ export class BitboardEngine {
   // Symmetry
 
   /** Left-right mirror of a set of cells, into out. */
-  mirrorSet(b: Uint32Array, out: Uint32Array): void {
+  mirror(b: Uint32Array, out: Uint32Array): void {
     permuteSet(b, this.mirrorMap, out);
   }
 
   /** 180-degree rotation of a set of cells (cell c -> N-1-c), into out. */
-  rotateSet(b: Uint32Array, out: Uint32Array): void {
+  rotate(b: Uint32Array, out: Uint32Array): void {
     permuteSet(b, this.rotationMap, out);
   }
 
-  mirror(p: WordPosition): WordPosition {
+  mirrorPosition(p: WordPosition): WordPosition {
     const p1 = new Uint32Array(WORDS);
     const p2 = new Uint32Array(WORDS);
-    this.mirrorSet(p.p1, p1);
-    this.mirrorSet(p.p2, p2);
+    this.mirror(p.p1, p1);
+    this.mirror(p.p2, p2);
     return { p1, p2, toMove: p.toMove };
   }
 
@@ -384,8 +384,8 @@ export class BitboardEngine {
   swapColours(p: WordPosition): WordPosition {
     const p1 = new Uint32Array(WORDS);
     const p2 = new Uint32Array(WORDS);
-    this.rotateSet(p.p2, p1);
-    this.rotateSet(p.p1, p2);
+    this.rotate(p.p2, p1);
+    this.rotate(p.p1, p2);
     return { p1, p2, toMove: p.toMove === 0 ? 1 : 0 };
   }
 
@@ -398,7 +398,7 @@ export class BitboardEngine {
   canonical(p: WordPosition): WordPosition {
     const base = p.toMove === 0 ? p : this.swapColours(p);
     if (!this.variant.mirrorSymmetric) return base;
-    const mirrored = this.mirror(base);
+    const mirrored = this.mirrorPosition(base);
     return this.rank(mirrored) < this.rank(base) ? mirrored : base;
   }
 }

@@ -105,7 +105,7 @@ export class DistanceWorker {
   /** Whether every legal child of (a, b) has a distance of at most `depth`. */
   private childrenWithin(a: Uint32Array, b: Uint32Array, depth: number): boolean {
     const moves = this.moves;
-    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    const count = this.engine.generate(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     this.graph.prepareChildren(a, b);
     for (let i = 0; i < count; i++) {
       const child = this.graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
@@ -117,7 +117,7 @@ export class DistanceWorker {
   /** Whether (a, b) has a move to a state that is not illegal. */
   private hasLegalChild(a: Uint32Array, b: Uint32Array): boolean {
     const moves = this.moves;
-    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    const count = this.engine.generate(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     this.graph.prepareChildren(a, b);
     for (let i = 0; i < count; i++) if (this.parts.load(this.graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!)) !== ILLEGAL) return true;
     return false;

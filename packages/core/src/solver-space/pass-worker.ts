@@ -130,7 +130,7 @@ export class PassWorker {
     }
     if (emptyGoalCells !== 1) return false;
     const moves = this.moves;
-    const count = e.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    const count = e.generate(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     const child = this.child;
     child.p2 = b;
     child.toMove = 1;
@@ -326,7 +326,7 @@ export class PassWorker {
    */
   private evaluate(a: Uint32Array, b: Uint32Array): number {
     const moves = this.moves;
-    const count = this.engine.generateMoves(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    const count = this.engine.generate(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     if (count === 0) return NO_MOVE;
     const graph = this.graph;
     const table = this.table;

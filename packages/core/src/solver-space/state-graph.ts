@@ -86,7 +86,7 @@ export class StateGraph {
     if (sameBitboard(this.childrenOf, b)) return this.childGroup;
     this.childrenOf.set(b);
     const set = this.set;
-    this.engine.rotateSet(b, set);
+    this.engine.rotate(b, set);
     const r1 = rankSet(set);
     const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
     this.childMap = map;
@@ -146,7 +146,7 @@ export class StateGraph {
    */
   private fillParents(a: Uint32Array, b: Uint32Array, positions: boolean): ParentList {
     const moves = this.parentMoves;
-    const count = this.engine.generateMoves(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+    const count = this.engine.generate(b[0]!, b[1]!, b[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     if (!sameBitboard(this.parentP2Of, a)) {
       this.parentP2Of.set(a);
       this.parentP2.set(this.mapped(a, this.rot), 0);

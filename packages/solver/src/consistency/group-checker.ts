@@ -117,10 +117,10 @@ export class GroupChecker {
     for (let copy = 0; copy < copies; copy++) {
       for (let w = 0; w < WORDS; w++) this.t[w] = reps[WORDS * h + w]!;
       if (copy === 1) {
-        engine.mirrorSet(this.t, b);
+        engine.mirror(this.t, b);
         this.t.set(b);
       }
-      engine.rotateSet(this.t, b);
+      engine.rotate(this.t, b);
       if (judge.prepare(b) !== h) throw new Error(`consistency: the children of P2 placement ${rankSet(b)} are not in group ${h}`);
       const b0 = b[0]!;
       const b1 = b[1]!;

@@ -117,7 +117,7 @@ export class StateJudge {
   /** Prepares the children of the states whose P2 placement is b; returns their group. */
   prepare(b: Uint32Array): number {
     const { space, engine, rotated } = this;
-    engine.rotateSet(b, rotated);
+    engine.rotate(b, rotated);
     const r1 = rankSet(rotated);
     this.childGroup = space.groupOfRank[r1]!;
     this.map = space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
@@ -144,7 +144,7 @@ export class StateJudge {
     const a1 = a[1]!;
     const a2 = a[2]!;
     const moves = this.moveBuffer;
-    const n = engine.generateMoves(a0, a1, a2, a0 | b[0]!, a1 | b[1]!, a2 | b[2]!, moves);
+    const n = engine.generate(a0, a1, a2, a0 | b[0]!, a1 | b[1]!, a2 | b[2]!, moves);
     this.moves = n;
     if (n === 0) return (this.kind = Kind.MOVELESS);
     const moved = child.p1;
