@@ -71,7 +71,7 @@ const moves = new Int32Array(2 * engine.maxMoves);
 const indexer = new StateIndexer(space, engine);
 let edges = 0;
 for (let g = 0; g < space.groups; g++) {
-  unrankSet(space.groupRank[g], k, n, a);
+  unrankSet(space.rankOf[g], k, n, a);
   for (let r = 0; r < P; r++) {
     const s = g * P + r;
     engine.unrankP2(a, r, b);

@@ -494,7 +494,7 @@ describe('band passes end to end, 7x7 with 2 pieces, 3 bands of the proof order'
   const b = new Uint32Array(WORDS);
   const unitsBandOf = (index: number): number => {
     const group = Math.floor(index / space.p2Placements);
-    engine.unrankP1(space.groupRank[group]!, a);
+    engine.unrankP1(space.rankOf[group]!, a);
     engine.unrankP2(a, index - group * space.p2Placements, b);
     return maps[0]!.bandOf[childGroup(space, rankSet(b))]!;
   };

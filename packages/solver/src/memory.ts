@@ -34,7 +34,7 @@ export function formatBytes(bytes: number): string {
 /** Bytes a solve of `space` holds at its peak: the 2-bit table plus the P1 group maps, and with
  *  `distances` one more byte per stored state. */
 export function requiredBytes(space: StateSpace, nativeCopies = 1, distances = false): number {
-  // groupOfRank + mirroredRank + passOrder per P1 placement, groupRank + weight per group
+  // groupOfRank + mirrored + passOrder per P1 placement, rankOf + weight per group
   const groupMaps = space.p1Placements * 9 + space.groups * 9;
   return space.tableBytes + (distances ? space.states : 0) + groupMaps * (1 + nativeCopies) + 16 * 2 ** 20; // + buffers and scratch
 }

@@ -43,7 +43,7 @@ export class StateIndexer {
       engine.rotate(p.p1, b);
     }
     const r1 = rankSet(a);
-    if (space.mirroredRank[r1] === 1) {
+    if (space.mirrored[r1] === 1) {
       engine.mirror(a, t);
       a.set(t);
       engine.mirror(b, t);
@@ -67,7 +67,7 @@ export class StateIndexer {
     if (this.childRotated) engine.rotate(p.p2, a);
     else a.set(p.p1);
     const r1 = rankSet(a);
-    this.childMirrored = space.mirroredRank[r1] === 1;
+    this.childMirrored = space.mirrored[r1] === 1;
     if (this.childMirrored) {
       engine.mirror(a, t);
       a.set(t);

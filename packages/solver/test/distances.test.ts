@@ -43,7 +43,7 @@ function checkDefinition(board: number, pieces: number, rules: 'clean' | 'publis
     }
     const a = new Uint32Array(WORDS);
     const b = new Uint32Array(WORDS);
-    unrankSet(space.groupRank[group]!, pieces, v.cells, a);
+    unrankSet(space.rankOf[group]!, pieces, v.cells, a);
     engine.unrankP2(a, index - group * space.p2Placements, b);
     const n = engine.legalMoves({ p1: a, p2: b, toMove: 0 }, moves);
     const childDistances: number[] = [];

@@ -43,7 +43,7 @@ describe.each(VARIANTS)('init, %ix%i with %i pieces (%s)', (board, _board, piece
     let parents = 0;
     for (let index = 0; index < space.states; index++) {
       const group = Math.floor(index / space.p2Placements);
-      unrankSet(space.groupRank[group]!, pieces, v.cells, a);
+      unrankSet(space.rankOf[group]!, pieces, v.cells, a);
       engine.unrankP2(a, index - group * space.p2Placements, b);
       const value = readValue(table, index);
       const illegal = engine.isIllegal(stored);

@@ -131,7 +131,7 @@ describe('7x7/4: 1.58e10 stored states, a 3.7 GiB table', () => {
     // terminal, and some are won in one. Check them against the plain engine.
     const engine = new BitboardEngine(v, 'clean');
     const a = new Uint32Array(WORDS);
-    unrankSet(space.groupRank[g]!, v.pieces, v.cells, a);
+    unrankSet(space.rankOf[g]!, v.pieces, v.cells, a);
     const b = new Uint32Array(WORDS);
     let decided = 0;
     for (let r = 0; r < per; r += 997) {
@@ -227,7 +227,7 @@ describe('tables past the 4 GiB of a typed array', () => {
     const p2 = new Uint32Array(WORDS);
     const chosen: Array<{ index: number; value: number; position: { p1: Uint32Array; p2: Uint32Array; toMove: 0 } }> = [];
     for (let g = space.groups - 1; chosen.length < 3; g -= 50_000) {
-      unrankSet(space.groupRank[g]!, v.pieces, v.cells, p1);
+      unrankSet(space.rankOf[g]!, v.pieces, v.cells, p1);
       engine.unrankP2(p1, 1234 + chosen.length, p2);
       const position = { p1: p1.slice(), p2: p2.slice(), toMove: 0 as const };
       if (engine.isIllegal(position) || engine.isTerminal(position)) continue;

@@ -238,7 +238,7 @@ describe('census against the engine, position by position', () => {
     const space = new StateSpace(v);
     const stored = { illegal: 0n, terminal: 0n };
     for (let g = 0; g < space.groups; g++) {
-      unrankSet(space.groupRank[g]!, pieces, v.cells, set);
+      unrankSet(space.rankOf[g]!, pieces, v.cells, set);
       const x = perPlacement(cellsOf(set));
       stored.illegal += x.illegal[0];
       stored.terminal += x.terminal[0];

@@ -4,14 +4,14 @@
 template <class B>
 struct DistanceWorker {
   const BitboardEngine<B>& engine;  // copied into a local by the methods (see StateGraph)
-  const Groups& g;
+  const StateSpace& g;
   const TableParts& table;
   StateGraph<B> graph;
   KernelStats stats{};
   std::vector<uint8_t> moves;
   std::vector<uint64_t> childIndex;
 
-  DistanceWorker(const BitboardEngine<B>& engine, const Groups& groups, const TableParts& t)
+  DistanceWorker(const BitboardEngine<B>& engine, const StateSpace& groups, const TableParts& t)
       : engine(engine), g(groups), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2), childIndex(moves.size() / 2) {}
 
   void endSweep() {}

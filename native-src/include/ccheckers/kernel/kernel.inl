@@ -208,15 +208,15 @@ class BoardKernel final : public KernelApi {
 
   // --- solver ------------------------------------------------------------------------------
 
-  uint64_t solverGroups() override { return groups().rankOf.size(); }
+  uint64_t solverGroups() override { return space().rankOf.size(); }
   uint64_t solverPassUnits() override { return e_.p1Placements; }
   int solverGroupWeight(uint32_t group) override {
-    uint64_t r = groups().rankOf.at(group);
+    uint64_t r = space().rankOf.at(group);
     return !variant_.mirrorSymmetric || e_.rankP1(e_.mirror(e_.unrankP1(r))) == r ? 1 : 2;
   }
 
   KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
-    const Groups& g = groups();
+    const StateSpace& g = space();
     const TableParts parts = partsOf(table, bytes);
     checkUnits(from, to, g.rankOf.size());
     return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts>(e_, g, parts); },
@@ -224,7 +224,7 @@ class BoardKernel final : public KernelApi {
   }
   /** Pass units [from, to) of the proof order. */
   KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
-    const Groups& g = groups();
+    const StateSpace& g = space();
     const TableParts parts = partsOf(table, bytes);
     checkUnits(from, to, e_.p1Placements);
     const auto open = openUnits(threads);
@@ -233,7 +233,7 @@ class BoardKernel final : public KernelApi {
   }
   /** Groups [from, to), up or down, visiting only their unknown states. */
   KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending) override {
-    const Groups& g = groups();
+    const StateSpace& g = space();
     const TableParts parts = partsOf(table, bytes);
     checkUnits(from, to, g.rankOf.size());
     return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts>(e_, g, parts); },
@@ -241,7 +241,7 @@ class BoardKernel final : public KernelApi {
   }
   KernelStats solverBand(BandPhase phase, uint8_t* table, size_t bytes, const BandMap& map, const double* input, size_t inputCount, uint32_t from,
                          uint32_t to, int threads, BandOutput& out) override {
-    const Groups& g = groups();
+    const StateSpace& g = space();
     const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size(), phase == BandPhase::Units);
     std::lock_guard<std::mutex> lock(outboxesMutex_);
     std::vector<Outbox>& outboxes = outboxes_;
@@ -289,7 +289,7 @@ class BoardKernel final : public KernelApi {
   }
   KernelStats solverBandApplyRuns(uint8_t* table, size_t bytes, const BandMap& map, const uint8_t* runs, size_t from, size_t count, double* state,
                                   int threads, uint64_t& messages) override {
-    const BandTable band(table, bytes, map, e_.p2Placements, groups().rankOf.size());
+    const BandTable band(table, bytes, map, e_.p2Placements, space().rankOf.size());
     const RunDecoder start = RunDecoder::fromState(state);
     threads = std::max(1, threads);
     const uint64_t states = static_cast<uint64_t>(map.slots) * band.per;
@@ -314,7 +314,7 @@ class BoardKernel final : public KernelApi {
   }
   KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from, uint32_t to,
                                  int threads) override {
-    const Groups& g = groups();
+    const StateSpace& g = space();
     const TableParts parts = distancePartsOf(table, bytes, distanceBytes, from, to);
     return forEachUnit(pool_, to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { distanceInitGroup(w, from + i, distances); });
@@ -322,7 +322,7 @@ class BoardKernel final : public KernelApi {
   KernelStats solverDistanceLayer(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, int depth, uint32_t from,
                                   uint32_t to, int threads) override {
     if (depth < 0 || depth >= kMaxDistance) throw std::invalid_argument("distance layer outside 0..253");
-    const Groups& g = groups();
+    const StateSpace& g = space();
     const TableParts parts = distancePartsOf(table, bytes, distanceBytes, from, to);
     return forEachUnit(pool_, to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },
                        [&](auto& w, uint32_t i, int) { distanceLayerGroup(w, from + i, distances, depth); });
@@ -332,19 +332,19 @@ class BoardKernel final : public KernelApi {
   Variant variant_;
   BitboardEngine<B> e_;
   const char* name_;
-  std::unique_ptr<Groups> groups_;
-  std::mutex groupsMutex_;
+  std::unique_ptr<StateSpace> space_;
+  std::mutex spaceMutex_;
   std::vector<Outbox> outboxes_;  // the band calls' workers' messages, kept between calls
   std::mutex outboxesMutex_;
   ThreadPool pool_;  // the calls' threads, kept between calls (destroyed first: declared last)
 
-  const Groups& groups() {
-    std::lock_guard<std::mutex> lock(groupsMutex_);
-    if (!groups_) groups_ = buildGroups(e_);
-    return *groups_;
+  const StateSpace& space() {
+    std::lock_guard<std::mutex> lock(spaceMutex_);
+    if (!space_) space_ = buildStateSpace(e_);
+    return *space_;
   }
 
-  TableParts partsOf(uint8_t* table, size_t bytes) { return tableParts(table, bytes, e_.p2Placements, groups().rankOf.size()); }
+  TableParts partsOf(uint8_t* table, size_t bytes) { return tableParts(table, bytes, e_.p2Placements, space().rankOf.size()); }
 
   /** A call's open pass units (OpenUnit), one per thread. */
   static std::unique_ptr<PassUnit<B>[]> openUnits(int threads) { return std::make_unique<PassUnit<B>[]>(static_cast<size_t>(std::max(1, threads))); }
@@ -359,10 +359,10 @@ class BoardKernel final : public KernelApi {
   /** Distances work on the whole table, and a distance table of one byte per stored state. */
   TableParts distancePartsOf(uint8_t* table, size_t bytes, size_t distanceBytes, uint32_t from, uint32_t to) {
     const TableParts parts = partsOf(table, bytes);
-    if (distanceBytes < static_cast<uint64_t>(groups().rankOf.size()) * e_.p2Placements) {
+    if (distanceBytes < static_cast<uint64_t>(space().rankOf.size()) * e_.p2Placements) {
       throw std::invalid_argument("distance table is smaller than the state space");
     }
-    checkUnits(from, to, groups().rankOf.size());
+    checkUnits(from, to, space().rankOf.size());
     return parts;
   }
 };

@@ -2,8 +2,9 @@
 // class, the proof order of the pass units, and the loop over placements among free cells.
 // Included after engine.inl, in the same kernel namespace.
 
-/** Groups of P1 placements by mirror class, and the pass units in proof order. */
-struct Groups {
+/** The state space (core's StateSpace): groups of P1 placements by mirror class, and the pass
+ *  units in proof order. */
+struct StateSpace {
   std::vector<uint64_t> rankOf;      // representative's P1 rank, per group
   std::vector<int32_t> groupOfRank;  // per P1 rank
   std::vector<uint8_t> mirrored;     // per P1 rank: 1 when it is the mirror image of its representative
@@ -11,6 +12,10 @@ struct Groups {
                                      // mirror-symmetric variant: (a, b) and (a, mirror b) both stored
   std::vector<uint32_t> passOrder;   // pass units (P2 placements) in proof order
 };
+
+/** The state space's former name, which pass_worker.inl, state_graph.inl and phases.inl still use:
+ *  to go once they say StateSpace. */
+using Groups = StateSpace;
 
 /** P2 placements by total distance of P2 from its goal (sum of rows; P2 heads for row 0), ties
  *  by rank: a pass then meets positions roughly in order of distance to the end, so proofs feed
@@ -34,14 +39,14 @@ std::vector<uint32_t> proofOrder(const BitboardEngine<B>& e) {
   return order;
 }
 
-/** The groups of the variant (the same numbering as StateSpace in the TS core). */
+/** The state space of the variant (the same numbering as StateSpace in the TS core). */
 template <class B>
-std::unique_ptr<Groups> buildGroups(const BitboardEngine<B>& e) {
+std::unique_ptr<StateSpace> buildStateSpace(const BitboardEngine<B>& e) {
   // Groups and pass units are numbered in 32 bits (int32_t groupOfRank, uint32_t units): refuse a
   // variant past that bound instead of wrapping.
   if (e.p1Placements > static_cast<uint64_t>(INT32_MAX)) throw std::invalid_argument("too many P1 placements for the solver (over 2^31)");
   const bool mirrorSymmetric = e.v.mirrorSymmetric;
-  auto g = std::make_unique<Groups>();
+  auto g = std::make_unique<StateSpace>();
   uint64_t total = e.p1Placements;
   g->groupOfRank.assign(total, -1);
   g->mirrored.assign(total, 0);

@@ -177,7 +177,7 @@ function compareSolves(v: Variant, a: SolveResult, b: SolveResult): Difference |
     if (x === y) continue;
     const p1 = new Uint32Array(WORDS);
     const p2 = new Uint32Array(WORDS);
-    engine.unrankP1(space.groupRank[Math.floor(index / space.p2Placements)]!, p1);
+    engine.unrankP1(space.rankOf[Math.floor(index / space.p2Placements)]!, p1);
     engine.unrankP2(p1, index % space.p2Placements, p2);
     return {
       check: 'solve',

@@ -9,8 +9,8 @@ import { WORDS } from '../bits/bitboard.js';
 import { type KernelStats, emptyKernelStats } from '../backend/backend.js';
 import type { BitboardEngine, WordPosition } from '../engine/engine.js';
 import { unrankSet } from '../ranking/combination.js';
-import { FreePlacements, type ParentList, type StateGraph } from './state-graph.js';
-import { ILLEGAL, LOSS, NO_DISTANCE, type StateSpace, WIN } from './state-space.js';
+import type { ParentList, StateGraph } from './state-graph.js';
+import { FreePlacements, ILLEGAL, LOSS, NO_DISTANCE, type StateSpace, WIN } from './state-space.js';
 import { TableBytes, type TableLike } from './table-bytes.js';
 import type { TableParts } from './table-parts.js';
 
@@ -46,7 +46,7 @@ export class DistanceWorker {
   initGroup(g: number): void {
     const pos = this.pos;
     const states = this.groupStates;
-    unrankSet(this.space.groupRank[g]!, this.k, this.n, pos.p1);
+    unrankSet(this.space.rankOf[g]!, this.k, this.n, pos.p1);
     states.first(pos.p1);
     let index = g * this.space.p2Placements;
     do {
@@ -68,7 +68,7 @@ export class DistanceWorker {
     if (i < 0) return;
     const a = this.pos.p1;
     const b = this.pos.p2;
-    unrankSet(this.space.groupRank[g]!, this.k, this.n, a);
+    unrankSet(this.space.rankOf[g]!, this.k, this.n, a);
     for (; i >= 0; i = distances.indexOf(depth, i + 1, end)) {
       this.engine.unrankP2(a, i - first, b);
       this.pushDistance(a, b, this.parts.load(i), depth);

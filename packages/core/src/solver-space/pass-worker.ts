@@ -23,8 +23,8 @@ import type { BitboardEngine, WordPosition } from '../engine/engine.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
 import { nextCombination, unrankSet } from '../ranking/combination.js';
 import { type BandTable, type Outbox, requestIndex } from './band-table.js';
-import { FreePlacements, type StateGraph } from './state-graph.js';
-import { ILLEGAL, LOSS, REVISIT_LAG, type StateSpace, UNKNOWN, WIN } from './state-space.js';
+import type { StateGraph } from './state-graph.js';
+import { FreePlacements, ILLEGAL, LOSS, REVISIT_LAG, type StateSpace, UNKNOWN, WIN } from './state-space.js';
 import type { TableParts } from './table-parts.js';
 import { stateByte } from './value-table.js';
 
@@ -97,7 +97,7 @@ export class PassWorker {
     const stats = this.stats;
     const table = this.table;
     const states = this.groupStates;
-    unrankSet(this.space.groupRank[g]!, this.k, this.n, pos.p1);
+    unrankSet(this.space.rankOf[g]!, this.k, this.n, pos.p1);
     states.first(pos.p1);
     let index = g * this.space.p2Placements;
     do {
@@ -181,7 +181,7 @@ export class PassWorker {
         a[c >>> 5]! |= 1 << (c & 31);
         r1 += C[c * S + i + 1]!; // rankP1(a): the cells come in increasing order
       }
-      if (space.mirroredRank[r1] === 1) continue; // stored under its mirror image
+      if (space.mirrored[r1] === 1) continue; // stored under its mirror image
       const index = space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b);
       this.waitForRevisit(index, this.pass(index, a, b), a, b);
     } while (nextCombination(combo, k, n - k));
@@ -194,7 +194,7 @@ export class PassWorker {
     const per = this.space.p2Placements;
     const a = this.pos.p1;
     const b = this.pos.p2;
-    unrankSet(this.space.groupRank[g]!, this.k, this.n, a);
+    unrankSet(this.space.rankOf[g]!, this.k, this.n, a);
     const first = g * per;
     for (let i = first; i < first + per; i++) {
       if ((i & 3) === 0 && i + 4 <= first + per) {
@@ -225,7 +225,7 @@ export class PassWorker {
       const index = requestIndex(messages[i]!);
       const group = band.groupOf(index);
       if (group >= space.groups) throw new RangeError('band visit: a request outside the state space');
-      unrankSet(space.groupRank[group]!, this.k, this.n, a);
+      unrankSet(space.rankOf[group]!, this.k, this.n, a);
       this.engine.unrankP2(a, index - group * per, b);
       if (!band.holdsGroup(this.graph.prepareChildGroup(b))) {
         throw new RangeError('band visit: a request whose children the band does not hold');
@@ -246,7 +246,7 @@ export class PassWorker {
     const group = band.groups[slot]!;
     const a = this.pos.p1;
     const b = this.pos.p2;
-    unrankSet(space.groupRank[group]!, this.k, this.n, a);
+    unrankSet(space.rankOf[group]!, this.k, this.n, a);
     const first = slot * per;
     for (let r = 0; r < per; r++) {
       const local = first + r;

@@ -1,7 +1,6 @@
 /**
  * The moves between stored states (native kernel: state_graph.inl): the stored index of each
- * child and each parent of a stored state, and the stored states of a group in index order
- * (FreePlacements; native: state_space.inl).
+ * child and each parent of a stored state.
  * Kept apart from the table (table-parts.ts): nothing here reads or writes a value.
  *
  * A stored state is (a, b) with P1 = a to move. After P1 moves a -> a', the position (a', b,
@@ -12,7 +11,7 @@
 import { WORDS, noPlacement, permuteSet, sameBitboard } from '../bits/bitboard.js';
 import type { BitboardEngine } from '../engine/engine.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
-import { nextCombination, rankSet } from '../ranking/combination.js';
+import { rankSet } from '../ranking/combination.js';
 import type { StateSpace } from './state-space.js';
 
 /** The parents of one stored state (StateGraph.parentIndices), reused from call to call. */
@@ -88,7 +87,7 @@ export class StateGraph {
     const set = this.set;
     this.engine.rotate(b, set);
     const r1 = rankSet(set);
-    const map = this.space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
+    const map = this.space.mirrored[r1] === 1 ? this.rotMirror : this.rot;
     this.childMap = map;
     this.childGroup = this.space.groupOfRank[r1]!;
     this.childBase = this.childGroup * this.space.p2Placements;
@@ -190,7 +189,7 @@ export class StateGraph {
     set[to >>> 5]! ^= 1 << (to & 31);
     const rotated = this.mapped(set, this.rot);
     const r1 = rankSet(rotated);
-    const mirrored = this.space.mirroredRank[r1] === 1;
+    const mirrored = this.space.mirrored[r1] === 1;
     const group = this.space.groupOfRank[r1]!;
     const twin = this.space.variant.mirrorSymmetric && this.space.groupWeight[group] === 1;
     this.parentGroupFlags[entry] = (mirrored ? 1 : 0) | (twin ? 2 : 0);
@@ -233,54 +232,5 @@ export class StateGraph {
   private mapped(b: Uint32Array, map: Int32Array): Uint32Array {
     permuteSet(b, map, this.mappedScratch);
     return this.mappedScratch;
-  }
-}
-
-/**
- * The placements of k pieces on the cells another placement leaves free, written into `set` one
- * after the other in colex order of their ranks among the free cells: the order of rankP2, so
- * the stored states of a group (P2 among the cells free of its P1) come in index order (init,
- * distance init). A pass unit enumerates its P1 placements the same way, written out in
- * PassWorker.passUnit.
- */
-export class FreePlacements {
-  private readonly free: Int32Array;
-  private readonly combo: Int32Array;
-
-  constructor(
-    private readonly n: number,
-    private readonly k: number,
-    readonly set: Uint32Array,
-  ) {
-    this.free = new Int32Array(n - k);
-    this.combo = new Int32Array(k);
-  }
-
-  /** The first placement on the cells `occupied` (k of them) leaves free. */
-  first(occupied: Uint32Array): void {
-    let f = 0;
-    for (let c = 0; c < this.n; c++) if (((occupied[c >>> 5]! >>> (c & 31)) & 1) === 0) this.free[f++] = c;
-    for (let i = 0; i < this.k; i++) this.combo[i] = i;
-    this.write();
-  }
-
-  /** The next placement; false after the last one. */
-  next(): boolean {
-    if (!nextCombination(this.combo, this.k, this.n - this.k)) return false;
-    this.write();
-    return true;
-  }
-
-  private write(): void {
-    const set = this.set;
-    const free = this.free;
-    const combo = this.combo;
-    set[0] = 0;
-    set[1] = 0;
-    set[2] = 0;
-    for (let i = 0; i < this.k; i++) {
-      const c = free[combo[i]!]!;
-      set[c >>> 5]! |= 1 << (c & 31);
-    }
   }
 }

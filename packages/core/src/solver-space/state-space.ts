@@ -1,4 +1,7 @@
 /**
+ * The solver's state space (native kernel: state_space.inl, the same names): its groups, the proof
+ * order of the pass units, and the placements among free cells (FreePlacements).
+ *
  * Layout of the solver's stored states (identical in every backend, so tables and database files
  * are interchangeable):
  *
@@ -15,7 +18,7 @@
 import { WORDS, permuteSet } from '../bits/bitboard.js';
 import type { Variant } from '../geometry/variant.js';
 import { binomial } from '../ranking/binomial.js';
-import { rankSet, unrankSet } from '../ranking/combination.js';
+import { nextCombination, rankSet, unrankSet } from '../ranking/combination.js';
 
 /** Value codes in the 2-bit table. UNKNOWN is 0 so that proving a state is an atomic OR. */
 export const UNKNOWN = 0; // after the last pass: a draw
@@ -52,12 +55,12 @@ export class StateSpace {
   readonly p1Placements: number;
   readonly p2Placements: number;
   /** rankP1 of each group's representative. */
-  readonly groupRank: Float64Array;
+  readonly rankOf: Float64Array;
   /** 1 or 2: how many P1 placements the group stands for. */
   readonly groupWeight: Uint8Array;
   /** For every P1 rank: its group, and whether it is the mirror image of the representative. */
   readonly groupOfRank: Int32Array;
-  readonly mirroredRank: Uint8Array;
+  readonly mirrored: Uint8Array;
 
   constructor(readonly variant: Variant) {
     const n = variant.cells;
@@ -73,7 +76,7 @@ export class StateSpace {
     const set = new Uint32Array(WORDS);
     const mirrored = new Uint32Array(WORDS);
     this.groupOfRank = new Int32Array(this.p1Placements).fill(-1);
-    this.mirroredRank = new Uint8Array(this.p1Placements);
+    this.mirrored = new Uint8Array(this.p1Placements);
     const ranks: number[] = [];
     const weights: number[] = [];
     for (let r = 0; r < this.p1Placements; r++) {
@@ -87,10 +90,10 @@ export class StateSpace {
       this.groupOfRank[r] = g;
       if (mr !== r) {
         this.groupOfRank[mr] = g;
-        this.mirroredRank[mr] = 1;
+        this.mirrored[mr] = 1;
       }
     }
-    this.groupRank = Float64Array.from(ranks);
+    this.rankOf = Float64Array.from(ranks);
     this.groupWeight = Uint8Array.from(weights);
   }
 
@@ -126,7 +129,7 @@ export class StateSpace {
   }
 
   get groups(): number {
-    return this.groupRank.length;
+    return this.rankOf.length;
   }
 
   /** Number of stored states. */
@@ -137,5 +140,54 @@ export class StateSpace {
   /** Bytes of the 2-bit table. */
   get tableBytes(): number {
     return Math.ceil(this.states / 4);
+  }
+}
+
+/**
+ * The placements of k pieces on the cells another placement leaves free, written into `set` one
+ * after the other in colex order of their ranks among the free cells: the order of rankP2, so
+ * the stored states of a group (P2 among the cells free of its P1) come in index order (init,
+ * distance init). A pass unit enumerates its P1 placements the same way, written out in
+ * PassWorker.passUnit.
+ */
+export class FreePlacements {
+  private readonly free: Int32Array;
+  private readonly combo: Int32Array;
+
+  constructor(
+    private readonly n: number,
+    private readonly k: number,
+    readonly set: Uint32Array,
+  ) {
+    this.free = new Int32Array(n - k);
+    this.combo = new Int32Array(k);
+  }
+
+  /** The first placement on the cells `occupied` (k of them) leaves free. */
+  first(occupied: Uint32Array): void {
+    let f = 0;
+    for (let c = 0; c < this.n; c++) if (((occupied[c >>> 5]! >>> (c & 31)) & 1) === 0) this.free[f++] = c;
+    for (let i = 0; i < this.k; i++) this.combo[i] = i;
+    this.write();
+  }
+
+  /** The next placement; false after the last one. */
+  next(): boolean {
+    if (!nextCombination(this.combo, this.k, this.n - this.k)) return false;
+    this.write();
+    return true;
+  }
+
+  private write(): void {
+    const set = this.set;
+    const free = this.free;
+    const combo = this.combo;
+    set[0] = 0;
+    set[1] = 0;
+    set[2] = 0;
+    for (let i = 0; i < this.k; i++) {
+      const c = free[combo[i]!]!;
+      set[c >>> 5]! |= 1 << (c & 31);
+    }
   }
 }

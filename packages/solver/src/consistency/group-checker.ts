@@ -163,7 +163,7 @@ export class GroupChecker {
 /** Each group's representative P1 placement, WORDS words per group. */
 export function groupRepresentatives(space: StateSpace): Uint32Array {
   const reps = new Uint32Array(space.groups * WORDS);
-  for (let g = 0; g < space.groups; g++) unrankSet(space.groupRank[g]!, space.pieces, space.cells, reps, g * WORDS);
+  for (let g = 0; g < space.groups; g++) unrankSet(space.rankOf[g]!, space.pieces, space.cells, reps, g * WORDS);
   return reps;
 }
 

@@ -120,7 +120,7 @@ export class StateJudge {
     engine.rotate(b, rotated);
     const r1 = rankSet(rotated);
     this.childGroup = space.groupOfRank[r1]!;
-    this.map = space.mirroredRank[r1] === 1 ? this.rotMirror : this.rot;
+    this.map = space.mirrored[r1] === 1 ? this.rotMirror : this.rot;
     permuteSet(b, this.map, this.childP1);
     const p1 = this.childP1;
     let below = 0;
@@ -303,6 +303,6 @@ export function readChildren(judge: StateJudge, reader: StoredValues): void {
 export function stateWords(space: StateSpace, engine: BitboardEngine, index: number, a: Uint32Array, b: Uint32Array): void {
   const per = space.p2Placements;
   const g = Math.floor(index / per);
-  unrankSet(space.groupRank[g]!, space.pieces, space.cells, a);
+  unrankSet(space.rankOf[g]!, space.pieces, space.cells, a);
   engine.unrankP2(a, index - g * per, b);
 }
