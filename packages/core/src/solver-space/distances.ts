@@ -108,7 +108,7 @@ export class DistanceWorker {
     const count = this.engine.generate(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     this.graph.prepareChildren(a, b);
     for (let i = 0; i < count; i++) {
-      const child = this.graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
+      const child = this.graph.childIndexOf(moves[2 * i]!, moves[2 * i + 1]!);
       if (this.parts.load(child) !== ILLEGAL && this.distances.get(child) > depth) return false;
     }
     return true;
@@ -119,7 +119,7 @@ export class DistanceWorker {
     const moves = this.moves;
     const count = this.engine.generate(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
     this.graph.prepareChildren(a, b);
-    for (let i = 0; i < count; i++) if (this.parts.load(this.graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!)) !== ILLEGAL) return true;
+    for (let i = 0; i < count; i++) if (this.parts.load(this.graph.childIndexOf(moves[2 * i]!, moves[2 * i + 1]!)) !== ILLEGAL) return true;
     return false;
   }
 

@@ -6,7 +6,7 @@
  *    WIN for states where P1 fills its goal at once (winsAtOnce);
  *  - pass visit: for an UNKNOWN state, WIN if some move leads to a LOSS, LOSS if every legal move
  *    leads to a WIN (or there is no legal move). A new LOSS is propagated at once: every parent
- *    (StateGraph.parentIndices) becomes a WIN;
+ *    (StateGraph.parentsOf) becomes a WIN;
  *  - revisits: a state left UNKNOWN is visited once more REVISIT_LAG units later (see
  *    state-space.ts), the lists of waiting states kept here from unit to unit.
  *
@@ -160,7 +160,7 @@ export class PassWorker {
     const a = this.pos.p1;
     const b = this.pos.p2;
     unrankSet(p2Rank, k, n, b);
-    if (this.sends && !this.band!.holdsGroup(this.graph.prepareChildGroup(b))) {
+    if (this.sends && !this.band!.holdsGroup(this.graph.childGroup(b))) {
       throw new RangeError('band units: a unit whose children the band does not hold');
     }
     // The P1 placements on the cells b leaves free, in colex order, each with its rank: what
@@ -227,7 +227,7 @@ export class PassWorker {
       if (group >= space.groups) throw new RangeError('band visit: a request outside the state space');
       unrankSet(space.rankOf[group]!, this.k, this.n, a);
       this.engine.unrankP2(a, index - group * per, b);
-      if (!band.holdsGroup(this.graph.prepareChildGroup(b))) {
+      if (!band.holdsGroup(this.graph.childGroup(b))) {
         throw new RangeError('band visit: a request whose children the band does not hold');
       }
       this.waitForRevisit(index, this.pass(index, a, b), a, b);
@@ -260,7 +260,7 @@ export class PassWorker {
       }
       if (band.loadLocal(local) !== UNKNOWN) continue;
       this.engine.unrankP2(a, r, b);
-      outbox.sendRequest(band.bandOf(this.graph.prepareChildGroup(b)), group * per + r);
+      outbox.sendRequest(band.bandOf(this.graph.childGroup(b)), group * per + r);
     }
   }
 
@@ -333,7 +333,7 @@ export class PassWorker {
     graph.prepareChildren(a, b);
     let unknown = NO_BLOCKER;
     for (let i = 0; i < count; i++) {
-      const child = graph.childIndex(moves[2 * i]!, moves[2 * i + 1]!);
+      const child = graph.childIndexOf(moves[2 * i]!, moves[2 * i + 1]!);
       const v = table.load(child);
       if (v === UNKNOWN) {
         if (!table.seeksLoss) return child;
@@ -351,7 +351,7 @@ export class PassWorker {
   private propagateLoss(loss: number, a: Uint32Array, b: Uint32Array): number {
     const table = this.table;
     const unitsBand = this.sends ? this.band!.laterUnitsBand(loss) : -1;
-    const parents = this.graph.parentIndices(a, b);
+    const parents = this.graph.parentsOf(a, b);
     const index = parents.index;
     let proven = 0;
     for (let i = 0; i < parents.count; i++) {

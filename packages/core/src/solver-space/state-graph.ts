@@ -14,7 +14,7 @@ import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.j
 import { rankSet } from '../ranking/combination.js';
 import type { StateSpace } from './state-space.js';
 
-/** The parents of one stored state (StateGraph.parentIndices), reused from call to call. */
+/** The parents of one stored state (StateGraph.parentsOf), reused from call to call. */
 export class ParentList {
   count = 0;
   /** Stored indices, in the order of P2's moves, each mirror twin right after its parent. */
@@ -61,11 +61,11 @@ export class StateGraph {
     this.parents = new ParentList(2 * engine.maxMoves); // a parent and its twin per move at most
   }
 
-  // Where the children of (a, b) live, set by prepareChildren for childIndex: their P1 is rot(b)
+  // Where the children of (a, b) live, set by prepareChildren for childIndexOf: their P1 is rot(b)
   // (mirrored if needed), one group for all moves; their P2 is map(a') with a' = a ^ from ^ to,
   // so it starts from map(a) (words childP2) and toggles two cells. The group depends on b only,
   // which a pass unit fixes: it is computed again only when b changes.
-  private childGroup = 0;
+  private preparedGroup = 0;
   private childBase = 0;
   private childMap: Int32Array = new Int32Array(0);
   private readonly childP2 = new Uint32Array(WORDS);
@@ -74,29 +74,29 @@ export class StateGraph {
    *  children's P1 placement (see freeRows). */
   private readonly childFreeRows: Uint16Array;
 
-  /** Prepares childIndex() for the children of (a, b). */
+  /** Prepares childIndexOf() for the children of (a, b). */
   prepareChildren(a: Uint32Array, b: Uint32Array): void {
-    this.prepareChildGroup(b);
+    this.childGroup(b);
     this.childP2.set(this.mapped(a, this.childMap));
   }
 
   /** The group the children of states with P2 placement b lie in (prepared for them). */
-  prepareChildGroup(b: Uint32Array): number {
-    if (sameBitboard(this.childrenOf, b)) return this.childGroup;
+  childGroup(b: Uint32Array): number {
+    if (sameBitboard(this.childrenOf, b)) return this.preparedGroup;
     this.childrenOf.set(b);
     const set = this.set;
     this.engine.rotate(b, set);
     const r1 = rankSet(set);
     const map = this.space.mirrored[r1] === 1 ? this.rotMirror : this.rot;
     this.childMap = map;
-    this.childGroup = this.space.groupOfRank[r1]!;
-    this.childBase = this.childGroup * this.space.p2Placements;
+    this.preparedGroup = this.space.groupOfRank[r1]!;
+    this.childBase = this.preparedGroup * this.space.p2Placements;
     this.freeRows(this.mapped(b, map), this.childFreeRows, 0);
-    return this.childGroup;
+    return this.preparedGroup;
   }
 
   /** Stored index of the child of the prepared state after the move from -> to. */
-  childIndex(from: number, to: number): number {
+  childIndexOf(from: number, to: number): number {
     const f = this.childMap[from]!;
     const t = this.childMap[to]!;
     let d0 = this.childP2[0]!;
@@ -116,7 +116,7 @@ export class StateGraph {
   // Where the parents reached by one P2 move lie (see fillParents), by from * n + to: they depend
   // on b and the move only, not on a, so a pass unit (one b) computes each once for all its
   // losses. An entry is valid when its stamp is parentStamp, which changes with b.
-  private readonly parentsOf = noPlacement();
+  private readonly parentsOfB = noPlacement();
   private parentStamp = 0;
   private readonly parentGroupStamp: Float64Array;
   private readonly parentGroupBase: Float64Array;
@@ -128,7 +128,7 @@ export class StateGraph {
   private readonly parentP2 = new Uint32Array(2 * WORDS);
 
   /** Stored indices of the parents of (a, b) (see fillParents); valid until the next call. */
-  parentIndices(a: Uint32Array, b: Uint32Array): ParentList {
+  parentsOf(a: Uint32Array, b: Uint32Array): ParentList {
     return this.fillParents(a, b, false);
   }
 
@@ -176,8 +176,8 @@ export class StateGraph {
 
   /** The parent-group entry of the P2 move from -> to out of b, computed on first use. */
   private parentGroup(b: Uint32Array, from: number, to: number): number {
-    if (!sameBitboard(this.parentsOf, b)) {
-      this.parentsOf.set(b); // entries start at stamp 0, so the first b (stamp 1) finds none
+    if (!sameBitboard(this.parentsOfB, b)) {
+      this.parentsOfB.set(b); // entries start at stamp 0, so the first b (stamp 1) finds none
       this.parentStamp++;
     }
     const entry = from * this.n + to;
