@@ -19,7 +19,10 @@ export * from './store/band-layout.js';
 export * from './store/band-schedule.js';
 export * from './store/band-solve.js';
 export * from './store/band-step.js';
+export * from './store/manifest.js';
 export * from './store/shard-store.js';
+export * from './store/store-values.js';
+export { openStoreFile, readAt, refuseIrregular, writeFileAtomically, writeFileAtomicallyAsync } from './store/store-files.js';
 export * from './store/sharded-solve.js';
 /** The solve of a sharded store in bounded memory: the band passes, in this process. */
 export { solveBands as solveSharded } from './store/band-solve.js';

@@ -25,7 +25,8 @@ import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../s
 import type { BandStepJob, BandStepOutcome } from '../store/band-step.js';
 import { type MessagePack, packProblem, parseMessageFileName } from '../store/message-pack.js';
 import type { ScheduleKind } from '../store/band-schedule.js';
-import { BAND_FILE, MANIFEST, ShardStore, isCrc32, newStoreId } from '../store/shard-store.js';
+import { BAND_FILE, MANIFEST, isCrc32, newStoreId } from '../store/manifest.js';
+import { ShardStore } from '../store/shard-store.js';
 import { storeResult } from '../store/sharded-solve.js';
 import { type ClusterJob, type JobResult, type StepJob, jobId, sameJob } from './jobs.js';
 import { connectRedis, loadBullmq, parseRedisUrl, queueName } from './redis.js';

@@ -10,7 +10,7 @@
  */
 import { CCheckersError, type RuleMode } from '@ccheckers/core';
 import type { BandStepJob, BandStepOutcome } from '../store/band-step.js';
-import { type Manifest, scheduleOf } from '../store/shard-store.js';
+import { type Manifest, scheduleOf } from '../store/manifest.js';
 
 /** One band step: band `band` in round `round` of pass `pass` (0: init), on the store as
  *  committed at manifest generation `generation`. */

@@ -9,7 +9,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Backend, CCheckersError } from '@ccheckers/core';
-import { MANIFEST, ShardStore } from '../store/shard-store.js';
+import { MANIFEST } from '../store/manifest.js';
+import { ShardStore } from '../store/shard-store.js';
 import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';
 import { connectRedis, loadBullmq, parseRedisUrl, queueName } from './redis.js';
 import { JobRunner } from './run-job.js';

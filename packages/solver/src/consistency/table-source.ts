@@ -8,7 +8,8 @@ import { StateSpace, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { DatabaseError, type DatabaseHeader, HEADER_BYTES, checkPartCrc, openForReading, readAll, readHeader } from '../database.js';
 import { type StoredValues, openDatabase } from '../database-file.js';
-import { ShardStore, StoreValues } from '../store/shard-store.js';
+import { ShardStore } from '../store/shard-store.js';
+import { StoreValues } from '../store/store-values.js';
 
 /** A table read in runs of groups (a multiple of 4 each, so that each starts on a byte). */
 export interface TableSource {

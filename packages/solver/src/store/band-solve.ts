@@ -30,7 +30,9 @@ import { type BandSchedule, type ScheduleKind, bandSchedule } from './band-sched
 import { type BandStepJob, type BandStepOutcome, BandStepper } from './band-step.js';
 import { shardLayout } from './layout.js';
 import { MESSAGE_CODING } from './message-pack.js';
-import { type BandPassTally, MANIFEST, type Manifest, ShardStore, openStoreFile, readAt, refuseIrregular } from './shard-store.js';
+import { type BandPassTally, MANIFEST, type Manifest } from './manifest.js';
+import { ShardStore } from './shard-store.js';
+import { openStoreFile, readAt, refuseIrregular } from './store-files.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 export function emptyTally(): BandPassTally {

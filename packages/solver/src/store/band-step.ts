@@ -25,7 +25,9 @@ import { type BandLayout, bandBytes } from './band-layout.js';
 import { type BandSchedule, requestsInPass1 } from './band-schedule.js';
 import { inboxOf } from './message-pack.js';
 import { type MessageReading, MessagePackWriter, applyMessageFile, readMessages } from './messages.js';
-import { type BandStepFiles, type ShardStore, attemptToken, bandFileName, writeFileAtomicallyAsync } from './shard-store.js';
+import { type BandStepFiles, attemptToken, bandFileName } from './manifest.js';
+import type { ShardStore } from './shard-store.js';
+import { writeFileAtomicallyAsync } from './store-files.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
 export const CALLS_PER_BAND = 16;

@@ -13,7 +13,9 @@ import { bandBytes, bandLayout } from './band-layout.js';
 import { checkShardCount, shardLayout } from './layout.js';
 import { messageFileProblem } from './messages.js';
 import { lockOutput } from '../output-file.js';
-import { type BandState, MANIFEST, ShardStore, type StoreResults, StoreValues, resultsDiffer, resultsMismatch } from './shard-store.js';
+import { type BandState, MANIFEST, type StoreResults, resultsDiffer, resultsMismatch } from './manifest.js';
+import { ShardStore } from './shard-store.js';
+import { StoreValues } from './store-values.js';
 
 /** Whether `path` is a store's folder (else it is taken for a database file). */
 export function isStore(path: string): boolean {

@@ -9,7 +9,8 @@ import { type ProgressEvent, type SolveResult, startValueName } from '../solve.j
 import { TableTally, storedCounts } from '../state-index.js';
 import { type BandPlan, bandCountFor, describeBandPlan } from './band-layout.js';
 import type { ScheduleKind } from './band-schedule.js';
-import { type Manifest, ShardStore } from './shard-store.js';
+import type { Manifest } from './manifest.js';
+import { ShardStore } from './shard-store.js';
 
 export interface ShardedSolveOptions {
   variant: Variant;

@@ -1,8 +1,11 @@
 /**
- * Reading a store's files safely: by name, refused unless a regular file (a FIFO would hang the
- * open, a symbolic link may lead out of the store), in reads of at most IO_CHUNK_BYTES.
+ * A store's files on disk. Reading them safely: by name, refused unless a regular file (a FIFO
+ * would hang the open, a symbolic link may lead out of the store), in reads of at most
+ * IO_CHUNK_BYTES. Writing them atomically (atomic-file.ts), and making the store's folder.
  */
-import { type Stats, closeSync, constants, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
+import { type Stats, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { writeFileAtomic, writeFileAtomicAsync } from '../atomic-file.js';
 import { DatabaseError, IO_CHUNK_BYTES } from '../database.js';
 
 /** How the store's files are opened for reading: a FIFO put in place of one since it was checked
@@ -53,5 +56,38 @@ export function readAt(fd: number, path: string, bytes: Uint8Array, position: nu
     const got = readSync(fd, bytes, at, Math.min(IO_CHUNK_BYTES, bytes.length - at), position + at);
     if (got === 0) throw new DatabaseError(path, `${what} is shorter than the manifest records`);
     at += got;
+  }
+}
+
+/** Writes a file atomically (writeFileAtomic: temporary file, fsync, rename); `syncDir` also
+ *  flushes the rename. `tag` makes the temporary name unique where processes of several machines
+ *  write one folder. */
+export function writeFileAtomically(path: string, data: Uint8Array, syncDir: boolean, tag = String(process.pid)): void {
+  writeFileAtomic(path, data, { syncFolder: syncDir, tag });
+}
+
+/** writeFileAtomically without blocking the event loop; `data` may come in pieces, written one
+ *  after the other. */
+export async function writeFileAtomicallyAsync(path: string, data: Uint8Array | readonly Uint8Array[], syncDir: boolean, tag = String(process.pid)): Promise<void> {
+  await writeFileAtomicAsync(path, data, { syncFolder: syncDir, tag });
+}
+
+/**
+ * mkdir -p, one folder at a time from the deepest that exists: Node's recursive mkdirSync loops
+ * forever where a folder cannot be made under one that exists (/proc/x: ENOENT).
+ */
+export function makeFolder(dir: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
+    missing.push(at);
+    if (dirname(at) === at) break;
+  }
+  for (const folder of missing.reverse()) {
+    try {
+      mkdirSync(folder);
+    } catch (e) {
+      // made meanwhile by another process: as mkdir -p, fine if it is a folder
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(folder).isDirectory()) throw e;
+    }
   }
 }
