@@ -52,6 +52,24 @@ describe('--out names only a regular file or a new one', () => {
     if (made) expect(lstatSync(device).isCharacterDevice()).toBe(true);
   });
 
+  it('refuses a named pipe or a folder at FILE.ckpt, even with --force or --resume, and leaves it', () => {
+    const out = join(dir, 'with-odd-checkpoint.ccdb');
+    mkfifo(`${out}.ckpt`);
+    for (const extra of [['--force'], ['--resume'], []]) {
+      const r = run(['solve', '--board', '7', '--pieces', '1', '--out', out, ...extra]);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`${out}.ckpt is a named pipe, not a checkpoint`);
+      expect(lstatSync(`${out}.ckpt`).isFIFO()).toBe(true);
+      expect(existsSync(out)).toBe(false);
+    }
+    const other = join(dir, 'with-folder-checkpoint.ccdb');
+    mkdirSync(`${other}.ckpt`);
+    const r = run(['solve', '--board', '7', '--pieces', '1', '--out', other, '--force']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`${other}.ckpt is a directory, not a checkpoint`);
+    expect(lstatSync(`${other}.ckpt`).isDirectory()).toBe(true);
+  });
+
   it('refuses a directory before solving, leaving no DIR.ckpt or DIR.tmp-PID', () => {
     const folder = join(dir, 'a-folder');
     mkdirSync(folder);

@@ -67,6 +67,17 @@ export function checkOutputPath(path: string, force: boolean): void {
     throw new OutputPathError(`${path} is ${kindOf(st)}, not a regular file: the output must go to a new file or replace a regular one`);
   }
   if (st && !force) throw new OutputPathError(`${path} already exists (use --force to overwrite it)`);
+  // Its checkpoint too: a solve replaces or removes PATH.ckpt, and --force must not take a
+  // folder, link or named pipe for a checkpoint it may replace.
+  let checkpoint: Stats | undefined;
+  try {
+    checkpoint = lstatSync(`${path}.ckpt`);
+  } catch {
+    // None, or a name too long and the like: the probe below says what, for PATH itself.
+  }
+  if (checkpoint && !checkpoint.isFile()) {
+    throw new OutputPathError(`${path}.ckpt is ${kindOf(checkpoint)}, not a checkpoint: move it away or choose another output file`);
+  }
   const probe = `${path}.ckpt.tmp-${process.pid}`;
   try {
     closeSync(openSync(probe, 'wx'));
