@@ -1,7 +1,7 @@
 /**
- * Tables in the addon's memory (addon.cc, AllocateTable): one mapping aligned to 2 MiB with
- * madvise(MADV_HUGEPAGE) where the OS has it, given as views of at most 4 GiB; and how much of it
- * has huge pages (/proc/self/smaps). Tables past 4 GiB: packages/solver/test/large-table.test.ts.
+ * Tables in the addon's memory (src/table_memory.hpp, allocateTable): one mapping aligned to 2 MiB
+ * with madvise(MADV_HUGEPAGE) where the OS has it, given as views of at most 4 GiB; and how much of
+ * it has huge pages (/proc/self/smaps). Tables past 4 GiB: packages/solver/test/large-table.test.ts.
  */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
