@@ -8,7 +8,8 @@
  * huge pages where the OS has them, given to JS as one external ArrayBuffer per view: Node 20's
  * N-API makes none past 4 GiB; packages/native); the TS backend's is one SharedArrayBuffer (any
  * size), which its worker threads share. The native kernel takes the whole table as one pointer
- * and length (addon.cc, tableArg, checks the views are contiguous); TS code reads it by byte.
+ * and length (the addon's tableArg, args.hpp, checks the views are contiguous); TS code reads it
+ * by byte.
  */
 
 /** The longest view: a typed array holds at most 2^32 elements in Node 20 (V8 11). */
