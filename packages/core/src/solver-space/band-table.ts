@@ -11,8 +11,8 @@
  * Indices reach past 2^32 (value-table.ts): nothing here shifts one; divisions are exact below
  * 2^53, and `& 3` keeps the two lowest bits of any integer below 2^53.
  */
-import { type BandMap, type KernelStats, emptyKernelStats } from '../backend/backend.js';
-import { type StateSpace, LOSS, UNKNOWN, WIN } from './state-space.js';
+import type { BandMap } from '../backend/backend.js';
+import { type StateSpace, UNKNOWN } from './state-space.js';
 import { isShared } from './table-parts.js';
 import { readValue, stateByte, stateShift } from './value-table.js';
 
@@ -34,7 +34,7 @@ export function messageValue(m: number): number {
 }
 
 /** Messages must be numbers messageOf() makes: integers from 0 to 2^53 - 1. */
-function checkMessage(m: number, what: string): void {
+export function checkMessage(m: number, what: string): void {
   if (!Number.isSafeInteger(m) || m < 0) throw new RangeError(`${what}: message ${m} is not a non-negative integer below 2^53`);
 }
 
@@ -51,7 +51,8 @@ export class BandTable {
   private slotOfGroup: Int32Array = new Int32Array(0);
   private roundOfBand: Int32Array = new Int32Array(0);
   private held = 0;
-  private readonly per: number;
+  /** States per group: C(N - k, k). */
+  readonly per: number;
   /** The held band's groups, slot by slot. */
   groups: Uint32Array = new Uint32Array(0);
   /** The number of bands. */
@@ -183,27 +184,6 @@ export class BandTable {
 
   prove(index: number, value: number): boolean {
     return this.proveLocal(this.localOf(index, this.groupOf(index)), value);
-  }
-
-  /** Band values (BandPhase.APPLY) messages[from, to), for the held band: set where unknown. */
-  applyValues(messages: Float64Array, from: number, to: number): KernelStats {
-    const s = emptyKernelStats();
-    const states = this.slots * this.per;
-    for (let i = from; i < to; i++) {
-      const m = messages[i]!;
-      checkMessage(m, 'band apply');
-      const local = messageIndex(m);
-      const value = messageValue(m);
-      if (value === 0 || local >= states) throw new RangeError("band apply: a message that is not a value of the band's states");
-      // Only where unknown: a win sent to a parent that init found terminal or illegal (a visit
-      // skips known parents it holds) must not be OR-ed into its value.
-      if (this.loadLocal(local) === UNKNOWN && this.proveLocal(local, value)) {
-        if (value === WIN) s.wins++;
-        else if (value === LOSS) s.losses++;
-        else s.illegal++;
-      }
-    }
-    return s;
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * Distances to the end of the game over a solved table (native kernel: distances.inl), one group
- * at a time; ts-kernel.ts loops over the groups of a call. Layer by layer from the ends of the
+ * Distances to the end of the game over a solved table (native kernel: distances.inl), one state
+ * at a time; the phases (phases.ts: distanceInitGroup, distanceLayerGroup) run them over a group,
+ * and kernel.ts over the groups of a call. Layer by layer from the ends of the
  * game (see SolverKernel in backend.ts and NO_DISTANCE in state-space.ts): init gives 0 to the
  * lost states with no legal move, and each layer `depth` gives depth + 1 to the parents its
  * states decide.
@@ -8,7 +9,6 @@
 import { WORDS } from '../bits/bitboard.js';
 import { type KernelStats, emptyKernelStats } from '../backend/backend.js';
 import type { BitboardEngine, WordPosition } from '../engine/engine.js';
-import { unrankSet } from '../ranking/combination.js';
 import type { ParentList, StateGraph } from './state-graph.js';
 import { FreePlacements, ILLEGAL, LOSS, NO_DISTANCE, type StateSpace, WIN } from './state-space.js';
 import { TableBytes, type TableLike } from './table-bytes.js';
@@ -17,24 +17,23 @@ import type { TableParts } from './table-parts.js';
 export class DistanceWorker {
   /** Counts of the current kernel call (the adapter gives each call its own). */
   stats: KernelStats = emptyKernelStats();
-  private distances: TableBytes = TableBytes.of(new Uint8Array(0));
-  private readonly n: number;
-  private readonly k: number;
+  /** The distance table of the call (bind). */
+  distances: TableBytes = TableBytes.of(new Uint8Array(0));
   private readonly moves: Int32Array;
-  private readonly pos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
-  private readonly groupStates: FreePlacements;
+  /** The state being visited, and the P2 placements of a group (written into pos.p2): the
+   *  phases' (phases.ts). */
+  readonly pos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+  readonly groupStates: FreePlacements;
   private readonly parentPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
 
   constructor(
-    private readonly engine: BitboardEngine,
-    private readonly space: StateSpace,
-    private readonly graph: StateGraph,
-    private readonly parts: TableParts,
+    readonly engine: BitboardEngine,
+    readonly space: StateSpace,
+    readonly graph: StateGraph,
+    readonly parts: TableParts,
   ) {
-    this.n = space.cells;
-    this.k = space.pieces;
     this.moves = new Int32Array(2 * engine.maxMoves);
-    this.groupStates = new FreePlacements(this.n, this.k, this.pos.p2);
+    this.groupStates = new FreePlacements(space.cells, space.pieces, this.pos.p2);
   }
 
   /** The distance table of the next calls. */
@@ -42,45 +41,26 @@ export class DistanceWorker {
     this.distances = TableBytes.of(distances);
   }
 
-  /** 0 for every lost state of group g that is terminal or has no legal move. */
-  initGroup(g: number): void {
-    const pos = this.pos;
-    const states = this.groupStates;
-    unrankSet(this.space.rankOf[g]!, this.k, this.n, pos.p1);
-    states.first(pos.p1);
-    let index = g * this.space.p2Placements;
-    do {
-      if (this.parts.load(index) === LOSS && (this.engine.hasWon(1, pos) || !this.hasLegalChild(pos.p1, pos.p2))) {
-        this.distances.set(index, 0);
-        this.stats.losses++;
-      }
-      index++;
-    } while (states.next());
+  /** Distance 0 for a lost state without a legal move (terminal ones included). */
+  distanceInit(index: number, a: Uint32Array, b: Uint32Array): void {
+    if (this.parts.load(index) !== LOSS) return;
+    const pos = this.initPos;
+    pos.p1 = a;
+    pos.p2 = b;
+    if (!this.engine.hasWon(1, pos) && this.hasLegalChild(a, b)) return;
+    this.distances.set(index, 0);
+    this.stats.losses++;
   }
 
-  /** Gives depth + 1 to the parents decided by the states of group g at distance `depth`. */
-  pushLayer(g: number, depth: number): void {
-    const per = this.space.p2Placements;
-    const first = g * per;
-    const end = first + per;
-    const distances = this.distances;
-    let i = distances.indexOf(depth, first, end);
-    if (i < 0) return;
-    const a = this.pos.p1;
-    const b = this.pos.p2;
-    unrankSet(this.space.rankOf[g]!, this.k, this.n, a);
-    for (; i >= 0; i = distances.indexOf(depth, i + 1, end)) {
-      this.engine.unrankP2(a, i - first, b);
-      this.pushDistance(a, b, this.parts.load(i), depth);
-    }
-  }
+  private readonly initPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
 
   /**
-   * (a, b) is at distance `depth`: gives depth + 1 to each parent it decides (see pushLayer).
+   * (a, b) is at distance `depth`: gives depth + 1 to each parent it decides (see
+   * distanceLayerGroup).
    * A parent whose P1 placement is its own mirror image is stored twice, as itself and as its
    * mirror twin (same value, same distance), and both get it.
    */
-  private pushDistance(a: Uint32Array, b: Uint32Array, value: number, depth: number): void {
+  pushDistance(a: Uint32Array, b: Uint32Array, value: number, depth: number): void {
     const parents = this.graph.parentsWithPositions(a, b);
     for (let i = 0; i < parents.count; i++) this.pushDistanceTo(parents, i, value, depth);
   }

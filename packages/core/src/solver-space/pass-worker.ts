@@ -1,6 +1,7 @@
 /**
- * The visits of init and of the solver passes (native kernel: pass_worker.inl), one unit at a
- * time (a group, or a P2 placement); ts-kernel.ts loops over the units of a call.
+ * The visits of init and of the solver passes (native kernel: pass_worker.inl): a worker visits
+ * one stored state at a time; the phases (phases.ts) run its visits over a unit (a group, a P2
+ * placement, a batch of requests), and kernel.ts runs the phases over the units of a call.
  *
  *  - init visit: ILLEGAL for illegal states, LOSS for terminal ones (the opponent has just won),
  *    WIN for states where P1 fills its goal at once (winsAtOnce);
@@ -20,13 +21,10 @@ import { popcount32 } from '../bits/bit32.js';
 import { WORDS } from '../bits/bitboard.js';
 import { type KernelStats, emptyKernelStats } from '../backend/backend.js';
 import type { BitboardEngine, WordPosition } from '../engine/engine.js';
-import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
-import { nextCombination, unrankSet } from '../ranking/combination.js';
-import { type BandTable, type Outbox, requestIndex } from './band-table.js';
+import type { BandTable, Outbox } from './band-table.js';
 import type { StateGraph } from './state-graph.js';
 import { FreePlacements, ILLEGAL, LOSS, REVISIT_LAG, type StateSpace, UNKNOWN, WIN } from './state-space.js';
 import type { TableParts } from './table-parts.js';
-import { stateByte } from './value-table.js';
 
 /** pass(): the state needs no revisit. Otherwise it returns the child its visit stopped at. */
 export const NO_BLOCKER = -1;
@@ -45,7 +43,7 @@ const CHANGED = 1;
 const SENT = 2;
 
 /** What a worker reads and writes values through: TableParts or BandTable. */
-interface ValueTable {
+export interface ValueTable {
   readonly seeksLoss: boolean;
   load(index: number): number;
   prove(index: number, value: number): boolean;
@@ -54,63 +52,59 @@ interface ValueTable {
 export class PassWorker {
   /** Counts of the current kernel call (the adapter gives each call its own). */
   stats: KernelStats = emptyKernelStats();
-  private readonly n: number;
-  private readonly k: number;
   private readonly moves: Int32Array;
   /** The state being visited (P1 = a to move); the cells a pass unit's P2 placement leaves
-   *  free and the combination of them that is P1 (passUnit); the P2 placements of a group. */
-  private readonly pos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
-  private readonly unitFree: Int32Array;
-  private readonly unitCombo: Int32Array;
-  private readonly groupStates: FreePlacements;
+   *  free and the combination of them that is P1 (passUnit); the P2 placements of a group
+   *  (written into pos.p2). The phases' (phases.ts). */
+  readonly pos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
+  readonly unitFree: Int32Array;
+  readonly unitCombo: Int32Array;
+  readonly groupStates: FreePlacements;
   /** The table values are read from and written to: `parts`, or `band`. */
-  private readonly table: ValueTable;
+  readonly table: ValueTable;
   /** A band worker: visits states held elsewhere too, and sends what it decides about them. */
-  private readonly sends: boolean;
+  readonly sends: boolean;
 
   /**
    * A worker over `parts` (bound by the kernel call), or with `band` and `outbox` over that band
    * (a band worker: band calls only; `parts` is then not used).
    */
   constructor(
-    private readonly engine: BitboardEngine,
-    private readonly space: StateSpace,
-    private readonly graph: StateGraph,
-    private readonly parts: TableParts,
-    private readonly band?: BandTable,
-    private readonly outbox?: Outbox,
+    readonly engine: BitboardEngine,
+    readonly space: StateSpace,
+    readonly graph: StateGraph,
+    readonly parts: TableParts,
+    readonly band?: BandTable,
+    readonly outbox?: Outbox,
   ) {
     this.table = band ?? parts;
     this.sends = band !== undefined;
     if (this.sends && outbox === undefined) throw new Error('a band worker needs an outbox');
-    this.n = space.cells;
-    this.k = space.pieces;
+    const n = space.cells;
+    const k = space.pieces;
     this.moves = new Int32Array(2 * engine.maxMoves);
-    this.unitFree = new Int32Array(this.n - this.k);
-    this.unitCombo = new Int32Array(this.k);
-    this.groupStates = new FreePlacements(this.n, this.k, this.pos.p2);
+    this.unitFree = new Int32Array(n - k);
+    this.unitCombo = new Int32Array(k);
+    this.groupStates = new FreePlacements(n, k, this.pos.p2);
   }
 
-  /** Init visit of every stored state of group g, in index order. */
-  initGroup(g: number): void {
-    const pos = this.pos;
+  /** Init visit of stored state `index` = (a, b): illegal, terminal, or won in one move. */
+  init(index: number, a: Uint32Array, b: Uint32Array): void {
+    const pos = this.initPos;
+    pos.p1 = a;
+    pos.p2 = b;
     const stats = this.stats;
     const table = this.table;
-    const states = this.groupStates;
-    unrankSet(this.space.rankOf[g]!, this.k, this.n, pos.p1);
-    states.first(pos.p1);
-    let index = g * this.space.p2Placements;
-    do {
-      if (this.engine.isIllegal(pos)) {
-        if (table.prove(index, ILLEGAL)) stats.illegal++;
-      } else if (this.engine.hasWon(1, pos)) {
-        if (table.prove(index, LOSS)) stats.terminal++;
-      } else if (this.winsAtOnce(pos)) {
-        if (table.prove(index, WIN)) stats.wins++;
-      }
-      index++;
-    } while (states.next());
+    if (this.engine.isIllegal(pos)) {
+      if (table.prove(index, ILLEGAL)) stats.illegal++;
+    } else if (this.engine.hasWon(1, pos)) {
+      if (table.prove(index, LOSS)) stats.terminal++;
+    } else if (this.winsAtOnce(pos)) {
+      if (table.prove(index, WIN)) stats.wins++;
+    }
   }
+
+  private readonly initPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
 
   /** P1 (to move) fills its goal with a legal move. Found at init, so that the first pass can
    *  prove most of the game in one sweep (same as the native kernel). */
@@ -147,122 +141,6 @@ export class PassWorker {
   }
 
   private readonly child: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 1 };
-
-  /**
-   * Pass visit of the stored states with P2 placement `p2Rank` (colex), by increasing P1 rank (the
-   * kernel ends the unit). A band worker visits the units whose children the band holds (it
-   * throws for others), all their states, and sends what it decides about those held elsewhere.
-   */
-  passUnit(p2Rank: number): void {
-    const space = this.space;
-    const n = this.n;
-    const k = this.k;
-    const a = this.pos.p1;
-    const b = this.pos.p2;
-    unrankSet(p2Rank, k, n, b);
-    if (this.sends && !this.band!.holdsGroup(this.graph.childGroup(b))) {
-      throw new RangeError('band units: a unit whose children the band does not hold');
-    }
-    // The P1 placements on the cells b leaves free, in colex order, each with its rank: what
-    // FreePlacements does for a group, written out here because this is the hottest loop of a
-    // pass and V8 did not inline its calls (measured: passes ~5% slower).
-    const free = this.unitFree;
-    const combo = this.unitCombo;
-    let f = 0;
-    for (let c = 0; c < n; c++) if (((b[c >>> 5]! >>> (c & 31)) & 1) === 0) free[f++] = c;
-    for (let i = 0; i < k; i++) combo[i] = i;
-    do {
-      a[0] = 0;
-      a[1] = 0;
-      a[2] = 0;
-      let r1 = 0;
-      for (let i = 0; i < k; i++) {
-        const c = free[combo[i]!]!;
-        a[c >>> 5]! |= 1 << (c & 31);
-        r1 += C[c * S + i + 1]!; // rankP1(a): the cells come in increasing order
-      }
-      if (space.mirrored[r1] === 1) continue; // stored under its mirror image
-      const index = space.groupOfRank[r1]! * space.p2Placements + this.engine.rankP2(a, b);
-      this.waitForRevisit(index, this.pass(index, a, b), a, b);
-    } while (nextCombination(combo, k, n - k));
-  }
-
-  /** Pass visit of the states of group g still unknown (late passes). */
-  sparseGroup(g: number): void {
-    const parts = this.parts;
-    const bytes = parts.bytes;
-    const per = this.space.p2Placements;
-    const a = this.pos.p1;
-    const b = this.pos.p2;
-    unrankSet(this.space.rankOf[g]!, this.k, this.n, a);
-    const first = g * per;
-    for (let i = first; i < first + per; i++) {
-      if ((i & 3) === 0 && i + 4 <= first + per) {
-        const byte = bytes.get(stateByte(i));
-        if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
-          i += 3;
-          continue;
-        }
-      }
-      if (parts.load(i) !== UNKNOWN) continue;
-      this.engine.unrankP2(a, i - first, b);
-      this.waitForRevisit(i, this.pass(i, a, b), a, b);
-    }
-  }
-
-  /**
-   * Band requests (BandPhase.VISIT): the stored states messages[from, to) name, whose children the
-   * band holds, visited as a sparse pass visits (their own values are mostly held elsewhere). The
-   * kernel ends the unit (a batch of requests).
-   */
-  visitRequests(messages: Float64Array, from: number, to: number): void {
-    const band = this.band!;
-    const space = this.space;
-    const per = space.p2Placements;
-    const a = this.pos.p1;
-    const b = this.pos.p2;
-    for (let i = from; i < to; i++) {
-      const index = requestIndex(messages[i]!);
-      const group = band.groupOf(index);
-      if (group >= space.groups) throw new RangeError('band visit: a request outside the state space');
-      unrankSet(space.rankOf[group]!, this.k, this.n, a);
-      this.engine.unrankP2(a, index - group * per, b);
-      if (!band.holdsGroup(this.graph.childGroup(b))) {
-        throw new RangeError('band visit: a request whose children the band does not hold');
-      }
-      this.waitForRevisit(index, this.pass(index, a, b), a, b);
-    }
-  }
-
-  /**
-   * Band requests (BandPhase.REQUESTS) of slot `slot`: a request for each unknown state of its
-   * group, to the band that holds the state's children (the held band's own included).
-   */
-  requestsOfSlot(slot: number): void {
-    const band = this.band!;
-    const outbox = this.outbox!;
-    const space = this.space;
-    const per = space.p2Placements;
-    const group = band.groups[slot]!;
-    const a = this.pos.p1;
-    const b = this.pos.p2;
-    unrankSet(space.rankOf[group]!, this.k, this.n, a);
-    const first = slot * per;
-    for (let r = 0; r < per; r++) {
-      const local = first + r;
-      // 4 states known (no 2-bit field 0) are skipped with one byte.
-      if ((local & 3) === 0 && r + 4 <= per) {
-        const byte = band.localByte(local);
-        if (byte & 0x03 && byte & 0x0c && byte & 0x30 && byte & 0xc0) {
-          r += 3;
-          continue;
-        }
-      }
-      if (band.loadLocal(local) !== UNKNOWN) continue;
-      this.engine.unrankP2(a, r, b);
-      outbox.sendRequest(band.bandOf(this.graph.childGroup(b)), group * per + r);
-    }
-  }
 
   /** Evaluates one stored state (a, b) if still unknown, and propagates a new loss. Returns the
    *  child still unknown that the evaluation stopped at, else NO_BLOCKER. */
@@ -373,7 +251,8 @@ export class PassWorker {
   private unitsDone = 0;
   private readonly revisitPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
 
-  private waitForRevisit(index: number, blocker: number, a: Uint32Array, b: Uint32Array): void {
+  /** Keeps (a, b) for a revisit REVISIT_LAG units later when its visit stopped at a child. */
+  waitForRevisit(index: number, blocker: number, a: Uint32Array, b: Uint32Array): void {
     if (blocker === NO_BLOCKER) return;
     const list = this.waiting[this.unitsDone % (REVISIT_LAG + 1)]!;
     let o = list.count * WAITING_FIELDS;

@@ -147,8 +147,8 @@ export class StateSpace {
  * The placements of k pieces on the cells another placement leaves free, written into `set` one
  * after the other in colex order of their ranks among the free cells: the order of rankP2, so
  * the stored states of a group (P2 among the cells free of its P1) come in index order (init,
- * distance init). A pass unit enumerates its P1 placements the same way, written out in
- * PassWorker.passUnit.
+ * distance init). A pass unit enumerates its P1 placements the same way, written out in passUnit
+ * (phases.ts).
  */
 export class FreePlacements {
   private readonly free: Int32Array;

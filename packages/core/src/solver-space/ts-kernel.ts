@@ -13,10 +13,11 @@
  *  - band: the same visits on one band of a band-ordered store, with messages to the others
  *    (BandPhase in backend.ts; band-table.ts).
  *
- * This class is the adapter of the SolverKernel interface (native: phases.inl): each phase binds
- * the table and loops over its units (groups, or P2 placements in proof order); the work on a
- * unit is the workers' (pass-worker.ts, distances.ts), over the table (table-parts.ts)
- * and the moves between stored states (state-graph.ts): the native kernel's files, by job.
+ * This class is the adapter of the SolverKernel interface (native: BoardKernel in kernel.inl):
+ * each call binds the table and runs a phase (phases.ts) over its units (groups, or P2
+ * placements in proof order); the visits are the workers' (pass-worker.ts, distances.ts), over
+ * the table (table-parts.ts) and the moves between stored states (state-graph.ts): the native
+ * kernel's files, by job and by name.
  */
 import {
   type BandApplyResult,
@@ -35,6 +36,7 @@ import { BandTable, Outbox, collectOutboxes } from './band-table.js';
 import { DistanceWorker } from './distances.js';
 import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.js';
 import { PassWorker } from './pass-worker.js';
+import { applyValues, distanceInitGroup, distanceLayerGroup, initGroup, passUnit, requestsOfSlot, sparseGroup, visitRequests } from './phases.js';
 import { StateGraph } from './state-graph.js';
 import { MAX_DISTANCE, StateSpace } from './state-space.js';
 import type { TableLike } from './table-bytes.js';
@@ -77,7 +79,7 @@ export class TsSolverKernel implements SolverKernel {
     this.parts.bind(table);
     checkUnits(groupFrom, groupTo, this.space.groups);
     const stats = this.startPassCall();
-    for (let g = groupFrom; g < groupTo; g++) this.passWorker.initGroup(g);
+    for (let g = groupFrom; g < groupTo; g++) initGroup(this.passWorker, g);
     return stats;
   }
 
@@ -92,11 +94,7 @@ export class TsSolverKernel implements SolverKernel {
     this.parts.bind(table);
     const stats = this.startPassCall();
     const worker = this.passWorker;
-    const order = this.space.passOrder;
-    for (let unit = unitFrom; unit < unitTo; unit++) {
-      worker.passUnit(order[unit]!);
-      worker.endUnit();
-    }
+    for (let unit = unitFrom; unit < unitTo; unit++) passUnit(worker, unit);
     if (!keepWaiting) worker.endSweep();
     return stats;
   }
@@ -113,10 +111,7 @@ export class TsSolverKernel implements SolverKernel {
     checkUnits(groupFrom, groupTo, this.space.groups);
     const stats = this.startPassCall();
     const worker = this.passWorker;
-    for (let j = groupFrom; j < groupTo; j++) {
-      worker.sparseGroup(descending ? groupFrom + groupTo - 1 - j : j);
-      worker.endUnit();
-    }
+    for (let j = groupFrom; j < groupTo; j++) sparseGroup(worker, descending ? groupFrom + groupTo - 1 - j : j);
     if (!keepWaiting) worker.endSweep();
     return stats;
   }
@@ -132,7 +127,7 @@ export class TsSolverKernel implements SolverKernel {
   distanceInit(table: TableLike, distances: TableLike, groupFrom: number, groupTo: number): KernelStats {
     this.parts.bind(table);
     const stats = this.startDistanceCall(distances);
-    for (let g = groupFrom; g < groupTo; g++) this.distanceWorker.initGroup(g);
+    for (let g = groupFrom; g < groupTo; g++) distanceInitGroup(this.distanceWorker, g);
     return stats;
   }
 
@@ -140,7 +135,7 @@ export class TsSolverKernel implements SolverKernel {
     if (!(depth >= 0 && depth < MAX_DISTANCE)) throw new RangeError(`distance layer ${depth} outside 0..${MAX_DISTANCE - 1}`);
     this.parts.bind(table);
     const stats = this.startDistanceCall(distances);
-    for (let g = groupFrom; g < groupTo; g++) this.distanceWorker.pushLayer(g, depth);
+    for (let g = groupFrom; g < groupTo; g++) distanceLayerGroup(this.distanceWorker, g, depth);
     return stats;
   }
 
@@ -200,7 +195,8 @@ export class TsSolverKernel implements SolverKernel {
       decodeMessageRuns(bytes, at, this.applyScratch, 0, state);
       at = state[RUN_NEXT_BYTE]!;
       const n = state[RUN_NEXT_OUT]!;
-      const s = band.applyValues(this.applyScratch, 0, n);
+      const s = emptyKernelStats();
+      applyValues(band, this.applyScratch, 0, n, s);
       total.wins += s.wins;
       total.losses += s.losses;
       total.illegal += s.illegal;
@@ -222,35 +218,31 @@ export class TsSolverKernel implements SolverKernel {
     switch (phase) {
       case BandPhase.INIT:
         checkUnits(from, to, band.slots);
-        for (let s = from; s < to; s++) worker.initGroup(map.groups[s]!);
+        for (let s = from; s < to; s++) initGroup(worker, map.groups[s]!);
         break;
       case BandPhase.UNITS: {
         const units = this.space.p1Placements;
         for (const u of values) {
           if (!(u >= 0 && u < units && Number.isInteger(u))) throw new RangeError('band units: a unit outside the proof order');
         }
-        const order = this.space.passOrder;
-        for (const u of values) {
-          worker.passUnit(order[u]!);
-          worker.endUnit();
-        }
+        for (const u of values) passUnit(worker, u);
         worker.endSweep();
         break;
       }
       case BandPhase.VISIT:
         // Batches of requests are the units (a revisit comes REVISIT_LAG batches later).
-        for (let i = 0; i < values.length; i += VISIT_BATCH) {
-          worker.visitRequests(values, i, Math.min(values.length, i + VISIT_BATCH));
-          worker.endUnit();
-        }
+        for (let i = 0; i < values.length; i += VISIT_BATCH) visitRequests(worker, values, i, Math.min(values.length, i + VISIT_BATCH));
         worker.endSweep();
         break;
       case BandPhase.REQUESTS:
         checkUnits(from, to, band.slots);
-        for (let s = from; s < to; s++) worker.requestsOfSlot(s);
+        for (let s = from; s < to; s++) requestsOfSlot(worker, s);
         break;
-      case BandPhase.APPLY:
-        return band.applyValues(values, 0, values.length);
+      case BandPhase.APPLY: {
+        const s = emptyKernelStats();
+        applyValues(band, values, 0, values.length, s);
+        return s;
+      }
     }
     return undefined;
   }
