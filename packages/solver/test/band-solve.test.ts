@@ -33,13 +33,14 @@ import { IN_MEMORY, sameTable } from './support/in-memory.js';
 
 /** Where the values section for `target` of a message pack starts (messages.ts: the layout). */
 function sectionStart(pack: Buffer, target: number): number {
-  const trailer = pack.length - 24;
+  const trailer = pack.length - 32;
   const [entries, extents] = [pack.readUInt32LE(trailer + 8), pack.readUInt32LE(trailer + 12)];
-  const directory = trailer - entries * 48;
+  const directory = trailer - entries * 80;
   const extentsAt = directory - extents * 16;
   for (let i = 0; i < entries; i++) {
-    const field = (k: number) => pack.readDoubleLE(directory + (i * 6 + k) * 8);
-    if (field(0) === target && field(1) === 0) return pack.readDoubleLE(extentsAt + field(2) * 16);
+    // An entry per target: target, then first extent, extents, messages, CRC-32 of its values.
+    const field = (k: number) => pack.readDoubleLE(directory + (i * 10 + k) * 8);
+    if (field(0) === target && field(2) > 0) return pack.readDoubleLE(extentsAt + field(1) * 16);
   }
   throw new Error(`no values section for band ${target}`);
 }
@@ -428,13 +429,17 @@ describe('interrupted band solves', () => {
     await expect(resume()).rejects.toThrow(/its bands were cut by another version of ccheckers \(layout CRC-32 0x00003039\)/);
     writeFileSync(manifestPath, text);
     // So is one whose message files an earlier version coded as float64 numbers.
-    expect(text).toMatch(/,\s*"messageCoding": "leb128-runs-packs"/);
-    // Stores of earlier versions: a file per target and kind (leb128-runs), float64 files (none).
-    writeFileSync(manifestPath, manifestText(JSON.parse(text.replace('"leb128-runs-packs"', '"leb128-runs"'))));
-    await expect(resume()).rejects.toThrow(/message files are coded as leb128-runs; this ccheckers codes them as leb128-runs-packs: finish the solve with the version that started it, or start it again/);
-    const { crc32: _, ...float64 } = JSON.parse(text.replace(/,\s*"messageCoding": "leb128-runs-packs"/, '')); // an earlier version: no checksum
+    expect(text).toMatch(/,\s*"messageCoding": "leb128-runs-packs2"/);
+    // Stores of earlier versions: packs whose directory each target read whole (leb128-runs-packs),
+    // a file per target and kind (leb128-runs), float64 files (none).
+    for (const earlier of ['leb128-runs-packs', 'leb128-runs']) {
+      writeFileSync(manifestPath, manifestText(JSON.parse(text.replace('"leb128-runs-packs2"', `"${earlier}"`))));
+      await expect(resume()).rejects.toThrow(`message files are coded as ${earlier}; this ccheckers codes them as leb128-runs-packs2: finish the solve with the version that started it, or start it again`);
+      expect(readdirSync(store).sort()).toEqual(before);
+    }
+    const { crc32: _, ...float64 } = JSON.parse(text.replace(/,\s*"messageCoding": "leb128-runs-packs2"/, '')); // an earlier version: no checksum
     writeFileSync(manifestPath, JSON.stringify(float64));
-    await expect(resume()).rejects.toThrow(/message files are coded as float64; this ccheckers codes them as leb128-runs-packs/);
+    await expect(resume()).rejects.toThrow(/message files are coded as float64; this ccheckers codes them as leb128-runs-packs2/);
     writeFileSync(manifestPath, text);
     // The rounds are the store's: another schedule is refused too.
     await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true, schedule: 'blocks' })).rejects.toThrow(/solved in rounds of segments; --schedule applies to new stores only/);

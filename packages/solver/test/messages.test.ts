@@ -4,15 +4,41 @@
  * coding into the same bytes, on both sides of 2^32 and up to 2^53 - 1; one pack per step with a
  * section per target (message-pack.ts), refused when damaged.
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type MessageRuns, RUN_NEXT_OUT, newMessageRunState, seededRandom, tsMessageRuns } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DatabaseError } from '../src/database.js';
 import { availableBackends } from '../src/index.js';
 import { bandSchedule, stepBefore, takenAt } from '../src/store/band-schedule.js';
-import { type MessagePack, encodeTargets, inboxOf, lastTakenAt, packProblem, takenByAll, targetsOf } from '../src/store/message-pack.js';
-import { MessageDecoder, MessageEncoder, MessagePackWriter, applyMessageFile, messageFileProblem, packFileTargets, readMessages } from '../src/store/messages.js';
+import { crc32Of } from '../src/crc.js';
+import { MAX_BANDS } from '../src/store/band-layout.js';
+import { type MessagePack, encodeTargets, inboxOf, lastTakenAt, packProblem, takenByAll, targetCount, targetRank, targetsOf } from '../src/store/message-pack.js';
+import { type MessageKind, type MessageReading, MessageDecoder, MessageEncoder, MessagePackWriter, PackReader, messageFileProblem, packFileTargets } from '../src/store/messages.js';
+
+/** The section of `kind` for band `target` of `pack` (none: nothing), read as a step reads it:
+ *  the pack opened for the band, the section read; the bytes read in all (trailer, the band's
+ *  entry, its extents and bytes). */
+async function readMessages(dir: string, pack: MessagePack, bands: number, target: number, kind: MessageKind, reading: MessageReading, use: (m: Float64Array) => void): Promise<number> {
+  const reader = PackReader.open(dir, pack, bands, target);
+  try {
+    await reader.readMessages(kind, reading, use);
+    return reader.bytesRead;
+  } finally {
+    reader.close();
+  }
+}
+
+async function applyMessageFile(dir: string, pack: MessagePack, bands: number, target: number, reading: MessageReading, apply: (bytes: Uint8Array, state: Float64Array) => number): Promise<number> {
+  const reader = PackReader.open(dir, pack, bands, target);
+  try {
+    await reader.applyValues(reading, apply);
+    return reader.bytesRead;
+  } finally {
+    reader.close();
+  }
+}
 
 // Every coding there is here: TS, and C++ where the addon loads (both native backends share it).
 const codings: Array<[string, MessageRuns]> = [['ts', tsMessageRuns]];
@@ -179,9 +205,10 @@ describe.each(codings)('message packs coded by %s', (_, coding) => {
     expect(await read(pack, 3, 'values')).toEqual(all);
     expect(await read(pack, 2, 'requests')).toEqual([8, 12, 16]);
     expect(await read(pack, 10, 'values')).toEqual([1, 5, 9]);
-    // Sections it has not: nothing, and no bytes read.
+    // Sections it has not: nothing, and no bytes read but the trailer and the band's entry.
     expect(await read(pack, 3, 'requests')).toEqual([]);
-    expect(await readMessages(dir, pack, BANDS, 5, 'values', buffers(), () => {})).toBe(0);
+    expect(await readMessages(dir, pack, BANDS, 10, 'requests', buffers(), () => {})).toBe(32 + 80);
+    expect(() => PackReader.open(dir, pack, BANDS, 5)).toThrow(new RangeError(`message pack ${pack.file}: band 5 is none of its targets`));
     expect(messageFileProblem(dir, pack, BANDS, buffers())).toBeUndefined();
     expect(packFileTargets(join(dir, pack.file), BANDS)).toEqual([2, 3, 10]);
   });
@@ -209,7 +236,10 @@ describe.each(codings)('message packs coded by %s', (_, coding) => {
     const path = join(dir, pack.file);
     await expect(applyMessageFile(dir, { ...pack, count: pack.count - 1 }, BANDS, 3, buffers(), apply)).rejects.toThrow(`${path}: message file holds ${pack.count} messages, the manifest records ${pack.count - 1}`);
     await expect(applyMessageFile(dir, { ...pack, directoryCrc32: pack.directoryCrc32 ^ 1 }, BANDS, 3, buffers(), apply)).rejects.toThrow(new RegExp(`^${path}: message pack's directory is not the one the manifest records`));
-    await expect(applyMessageFile(dir, { ...pack, targets: encodeTargets([3, 10], BANDS) }, BANDS, 3, buffers(), apply)).rejects.toThrow(/sections for other bands than the manifest records/);
+    await expect(applyMessageFile(dir, { ...pack, targets: encodeTargets([3, 10], BANDS) }, BANDS, 3, buffers(), apply)).rejects.toThrow(`${path}: message file has sections for 3 bands, the manifest records 2`);
+    // As many targets, others: the entry the manifest's targets point to is another band's.
+    await expect(applyMessageFile(dir, { ...pack, targets: encodeTargets([3, 5, 10], BANDS) }, BANDS, 3, buffers(), apply)).rejects.toThrow(`${path}: message pack's directory entry 0 is for band 2, where the manifest's targets put band 3's`);
+    expect(messageFileProblem(dir, { ...pack, targets: encodeTargets([3, 5, 10], BANDS) }, BANDS, buffers())).toBe(`${path}: message file has sections for other bands than the manifest records`);
     // What the kernel refuses: the band's values, or the coding.
     const refuse = (message: string) => () => {
       throw new RangeError(message);
@@ -241,6 +271,8 @@ describe.each(codings)('message packs coded by %s', (_, coding) => {
       }
       writeFileSync(path, bytes);
       expect(messageFileProblem(dir, { ...pack, count: pack.count + 1 }, BANDS, buffers())).toBe(`${path}: message file holds ${pack.count} messages, the manifest records ${pack.count + 1}`);
+      // The file of another attempt (its trailer's directory CRC-32 is not the manifest's).
+      expect(messageFileProblem(dir, { ...pack, directoryCrc32: pack.directoryCrc32 ^ 1 }, BANDS, buffers())).toMatch(new RegExp(`^${path}: message pack's directory is not the one the manifest records`));
       truncateSync(path, bytes.length - 1);
       expect(messageFileProblem(dir, { ...pack, bytes: bytes.length - 1 }, BANDS, buffers())).toBe(`${path}: message file is not a message pack (no trailer)`);
       expect(messageFileProblem(dir, pack, BANDS, buffers())).toMatch(/message file has \d+ bytes, the manifest records/);
@@ -251,28 +283,183 @@ describe.each(codings)('message packs coded by %s', (_, coding) => {
   });
 });
 
-describe('a message pack whose trailer counts more sections than there are bands', () => {
+/** A trailer as a writer makes it (magic, entries, extents, messages, directory CRC-32, its own). */
+function packTrailer(entries: number, extents: number, messages: number, directoryCrc32: number, magic = 'CCMSGPK2'): Buffer {
+  const trailer = Buffer.alloc(32);
+  trailer.write(magic, 0, 'latin1');
+  trailer.writeUInt32LE(entries, 8);
+  trailer.writeUInt32LE(extents, 12);
+  trailer.writeDoubleLE(messages, 16);
+  trailer.writeUInt32LE(directoryCrc32, 24);
+  trailer.writeUInt32LE(crc32Of(trailer.subarray(0, 28)), 28);
+  return trailer;
+}
+
+describe('a message pack whose trailer counts more entries than there are bands', () => {
   it('is refused before its directory is read into memory, not by a RangeError', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ccheckers-messages-'));
     dirs.push(dir);
-    // 100 million entries (4.8 GB of directory, more than a Buffer takes) in a sparse file large
+    // 100 million entries (8 GB of directory, more than a Buffer takes) in a sparse file large
     // enough to hold them: the file's size alone does not bound the allocation.
     const entries = 100_000_000;
-    const bytes = 24 + entries * (48 + 16) + 1000;
+    const bytes = 32 + entries * (80 + 16) + 1000;
     const file = 'msg-p1-b00000.0123abcd.msg';
     const path = join(dir, file);
-    const trailer = Buffer.alloc(24);
-    trailer.write('CCMSGPK1', 0, 'latin1');
-    trailer.writeUInt32LE(entries, 8);
-    trailer.writeUInt32LE(entries, 12);
     writeFileSync(path, '');
-    truncateSync(path, bytes - 24);
-    appendFileSync(path, trailer);
+    truncateSync(path, bytes - 32);
+    appendFileSync(path, packTrailer(entries, entries, 1, 0));
     const pack: MessagePack = { file, pass: 1, source: 0, bytes, count: 1, directoryCrc32: 0, targets: encodeTargets([1], 4) };
     const reading = { runs: tsMessageRuns, bytes: new Uint8Array(64), messages: new Float64Array(8) };
-    expect(messageFileProblem(dir, pack, 4, reading)).toBe(`${path}: message pack's index has ${entries} sections (4 bands take at most 8)`);
+    const problem = `${path}: message pack's index has ${entries} entries (a pack of 4 bands has at most 3)`;
+    expect(messageFileProblem(dir, pack, 4, reading)).toBe(problem);
+    expect(() => PackReader.open(dir, pack, 4, 1)).toThrow(problem);
     expect(packFileTargets(path, 4)).toBeUndefined();
     rmSync(path);
+  });
+});
+
+describe('a message pack read by one target (its entry alone)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ccheckers-messages-'));
+  dirs.push(dir);
+  const reading = () => ({ runs: tsMessageRuns, bytes: new Uint8Array(64), messages: new Float64Array(8) });
+  const collect = async (reader: PackReader, kind: MessageKind) => {
+    const out: number[] = [];
+    await reader.readMessages(kind, reading(), (m) => {
+      out.push(...m);
+    });
+    return out;
+  };
+
+  it(`reads the first, middle and last of ${MAX_BANDS - 1} targets (MAX_BANDS) without the directory`, async () => {
+    // The source in the middle: targets 0 .. 4,095 but 2,048; requests to every third.
+    const source = MAX_BANDS / 2;
+    const writer = new MessagePackWriter(dir, 1, source, '00000001', MAX_BANDS, tsMessageRuns, new Uint8Array(256));
+    for (let t = 0; t < MAX_BANDS; t++) {
+      if (t === source) continue;
+      writer.write(t, 'values', Float64Array.of(t * 4 + 1, t * 4 + 3));
+      if (t % 3 === 0) writer.write(t, 'requests', Float64Array.of(t));
+    }
+    const pack = writer.finish()!;
+    expect(packProblem(pack, MAX_BANDS)).toBeUndefined();
+    expect(targetCount(pack)).toBe(MAX_BANDS - 1);
+    expect(pack.bytes).toBeGreaterThan((MAX_BANDS - 1) * 80);
+    for (const t of [0, 1, source - 1, source + 1, MAX_BANDS - 2, MAX_BANDS - 1]) {
+      expect(targetRank(pack, t)).toBe(t < source ? t : t - 1);
+      const reader = PackReader.open(dir, pack, MAX_BANDS, t);
+      try {
+        expect(await collect(reader, 'values'), `band ${t}`).toEqual([t * 4 + 1, t * 4 + 3]);
+        expect(await collect(reader, 'requests'), `band ${t}`).toEqual(t % 3 === 0 ? [t] : []);
+        // The trailer, the band's entry, an extent or two and their bytes: not the directory's
+        // 327,600 bytes.
+        expect(reader.bytesRead, `band ${t}`).toBeLessThan(32 + 80 + 2 * 16 + 32);
+      } finally {
+        reader.close();
+      }
+    }
+    expect(targetRank(pack, source)).toBe(-1);
+    expect(messageFileProblem(dir, pack, MAX_BANDS, reading())).toBeUndefined();
+    expect(packFileTargets(join(dir, pack.file), MAX_BANDS)).toHaveLength(MAX_BANDS - 1);
+  });
+
+  it('reads a pack closed after its values and opened again for its requests', async () => {
+    const writer = new MessagePackWriter(dir, 2, 0, '00000002', 4, tsMessageRuns, new Uint8Array(256));
+    writer.write(1, 'values', Float64Array.of(3, 7));
+    writer.write(1, 'requests', Float64Array.of(9));
+    const pack = writer.finish()!;
+    const reader = PackReader.open(dir, pack, 4, 1);
+    expect(await collect(reader, 'values')).toEqual([3, 7]);
+    reader.close();
+    await expect(collect(reader, 'requests')).rejects.toThrow(/read after close/);
+    reader.reopen(4);
+    expect(await collect(reader, 'requests')).toEqual([9]);
+    reader.close();
+    // A file changed meanwhile is checked again.
+    const path = join(dir, pack.file);
+    appendFileSync(path, Buffer.of(0));
+    expect(() => reader.reopen(4)).toThrow(`${path}: message file has ${pack.bytes + 1} bytes, the manifest records ${pack.bytes}`);
+  });
+
+  describe('refuses an entry that does not check, naming the file, and changes no file', () => {
+    const BANDS = 8;
+    const writer = new MessagePackWriter(dir, 3, 0, '00000003', BANDS, tsMessageRuns, new Uint8Array(256));
+    writer.write(2, 'values', Float64Array.of(1, 2, 3));
+    writer.write(5, 'requests', Float64Array.of(4));
+    writer.write(5, 'values', Float64Array.of(8));
+    writer.write(7, 'values', Float64Array.of(6));
+    const pack = writer.finish()!;
+    const path = join(dir, pack.file);
+    const good = readFileSync(path);
+    const directoryAt = good.length - 32 - 3 * 80;
+    /** The file with entry `i` changed by `change` (its CRC-32 made right again if `recheck`). */
+    const damaged = (i: number, change: (entry: Buffer) => void, recheck: boolean) => {
+      const bytes = Buffer.from(good);
+      const entry = bytes.subarray(directoryAt + i * 80, directoryAt + (i + 1) * 80);
+      change(entry);
+      if (recheck) entry.writeDoubleLE(crc32Of(entry.subarray(0, 72)), 72);
+      writeFileSync(path, bytes);
+      return bytes;
+    };
+    const refused = (band: number, problem: string) => {
+      const before = readFileSync(path);
+      expect(() => PackReader.open(dir, pack, BANDS, band)).toThrow(new DatabaseError(path, problem));
+      expect(messageFileProblem(dir, pack, BANDS, reading())).toMatch(new RegExp(`^${path}: message pack's directory`));
+      expect(readdirSync(dir).filter((f) => f.startsWith('msg-p3-'))).toEqual([pack.file]);
+      expect(Buffer.compare(readFileSync(path), before)).toBe(0);
+    };
+    afterAll(() => writeFileSync(path, good));
+
+    it('a byte of an entry changed: that entry fails its CRC-32, the others read', async () => {
+      expect(messageFileProblem(dir, pack, BANDS, reading())).toBeUndefined();
+      damaged(1, (e) => (e[20]! ^= 0x01), false);
+      refused(5, "message pack's directory entry 1 fails its CRC-32 check");
+      const reader = PackReader.open(dir, pack, BANDS, 7);
+      expect(await collect(reader, 'values')).toEqual([6]);
+      reader.close();
+    });
+
+    it("another band's entry in its place (each checks on its own)", () => {
+      damaged(0, (e) => e.set(good.subarray(directoryAt + 80, directoryAt + 160)), false);
+      refused(2, "message pack's directory entry 0 is for band 5, where the manifest's targets put band 2's");
+    });
+
+    it('extents past those of the index, or malformed fields, with a right CRC-32', () => {
+      const extents = good.readUInt32LE(good.length - 32 + 12);
+      damaged(2, (e) => e.writeDoubleLE(extents, 2 * 8), true);
+      refused(7, `message pack's directory entry 2 has extents past the ${extents} of its index`);
+      damaged(2, (e) => e.writeDoubleLE(0, 3 * 8), true); // extents but no messages
+      refused(7, "message pack's directory entry 2 is malformed");
+      damaged(1, (e) => e.writeDoubleLE(BANDS, 0), true);
+      refused(5, "message pack's directory entry 1 is malformed");
+    });
+  });
+});
+
+describe('a message pack of the version before (a trailer CCMSGPK1, a directory read whole)', () => {
+  it('is refused, saying what to do', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ccheckers-messages-'));
+    dirs.push(dir);
+    // Its layout: a section's runs, its extent, an entry of 6 float64s, a trailer of 24 bytes.
+    const data = Buffer.of(1, 5);
+    const extent = Buffer.alloc(16);
+    extent.writeDoubleLE(0, 0);
+    extent.writeDoubleLE(data.length, 8);
+    const entry = Buffer.alloc(48);
+    [1, 0, 0, 1, 1, crc32Of(data)].forEach((x, k) => entry.writeDoubleLE(x, k * 8));
+    const trailer = Buffer.alloc(24);
+    trailer.write('CCMSGPK1', 0, 'latin1');
+    trailer.writeUInt32LE(1, 8);
+    trailer.writeUInt32LE(1, 12);
+    trailer.writeUInt32LE(crc32Of(entry), 16);
+    const file = 'msg-p1-b00000.0123abcd.msg';
+    const path = join(dir, file);
+    const bytes = Buffer.concat([data, extent, entry, trailer]);
+    writeFileSync(path, bytes);
+    const pack: MessagePack = { file, pass: 1, source: 0, bytes: bytes.length, count: 1, directoryCrc32: crc32Of(entry), targets: encodeTargets([1], 4) };
+    const problem = `${path}: message file is a pack of an earlier version of ccheckers (CCMSGPK1): finish the solve with the version that started it, or start it again`;
+    expect(() => PackReader.open(dir, pack, 4, 1)).toThrow(problem);
+    expect(messageFileProblem(dir, pack, 4, { runs: tsMessageRuns, bytes: new Uint8Array(64), messages: new Float64Array(8) })).toBe(problem);
+    expect(packFileTargets(path, 4)).toBeUndefined();
+    expect(Buffer.compare(readFileSync(path), bytes)).toBe(0);
   });
 });
 

@@ -24,13 +24,17 @@ import { chunkRanges } from '../solve.js';
 import { type BandLayout, bandBytes } from './band-layout.js';
 import { type BandSchedule, requestsInPass1 } from './band-schedule.js';
 import { inboxOf } from './message-pack.js';
-import { type MessageReading, MessagePackWriter, applyMessageFile, readMessages } from './messages.js';
+import { type MessageReading, MessagePackWriter, PackReader } from './messages.js';
 import { type BandStepFiles, attemptToken, bandFileName } from './manifest.js';
 import type { ShardStore } from './shard-store.js';
 import { writeFileAtomicallyAsync } from './store-files.js';
 
 /** Kernel calls per band for init and requests (progress and interruption points). */
 export const CALLS_PER_BAND = 16;
+
+/** Packs a step keeps open from their values to their requests; those past it are closed and
+ *  opened again (a store of 4,096 bands has inboxes of up to 4,095 packs). */
+export const MAX_OPEN_PACKS = 1024;
 
 /** A step: band `band` in round `round` of pass `pass` (0: init), on the store as committed at
  *  `generation` (its band file and inbox are the manifest's then). */
@@ -204,16 +208,35 @@ export class BandStepper {
         }
       };
       // The values the others sent, applied by the kernel from the files' bytes, then the visits
-      // they asked for.
-      for (const pack of inbox) {
-        outcome.bytesRead += await applyMessageFile(store.dir, pack, bands, band, this.reading, async (bytes, runState) => {
-          await this.yieldToEvents(hooks);
-          const r = this.kernel.bandApplyRuns(table, this.map(band), bytes, 0, runState, this.threads);
-          outcome.changed += r.wins + r.losses + r.illegal;
-          return r.messages;
-        });
+      // they asked for: each pack opened once, its entry for this band read once.
+      const asked: PackReader[] = [];
+      try {
+        for (const pack of inbox) {
+          const reader = PackReader.open(store.dir, pack, bands, band);
+          // Kept open for its requests (closed by the finally below), up to MAX_OPEN_PACKS.
+          const keep = reader.has('requests');
+          if (keep) asked.push(reader);
+          try {
+            await reader.applyValues(this.reading, async (bytes, runState) => {
+              await this.yieldToEvents(hooks);
+              const r = this.kernel.bandApplyRuns(table, this.map(band), bytes, 0, runState, this.threads);
+              outcome.changed += r.wins + r.losses + r.illegal;
+              return r.messages;
+            });
+          } finally {
+            if (!keep || asked.length > MAX_OPEN_PACKS) reader.close();
+          }
+          if (!keep) outcome.bytesRead += reader.bytesRead;
+        }
+        for (const reader of asked) {
+          reader.reopen(bands);
+          await reader.readMessages('requests', this.reading, visit);
+          reader.close();
+          outcome.bytesRead += reader.bytesRead;
+        }
+      } finally {
+        for (const reader of asked) reader.close();
       }
-      for (const pack of inbox) outcome.bytesRead += await readMessages(store.dir, pack, bands, band, 'requests', this.reading, visit);
       progress(0.1);
       if (pass === 1) await this.units(hooks, band, table, route, (f) => progress(0.1 + 0.8 * f));
       // Requests for the unknown states held here, in slots of at most half the output buffer's

@@ -21,15 +21,18 @@ export interface MessagePack {
   bytes: number;
   /** Messages in all its sections. */
   count: number;
-  /** CRC-32 of its directory (one entry per section: messages.ts), checked by every reader. */
+  /** CRC-32 of its directory (one entry per target: messages.ts), which its trailer repeats: a
+   *  step checks the trailer's against it (the pack is the one the manifest names) and the one
+   *  entry it reads against that entry's own CRC-32; check reads the whole directory. */
   directoryCrc32: number;
   /** The bands it has a section for: a bitset of the band count's bits, base64. */
   targets: string;
 }
 
 /** How messages are stored (messages.ts); a band solve under way whose manifest names another
- *  (a file per target, float64 files before that) is refused, not misread. */
-export const MESSAGE_CODING = 'leb128-runs-packs';
+ *  (leb128-runs-packs: packs whose directory each target read whole; leb128-runs: a file per
+ *  target and kind; float64 files before that) is refused, not misread. */
+export const MESSAGE_CODING = 'leb128-runs-packs2';
 
 /** Pack file names: pass, source band, the attempt that wrote it. */
 export const MESSAGE_FILE = /^msg-p(\d+)-b(\d{5,})\.([0-9a-f]{8})\.msg$/;
@@ -64,6 +67,29 @@ function bitsOf(pack: MessagePack): Uint8Array {
 
 export function hasTarget(pack: MessagePack, band: number): boolean {
   return ((bitsOf(pack)[band >> 3] ?? 0) & (1 << (band & 7))) !== 0;
+}
+
+/** How many bands a pack has sections for. */
+export function targetCount(pack: MessagePack): number {
+  let n = 0;
+  for (const byte of bitsOf(pack)) n += popcount8(byte);
+  return n;
+}
+
+/** The place of band `band` among the pack's targets, ascending (its directory entry's), or -1
+ *  if it is none of them. */
+export function targetRank(pack: MessagePack, band: number): number {
+  if (!hasTarget(pack, band)) return -1;
+  const bits = bitsOf(pack);
+  let n = popcount8(bits[band >> 3]! & ((1 << (band & 7)) - 1));
+  for (let i = 0; i < band >> 3; i++) n += popcount8(bits[i]!);
+  return n;
+}
+
+function popcount8(byte: number): number {
+  let n = 0;
+  for (let b = byte; b !== 0; b &= b - 1) n++;
+  return n;
 }
 
 /** The bands a pack has a section for, ascending. */

@@ -8,19 +8,25 @@
  *  - the sections' bytes: runs of messages (sorted, without repeats; core's message-runs.ts has
  *    the coding, which each backend brings), each the messages of one kernel call to one band,
  *    written as the calls make them, so one section's runs lie in extents among the others';
- *  - the extents (offset, bytes) of every section, section after section;
- *  - the directory, one entry per section in order of target band then kind: target, kind, first
- *    extent, extents, messages, CRC-32 of the section's bytes (its extents in order);
- *  - a trailer: magic, directory entries, extents, the directory's CRC-32.
- * All numbers are little-endian float64, but the trailer's. The manifest records the directory's
- * CRC-32, so a reader trusts the directory it checks and each section's CRC-32 covers the rest.
+ *  - the extents (offset, bytes) of every section, in order of target band, values then requests;
+ *  - the directory, one entry per target band, ascending: target, then for values and for
+ *    requests the first extent, extents, messages and CRC-32 of the section's bytes (its extents
+ *    in order; all 0 but the first extent for a kind it has not), then the CRC-32 of those 9;
+ *  - a trailer: magic, directory entries, extents (uint32 each), messages (float64), the
+ *    directory's CRC-32 and the trailer's own (of its first 28 bytes).
+ * All numbers are little-endian float64, but the trailer's uint32s. A step reads the trailer and
+ * the one entry of its band, found without the others: the k-th entry is that of the pack's k-th
+ * target, which the manifest's bitset gives (a pack of 4,095 targets read whole by each of them
+ * made a pass read O(S^2) directory bytes per band). Each entry checks on its own, the trailer
+ * checks against the manifest (messages, directory CRC-32, entries = targets), and each section's
+ * CRC-32 covers its bytes; check (messageFileProblem) reads and checks the whole directory.
  */
 import { closeSync, fstatSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_NUMBER_BYTES, type MessageRuns, RUN_NEXT_BYTE, RUN_NEXT_OUT, atRunBoundary, newMessageRunState } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { DatabaseError, IO_CHUNK_BYTES, hex } from '../database.js';
-import { type MessagePack, encodeTargets, messageFileName, targetsOf } from './message-pack.js';
+import { type MessagePack, encodeTargets, messageFileName, targetCount, targetRank, targetsOf } from './message-pack.js';
 import { openStoreFile, readAt, refuseIrregular } from './store-files.js';
 
 export type MessageKind = 'values' | 'requests';
@@ -77,15 +83,21 @@ export class MessageDecoder {
   }
 }
 
-/** The trailer: magic (8 bytes), directory entries, extents, directory CRC-32 (uint32 each), 4
- *  bytes of zeros. */
-const PACK_MAGIC = 'CCMSGPK1';
-const TRAILER_BYTES = 24;
-/** Float64 fields of a directory entry and of an extent. */
-const ENTRY_FIELDS = 6;
+/** The trailer: magic (8 bytes), directory entries, extents (uint32 each), messages (float64),
+ *  directory CRC-32, the trailer's CRC-32 of its bytes before (uint32 each). */
+const PACK_MAGIC = 'CCMSGPK2';
+/** The packs before (a directory entry per target and kind, each read whole by every target). */
+const EARLIER_PACK_MAGIC = 'CCMSGPK1';
+const TRAILER_BYTES = 32;
+/** Float64 fields of a directory entry (target; first extent, extents, messages, CRC-32 of values
+ *  then of requests; the entry's CRC-32) and of an extent (offset, bytes). */
+const ENTRY_FIELDS = 10;
 const EXTENT_FIELDS = 2;
 const ENTRY_BYTES = 8 * ENTRY_FIELDS;
+/** The bytes of an entry its CRC-32 covers (all fields but the last). */
+const ENTRY_CHECKED_BYTES = ENTRY_BYTES - 8;
 const EXTENT_BYTES = 8 * EXTENT_FIELDS;
+const KINDS: readonly MessageKind[] = ['values', 'requests'];
 
 const KIND_CODE: Record<MessageKind, number> = { values: 0, requests: 1 };
 
@@ -175,22 +187,34 @@ export class MessagePackWriter {
   finish(): MessagePack | undefined {
     if (this.fd === undefined) return undefined;
     const sections = [...this.sections.entries()].sort((a, b) => a[0] - b[0]).map(([, s]) => s);
+    const targets = [...new Set(sections.map((s) => s.target))];
     const extentCount = sections.reduce((n, s) => n + s.extents.length / 2, 0);
     const extents = new Float64Array(extentCount * EXTENT_FIELDS);
-    const directory = new Float64Array(sections.length * ENTRY_FIELDS);
+    const directoryBytes = Buffer.alloc(targets.length * ENTRY_BYTES);
     let first = 0;
-    sections.forEach((s, i) => {
-      extents.set(s.extents, first * EXTENT_FIELDS);
-      directory.set([s.target, KIND_CODE[s.kind], first, s.extents.length / 2, s.count, s.crc32], i * ENTRY_FIELDS);
-      first += s.extents.length / 2;
+    let next = 0;
+    targets.forEach((target, i) => {
+      const fields = [target];
+      for (const kind of KINDS) {
+        const s = sections[next]?.target === target && sections[next]!.kind === kind ? sections[next++]! : undefined;
+        fields.push(first, (s?.extents.length ?? 0) / 2, s?.count ?? 0, s?.crc32 ?? 0);
+        if (s) {
+          extents.set(s.extents, first * EXTENT_FIELDS);
+          first += s.extents.length / 2;
+        }
+      }
+      const at = i * ENTRY_BYTES;
+      fields.forEach((x, k) => directoryBytes.writeDoubleLE(x, at + k * 8));
+      directoryBytes.writeDoubleLE(crc32Of(directoryBytes.subarray(at, at + ENTRY_CHECKED_BYTES)), at + ENTRY_CHECKED_BYTES);
     });
-    const directoryBytes = littleEndian(directory);
     const directoryCrc32 = crc32Of(directoryBytes);
     const trailer = Buffer.alloc(TRAILER_BYTES);
     trailer.write(PACK_MAGIC, 0, 'latin1');
-    trailer.writeUInt32LE(sections.length, 8);
+    trailer.writeUInt32LE(targets.length, 8);
     trailer.writeUInt32LE(extentCount, 12);
-    trailer.writeUInt32LE(directoryCrc32, 16);
+    trailer.writeDoubleLE(this.messagesWritten, 16);
+    trailer.writeUInt32LE(directoryCrc32, 24);
+    trailer.writeUInt32LE(crc32Of(trailer.subarray(0, 28)), 28);
     let position = this.at;
     for (const bytes of [littleEndian(extents), directoryBytes, trailer]) {
       this.writeAt(bytes, position);
@@ -209,10 +233,7 @@ export class MessagePackWriter {
       bytes: position,
       count: this.messagesWritten,
       directoryCrc32,
-      targets: encodeTargets(
-        sections.map((s) => s.target),
-        this.bands,
-      ),
+      targets: encodeTargets(targets, this.bands),
     };
   }
 
@@ -229,6 +250,7 @@ function littleEndian(numbers: Float64Array): Uint8Array {
   return bytes;
 }
 
+
 /** What a reader needs: the coding, buffers for the file's bytes in pieces and the messages
  *  decoded from them. */
 export interface MessageReading {
@@ -237,7 +259,7 @@ export interface MessageReading {
   messages: Float64Array;
 }
 
-/** A section as the directory gives it. */
+/** A section as its directory entry gives it. */
 interface SectionIn {
   target: number;
   kind: MessageKind;
@@ -247,60 +269,105 @@ interface SectionIn {
   crc32: number;
 }
 
-/** An open pack whose trailer and directory were read and checked. */
-interface OpenPack {
+/** A directory entry: a target's sections (a kind it has not: undefined). */
+interface EntryIn {
+  target: number;
+  values: SectionIn | undefined;
+  requests: SectionIn | undefined;
+}
+
+/** A pack's trailer, read and checked on its own. */
+interface Trailer {
+  entries: number;
+  extentCount: number;
+  messages: number;
+  directoryCrc32: number;
+  /** Bytes of the sections (where the extents start), and where the directory starts. */
+  dataBytes: number;
+  directoryAt: number;
+}
+
+/** An open pack: what its sections are read with. */
+interface PackFile {
   fd: number;
   path: string;
-  sections: SectionIn[];
-  /** Bytes of the sections (where the extents start). */
   dataBytes: number;
 }
 
-/**
- * Reads and checks the trailer and directory of the pack at `path` of `size` bytes (a store of
- * `bands` bands): the directory's CRC-32 against `directoryCrc32` where the manifest gives one.
- * Returns the sections, or what is wrong.
- */
-function readDirectory(fd: number, path: string, size: number, bands: number, directoryCrc32: number | undefined): { sections: SectionIn[]; dataBytes: number } | string {
+/** Reads and checks the trailer of the pack at `path` of `size` bytes (a store of `bands` bands).
+ *  Returns it, or what is wrong. */
+function readTrailer(fd: number, path: string, size: number, bands: number): Trailer | string {
   if (size < TRAILER_BYTES) return 'message file is too short for a pack';
   const trailer = Buffer.alloc(TRAILER_BYTES);
   readAt(fd, path, trailer, size - TRAILER_BYTES, 'message file');
-  if (trailer.toString('latin1', 0, 8) !== PACK_MAGIC) return 'message file is not a message pack (no trailer)';
+  if (trailer.toString('latin1', 0, 8) !== PACK_MAGIC) {
+    // An earlier pack ends in a trailer of 24 bytes.
+    if (trailer.toString('latin1', 8, 16) === EARLIER_PACK_MAGIC) {
+      return `message file is a pack of an earlier version of ccheckers (${EARLIER_PACK_MAGIC}): finish the solve with the version that started it, or start it again`;
+    }
+    return 'message file is not a message pack (no trailer)';
+  }
+  if (crc32Of(trailer.subarray(0, 28)) !== trailer.readUInt32LE(28)) return "message pack's trailer fails its CRC-32 check";
   const entries = trailer.readUInt32LE(8);
   const extentCount = trailer.readUInt32LE(12);
-  // A section per (target, kind): at most 2 per band, checked before the directory is read into
-  // memory (a damaged count of up to 2^32 entries would allocate up to the file's size).
-  if (entries > 2 * bands) return `message pack's index has ${entries} sections (${bands} bands take at most ${2 * bands})`;
+  const messages = trailer.readDoubleLE(16);
+  // An entry per target, never the source: checked before a directory is read into memory (a
+  // count of up to 2^32 entries would allocate up to the file's size).
+  if (entries >= bands) return `message pack's index has ${entries} entries (a pack of ${bands} bands has at most ${bands - 1})`;
   const indexBytes = TRAILER_BYTES + entries * ENTRY_BYTES + extentCount * EXTENT_BYTES;
-  if (entries < 1 || extentCount < entries || indexBytes > size) return `message pack's index (${entries} sections, ${extentCount} extents) does not fit its ${size} bytes`;
-  const directoryBytes = Buffer.alloc(entries * ENTRY_BYTES);
-  readAt(fd, path, directoryBytes, size - TRAILER_BYTES - directoryBytes.length, 'message file');
-  const crc = crc32Of(directoryBytes);
-  if (crc !== trailer.readUInt32LE(16)) return 'message pack\'s directory fails its CRC-32 check';
-  if (directoryCrc32 !== undefined && crc !== directoryCrc32) return `message pack's directory is not the one the manifest records (${hex(directoryCrc32)})`;
+  if (entries < 1 || extentCount < entries || indexBytes > size) return `message pack's index (${entries} entries, ${extentCount} extents) does not fit its ${size} bytes`;
   const dataBytes = size - indexBytes;
-  const sections: SectionIn[] = [];
-  let first = 0;
-  let lastKey = -1;
-  for (let i = 0; i < entries; i++) {
-    const f = (k: number) => directoryBytes.readDoubleLE((i * ENTRY_FIELDS + k) * 8);
-    const [target, kind, firstExtent, extents, count, crc32] = [f(0), f(1), f(2), f(3), f(4), f(5)];
-    const key = target * 2 + kind;
-    const whole = [target, firstExtent, extents, count, crc32].every(Number.isSafeInteger);
-    if (!whole || target < 0 || target >= bands || (kind !== 0 && kind !== 1) || key <= lastKey || firstExtent !== first || extents < 1 || first + extents > extentCount || count < 1 || count > dataBytes || crc32 < 0 || crc32 >= 2 ** 32) {
-      return `message pack's directory entry ${i} is malformed`;
-    }
-    sections.push({ target, kind: kind === 0 ? 'values' : 'requests', firstExtent, extents, count, crc32 });
-    first += extents;
-    lastKey = key;
-  }
-  if (first !== extentCount) return 'message pack\'s directory does not cover its extents';
-  return { sections, dataBytes };
+  if (!Number.isSafeInteger(messages) || messages < 1 || messages > dataBytes) return `message pack's trailer counts ${messages} messages in ${dataBytes} bytes`;
+  return { entries, extentCount, messages, directoryCrc32: trailer.readUInt32LE(24), dataBytes, directoryAt: dataBytes + extentCount * EXTENT_BYTES };
 }
 
-/** Opens the pack `pack` names, checked against it: size, trailer, directory, the count and targets
- *  the manifest records. Problems are DatabaseErrors naming the file. */
-function openPack(dir: string, pack: MessagePack, bands: number): OpenPack {
+/**
+ * The entry at `bytes[at, at + ENTRY_BYTES)` (entry `index` of the directory of `trailer`), checked
+ * on its own: its CRC-32, its fields, its extents among the trailer's. Returns it, or what is wrong.
+ */
+function parseEntry(bytes: Buffer, at: number, index: number, trailer: Trailer, bands: number): EntryIn | string {
+  const f = (k: number) => bytes.readDoubleLE(at + k * 8);
+  if (crc32Of(bytes.subarray(at, at + ENTRY_CHECKED_BYTES)) !== f(ENTRY_FIELDS - 1)) return `message pack's directory entry ${index} fails its CRC-32 check`;
+  const malformed = `message pack's directory entry ${index} is malformed`;
+  const target = f(0);
+  if (!Number.isSafeInteger(target) || target < 0 || target >= bands) return malformed;
+  const entry: EntryIn = { target, values: undefined, requests: undefined };
+  let first = f(1);
+  for (const [i, kind] of KINDS.entries()) {
+    const [firstExtent, extents, count, crc32] = [f(1 + 4 * i), f(2 + 4 * i), f(3 + 4 * i), f(4 + 4 * i)];
+    if (![firstExtent, extents, count, crc32].every(Number.isSafeInteger) || firstExtent !== first || firstExtent < 0 || extents < 0 || count < 0 || crc32 < 0 || crc32 >= 2 ** 32) return malformed;
+    if (extents === 0 ? count !== 0 || crc32 !== 0 : count < 1 || count > trailer.dataBytes) return malformed;
+    if (firstExtent + extents > trailer.extentCount) return `message pack's directory entry ${index} has extents past the ${trailer.extentCount} of its index`;
+    if (extents > 0) entry[kind] = { target, kind, firstExtent, extents, count, crc32 };
+    first += extents;
+  }
+  return entry.values || entry.requests ? entry : malformed;
+}
+
+/** The whole directory of a pack whose trailer was read: every entry checked, in order of target,
+ *  covering the extents, and the directory's CRC-32. For check, and for a pack no manifest names. */
+function readDirectory(fd: number, path: string, trailer: Trailer, bands: number): EntryIn[] | string {
+  const bytes = Buffer.alloc(trailer.entries * ENTRY_BYTES);
+  readAt(fd, path, bytes, trailer.directoryAt, 'message file');
+  if (crc32Of(bytes) !== trailer.directoryCrc32) return "message pack's directory fails its CRC-32 check";
+  const entries: EntryIn[] = [];
+  let first = 0;
+  for (let i = 0; i < trailer.entries; i++) {
+    const entry = parseEntry(bytes, i * ENTRY_BYTES, i, trailer, bands);
+    if (typeof entry === 'string') return entry;
+    const at = (entry.values ?? entry.requests)!.firstExtent;
+    if (at !== first || (i > 0 && entry.target <= entries[i - 1]!.target)) return `message pack's directory entry ${i} is out of order`;
+    first = at + (entry.values?.extents ?? 0) + (entry.requests?.extents ?? 0);
+    entries.push(entry);
+  }
+  if (first !== trailer.extentCount) return "message pack's directory does not cover its extents";
+  return entries;
+}
+
+/** Opens the file of `pack` and reads its trailer, checked against the manifest's record of it:
+ *  size, messages, directory CRC-32, as many entries as targets. Problems are DatabaseErrors
+ *  naming the file (which is closed then). */
+function openPack(dir: string, pack: MessagePack, bands: number): { file: PackFile; trailer: Trailer } {
   const path = join(dir, pack.file);
   refuseIrregular(path, 'message file');
   let fd: number;
@@ -313,13 +380,13 @@ function openPack(dir: string, pack: MessagePack, bands: number): OpenPack {
   try {
     const size = fstatSync(fd).size;
     if (size !== pack.bytes) throw new DatabaseError(path, `message file has ${size} bytes, the manifest records ${pack.bytes}`);
-    const read = readDirectory(fd, path, size, bands, pack.directoryCrc32);
-    if (typeof read === 'string') throw new DatabaseError(path, read);
-    const count = read.sections.reduce((n, s) => n + s.count, 0);
-    if (count !== pack.count) throw new DatabaseError(path, `message file holds ${count} messages, the manifest records ${pack.count}`);
-    const targets = [...new Set(read.sections.map((s) => s.target))];
-    if (targets.join() !== targetsOf(pack).join()) throw new DatabaseError(path, 'message file has sections for other bands than the manifest records');
-    return { fd, path, sections: read.sections, dataBytes: read.dataBytes };
+    const trailer = readTrailer(fd, path, size, bands);
+    if (typeof trailer === 'string') throw new DatabaseError(path, trailer);
+    if (trailer.messages !== pack.count) throw new DatabaseError(path, `message file holds ${trailer.messages} messages, the manifest records ${pack.count}`);
+    if (trailer.directoryCrc32 !== pack.directoryCrc32) throw new DatabaseError(path, `message pack's directory is not the one the manifest records (${hex(pack.directoryCrc32)}, the file's ${hex(trailer.directoryCrc32)})`);
+    const targets = targetCount(pack);
+    if (trailer.entries !== targets) throw new DatabaseError(path, `message file has sections for ${trailer.entries} bands, the manifest records ${targets}`);
+    return { file: { fd, path, dataBytes: trailer.dataBytes }, trailer };
   } catch (e) {
     closeSync(fd);
     throw e;
@@ -333,8 +400,9 @@ export function packFileTargets(path: string, bands: number): number[] | undefin
     refuseIrregular(path, 'message file');
     const fd = openStoreFile(path, 'message file');
     try {
-      const read = readDirectory(fd, path, fstatSync(fd).size, bands, undefined);
-      return typeof read === 'string' ? undefined : [...new Set(read.sections.map((s) => s.target))];
+      const trailer = readTrailer(fd, path, fstatSync(fd).size, bands);
+      const entries = typeof trailer === 'string' ? trailer : readDirectory(fd, path, trailer, bands);
+      return typeof entries === 'string' ? undefined : entries.map((e) => e.target);
     } finally {
       closeSync(fd);
     }
@@ -358,14 +426,16 @@ interface PiecesRead {
  * The bytes of a section in pieces of at most `bytes`' length (each a view of it, valid until the
  * next), their CRC-32 in `read.crc32` (checked by checkEnd). A piece gathers consecutive extents
  * (a call's messages to one band may be a few bytes: one kernel call each would cost more than the
- * bytes). Extents outside the sections' bytes are a DatabaseError naming the file.
+ * bytes). Extents outside the sections' bytes are a DatabaseError naming the file. The extents'
+ * own bytes read are added to `read.bytes` too.
  */
-function* sectionPieces(open: OpenPack, section: SectionIn, bytes: Uint8Array, read: PiecesRead): Generator<Uint8Array> {
+function* sectionPieces(open: PackFile, section: SectionIn, bytes: Uint8Array, read: PiecesRead): Generator<Uint8Array> {
   const extents = Buffer.alloc(EXTENT_BYTES * Math.min(section.extents, 4096));
   let filled = 0;
   for (let done = 0; done < section.extents; ) {
     const n = Math.min(section.extents - done, extents.length / EXTENT_BYTES);
     readAt(open.fd, open.path, extents.subarray(0, n * EXTENT_BYTES), open.dataBytes + (section.firstExtent + done) * EXTENT_BYTES, 'message file');
+    read.bytes += n * EXTENT_BYTES;
     for (let i = 0; i < n; i++) {
       const offset = extents.readDoubleLE(i * EXTENT_BYTES);
       const length = extents.readDoubleLE(i * EXTENT_BYTES + 8);
@@ -392,7 +462,7 @@ function* sectionPieces(open: OpenPack, section: SectionIn, bytes: Uint8Array, r
 
 /** The checks after a section's last piece: whole runs, its CRC-32, as many messages as the
  *  directory records. */
-function checkEnd(open: OpenPack, section: SectionIn, atRunEnd: boolean, crc32: number, count: number): void {
+function checkEnd(open: PackFile, section: SectionIn, atRunEnd: boolean, crc32: number, count: number): void {
   const name = sectionName(section);
   if (!atRunEnd) throw new DatabaseError(open.path, `message file's ${name} ends inside a run`);
   if (crc32 !== section.crc32) throw new DatabaseError(open.path, `message file's ${name} fails its CRC-32 check (directory ${hex(section.crc32)})`);
@@ -404,7 +474,7 @@ function checkEnd(open: OpenPack, section: SectionIn, atRunEnd: boolean, crc32: 
  * valid until the next). A section that does not decode into the count of messages the directory
  * records, or that fails its CRC-32 (checked after the last chunk) is a DatabaseError naming it.
  */
-function* sectionMessages(open: OpenPack, section: SectionIn, reading: MessageReading, read: PiecesRead = { crc32: 0, bytes: 0 }): Generator<Float64Array> {
+function* sectionMessages(open: PackFile, section: SectionIn, reading: MessageReading, read: PiecesRead = { crc32: 0, bytes: 0 }): Generator<Float64Array> {
   const { messages } = reading;
   const decoder = new MessageDecoder(reading.runs);
   let count = 0;
@@ -431,15 +501,21 @@ function* sectionMessages(open: OpenPack, section: SectionIn, reading: MessageRe
   checkEnd(open, section, decoder.atEnd, read.crc32, count);
 }
 
-/** What is wrong with a message pack (size, index, each section's coding, count and CRC-32), if
- *  anything: for check. */
+/** What is wrong with a message pack (size, trailer, every directory entry, each section's coding,
+ *  count and CRC-32; against the manifest's record), if anything: for check. */
 export function messageFileProblem(dir: string, pack: MessagePack, bands: number, reading: MessageReading): string | undefined {
   try {
-    const open = openPack(dir, pack, bands);
+    const { file, trailer } = openPack(dir, pack, bands);
     try {
-      for (const section of open.sections) for (const _ of sectionMessages(open, section, reading));
+      const entries = readDirectory(file.fd, file.path, trailer, bands);
+      if (typeof entries === 'string') throw new DatabaseError(file.path, entries);
+      if (entries.map((e) => e.target).join() !== targetsOf(pack).join()) throw new DatabaseError(file.path, 'message file has sections for other bands than the manifest records');
+      const sections = entries.flatMap((e) => [e.values, e.requests].filter((s) => s !== undefined));
+      const count = sections.reduce((n, s) => n + s.count, 0);
+      if (count !== trailer.messages) throw new DatabaseError(file.path, `message pack's directory counts ${count} messages, its trailer ${trailer.messages}`);
+      for (const section of sections) for (const _ of sectionMessages(file, section, reading));
     } finally {
-      closeSync(open.fd);
+      closeSync(file.fd);
     }
     return undefined;
   } catch (e) {
@@ -448,69 +524,69 @@ export function messageFileProblem(dir: string, pack: MessagePack, bands: number
   }
 }
 
-/** Runs `use` on the pack's section for (target, kind) with the pack open, if it has one. */
-async function withSection(dir: string, pack: MessagePack, bands: number, target: number, kind: MessageKind, use: (open: OpenPack, section: SectionIn) => Promise<void>): Promise<number> {
-  const open = openPack(dir, pack, bands);
-  try {
-    const section = open.sections.find((s) => s.target === target && s.kind === kind);
-    if (section === undefined) return 0;
-    await use(open, section);
-    return section.extents * EXTENT_BYTES + open.sections.length * ENTRY_BYTES + TRAILER_BYTES;
-  } finally {
-    closeSync(open.fd);
-  }
-}
-
-/**
- * Calls `use` on the messages of the pack's section for (target, kind), if it has one, in chunks
- * of at most `reading.messages`' length. The CRC-32 and count are checked at the end; a section of
- * the wrong coding, count or CRC, or whose messages `use` refuses, is a DatabaseError naming the
- * file (its band is not saved then: nothing it did is kept). Returns the bytes read.
- */
-export async function readMessages(
-  dir: string,
-  pack: MessagePack,
-  bands: number,
-  target: number,
-  kind: MessageKind,
-  reading: MessageReading,
-  use: (messages: Float64Array) => void | Promise<void>,
-): Promise<number> {
-  const read = { crc32: 0, bytes: 0 };
-  const index = await withSection(dir, pack, bands, target, kind, async (open, section) => {
-    for (const messages of sectionMessages(open, section, reading, read)) {
-      try {
-        await use(messages);
-      } catch (e) {
-        if (e instanceof RangeError) throw new DatabaseError(open.path, `message file's ${sectionName(section)} holds messages its band refuses (${e.message})`);
-        throw e;
-      }
-    }
-  });
-  return read.bytes + index;
-}
-
 /** What the decoders (message-runs.ts, message_runs.hpp) say of bytes that are not message runs. */
 const DECODER_REFUSALS = /^(a number of 2\^53 or more|an empty run|a message repeated|a message of 2\^53 or more)$/;
 
 /**
- * Hands the bytes of the pack's values section for `target` (if any) to `apply` piece by piece,
- * with the decoder's state (which carries a run and a number from piece to piece):
- * SolverKernel.bandApplyRuns, which decodes and applies them at once. apply returns the messages
- * it decoded. The count and CRC-32 are checked at the end; a section of the wrong coding, count or
- * CRC, or whose values `apply` refuses, is a DatabaseError naming the file (its band is not saved
- * then: nothing it did is kept). Returns the bytes read.
+ * A pack opened for the step of one of its targets: the file opened once, its trailer and the
+ * target's directory entry read and checked (at the place the manifest's targets give it: the
+ * entry of the k-th target is the k-th), and its values and requests sections read from it, each
+ * once. close() it when done (or reopen() it after close(), for a step with more packs than it
+ * keeps open: the entry is not read again). Problems are DatabaseErrors naming the file (its band
+ * is not saved then: nothing it did is kept).
  */
-export async function applyMessageFile(
-  dir: string,
-  pack: MessagePack,
-  bands: number,
-  target: number,
-  reading: MessageReading,
-  apply: (bytes: Uint8Array, state: Float64Array) => number | Promise<number>,
-): Promise<number> {
-  const read = { crc32: 0, bytes: 0 };
-  const index = await withSection(dir, pack, bands, target, 'values', async (open, section) => {
+export class PackReader {
+  /** Bytes read so far: trailer, entry, extents and sections. */
+  bytesRead = TRAILER_BYTES + ENTRY_BYTES;
+
+  private constructor(
+    private file: PackFile | undefined,
+    private readonly pack: MessagePack,
+    private readonly dir: string,
+    private readonly entry: EntryIn,
+  ) {}
+
+  /** Opens `pack` (of a store of `bands` bands) for band `target`, one of its targets. */
+  static open(dir: string, pack: MessagePack, bands: number, target: number): PackReader {
+    const rank = targetRank(pack, target);
+    if (rank < 0) throw new RangeError(`message pack ${pack.file}: band ${target} is none of its targets`);
+    const { file, trailer } = openPack(dir, pack, bands);
+    try {
+      const bytes = Buffer.alloc(ENTRY_BYTES);
+      readAt(file.fd, file.path, bytes, trailer.directoryAt + rank * ENTRY_BYTES, 'message file');
+      const entry = parseEntry(bytes, 0, rank, trailer, bands);
+      if (typeof entry === 'string') throw new DatabaseError(file.path, entry);
+      if (entry.target !== target) throw new DatabaseError(file.path, `message pack's directory entry ${rank} is for band ${entry.target}, where the manifest's targets put band ${target}'s`);
+      return new PackReader(file, pack, dir, entry);
+    } catch (e) {
+      closeSync(file.fd);
+      throw e;
+    }
+  }
+
+  has(kind: MessageKind): boolean {
+    return this.entry[kind] !== undefined;
+  }
+
+  private section(kind: MessageKind): { open: PackFile; section: SectionIn } | undefined {
+    const section = this.entry[kind];
+    if (section === undefined) return undefined;
+    if (this.file === undefined) throw new Error(`message pack ${this.pack.file}: read after close`);
+    return { open: this.file, section };
+  }
+
+  /**
+   * Hands the bytes of the values section (if any) to `apply` piece by piece, with the decoder's
+   * state (which carries a run and a number from piece to piece): SolverKernel.bandApplyRuns,
+   * which decodes and applies them at once. apply returns the messages it decoded. The count and
+   * CRC-32 are checked at the end; a section of the wrong coding, count or CRC, or whose values
+   * `apply` refuses, is a DatabaseError naming the file. Returns the bytes read.
+   */
+  async applyValues(reading: MessageReading, apply: (bytes: Uint8Array, state: Float64Array) => number | Promise<number>): Promise<number> {
+    const found = this.section('values');
+    if (found === undefined) return 0;
+    const { open, section } = found;
+    const read = { crc32: 0, bytes: 0 };
     const state = newMessageRunState();
     let count = 0;
     for (const piece of sectionPieces(open, section, reading.bytes, read)) {
@@ -526,6 +602,43 @@ export async function applyMessageFile(
       }
     }
     checkEnd(open, section, atRunBoundary(state), read.crc32, count);
-  });
-  return read.bytes + index;
+    this.bytesRead += read.bytes;
+    return read.bytes;
+  }
+
+  /**
+   * Calls `use` on the messages of the section of `kind` (if any) in chunks of at most
+   * `reading.messages`' length. The CRC-32 and count are checked at the end; a section of the
+   * wrong coding, count or CRC, or whose messages `use` refuses, is a DatabaseError naming the
+   * file. Returns the bytes read.
+   */
+  async readMessages(kind: MessageKind, reading: MessageReading, use: (messages: Float64Array) => void | Promise<void>): Promise<number> {
+    const found = this.section(kind);
+    if (found === undefined) return 0;
+    const { open, section } = found;
+    const read = { crc32: 0, bytes: 0 };
+    for (const messages of sectionMessages(open, section, reading, read)) {
+      try {
+        await use(messages);
+      } catch (e) {
+        if (e instanceof RangeError) throw new DatabaseError(open.path, `message file's ${sectionName(section)} holds messages its band refuses (${e.message})`);
+        throw e;
+      }
+    }
+    this.bytesRead += read.bytes;
+    return read.bytes;
+  }
+
+  close(): void {
+    if (this.file !== undefined) closeSync(this.file.fd);
+    this.file = undefined;
+  }
+
+  /** Opens the file again after close(), checked as the manifest records it (size, trailer); the
+   *  entry read at open() is kept. */
+  reopen(bands: number): void {
+    if (this.file !== undefined) return;
+    this.file = openPack(this.dir, this.pack, bands).file;
+    this.bytesRead += TRAILER_BYTES;
+  }
 }
