@@ -31,6 +31,7 @@ export * from './cluster/jobs.js';
 export * from './cluster/run-job.js';
 export * from './cluster/redis.js';
 export * from './cluster/coordinator.js';
+export * from './cluster/coordinator-lease.js';
 export * from './cluster/worker.js';
 export * from './plan/census.js';
 export * from './plan/plan.js';

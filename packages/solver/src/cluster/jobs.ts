@@ -1,5 +1,5 @@
 /**
- * The jobs of a cluster solve (coordinator.ts puts them on a BullMQ queue, worker.ts runs them):
+ * The jobs of a cluster solve (job-queue.ts puts them on a BullMQ queue, worker.ts runs them):
  * each is one step of the band passes (store/band-step.ts), the same step a local solve runs in
  * its own process. Their payloads, the checks every payload and result passes, and their ids.
  *

@@ -1,0 +1,120 @@
+/**
+ * The jobs of a round on the cluster's queue (BullMQ): added (or found done, failed or replaced in
+ * Redis), then polled until each has a checked result. What the coordinator (coordinator.ts) runs
+ * for every round of its passes.
+ */
+import { CCheckersError } from '@ccheckers/core';
+import type { Job, Queue } from 'bullmq';
+import { type JobResult, type StepJob, jobId, sameJob } from './jobs.js';
+
+/** What runJobs needs of the coordinator: its queue, where it says things, how it stops. */
+export interface JobQueue {
+  q: Queue;
+  notice: (text: string) => void;
+  /** Throws (ClusterSolveInterrupted) when the solve is to stop. */
+  checkAbort: () => void;
+  /** The Redis URL as shown (its password masked) and the store folder, for the notices. */
+  shownUrl: string;
+  storePath: string;
+}
+
+/** How every job is added: retried twice after a second (a worker's crash, I/O), and kept in
+ *  Redis when done or failed until the pass is committed (a resumed coordinator finds it). */
+const JOB_OPTIONS = { attempts: 3, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: false, removeOnFail: false } as const;
+
+/** Polling: from FAST_POLL_MS, slower while nothing finishes, up to SLOW_POLL_MS; a poll is one
+ *  command (the queue's counts) whatever the jobs, and the pending jobs' states are read only when
+ *  the counts moved or every FULL_CHECK_MS (a job lost from Redis). */
+const FAST_POLL_MS = 10;
+const SLOW_POLL_MS = 1000;
+const FULL_CHECK_MS = 15_000;
+/** How long no job may finish before the coordinator looks for workers and says so. */
+const IDLE_NOTICE_MS = 10_000;
+
+/** Runs the jobs (adding those Redis does not have or has with another payload, retrying failed
+ *  ones) and returns their checked results by id. A job that failed for good ends the solve. */
+export async function runJobs(context: JobQueue, list: StepJob[], check: (job: StepJob, value: unknown) => Promise<JobResult>, onDone: (done: number) => void, recheckDone: boolean): Promise<Map<string, JobResult>> {
+  const { q, notice, checkAbort, shownUrl, storePath } = context;
+  const results = new Map<string, JobResult>();
+  const pending = new Map(list.map((job) => [jobId(job), job]));
+  const add = (job: StepJob) => q.add(job.kind, job, { ...JOB_OPTIONS, jobId: jobId(job) });
+  for (const [id, job] of pending) {
+    const found: Job | undefined = await q.getJob(id);
+    if (!found) {
+      await add(job);
+    } else if (!sameJob(job, found.data)) {
+      // Not the job this coordinator asks for, under its id (put there by someone else): gone.
+      notice(`job ${id} in Redis has another payload than this step's; replaced`);
+      await q.remove(id);
+      await add(job);
+    } else if ((await found.getState()) === 'failed') {
+      await found.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    } else if (recheckDone && (await found.getState()) === 'completed') {
+      // Done before a resume: its files must still be there, else it runs again.
+      try {
+        await check(job, found.returnvalue);
+      } catch {
+        await q.remove(id);
+        await add(job);
+      }
+    }
+  }
+  let wait = FAST_POLL_MS;
+  let lastProgress = performance.now();
+  let lastFullCheck = 0;
+  let lastCounts = '';
+  let told = false;
+  while (pending.size > 0) {
+    checkAbort();
+    // One command a poll: the queue's counts; the jobs themselves only when they moved.
+    const counts = JSON.stringify(await q.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed', 'prioritized'));
+    const now = performance.now();
+    let finished = 0;
+    if (counts !== lastCounts || now - lastFullCheck > FULL_CHECK_MS) {
+      lastCounts = counts;
+      lastFullCheck = now;
+      for (const [id, job] of [...pending]) {
+        // The state first, then the job: read the other way, a job that completes in between
+        // would come without its result.
+        const state = await q.getJobState(id);
+        if (state === 'failed') throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${(await q.getJob(id))?.failedReason ?? '?'} (the store is kept: fix the cause, then solve --resume)`);
+        if (state === 'unknown') {
+          // Redis lost it (restarted without its data, flushed): added again; a step is repeatable.
+          if (!(await q.getJob(id))) await add(job);
+          continue;
+        }
+        if (state !== 'completed') continue;
+        const found: Job | undefined = await q.getJob(id);
+        if (!found || !sameJob(job, found.data)) {
+          // Gone meanwhile, or not this step (put under its id by someone else): added again.
+          if (found) await q.remove(id);
+          await add(job);
+          continue;
+        }
+        results.set(id, await check(job, found.returnvalue));
+        pending.delete(id);
+        finished++;
+        onDone(results.size);
+      }
+    }
+    if (finished > 0) {
+      wait = FAST_POLL_MS;
+      lastProgress = performance.now();
+      told = false;
+      continue;
+    }
+    if (!told && performance.now() - lastProgress > IDLE_NOTICE_MS) {
+      told = true;
+      const workers = await q.getWorkersCount();
+      notice(
+        workers === 0
+          ? `no worker is connected to queue ${q.name} at ${shownUrl}: start one with "ccheckers worker --redis URL --store ${storePath}"`
+          : `${workers} worker(s) connected; waiting for ${pending.size} job(s)`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    wait = Math.min(SLOW_POLL_MS, Math.ceil(wait * 1.5));
+  }
+  for (const id of results.keys()) await q.remove(id).catch(() => 0);
+  return results;
+}
