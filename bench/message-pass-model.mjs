@@ -7,6 +7,8 @@
 //   node bench/message-pass-model.mjs [board] [pieces] [shard counts] [workers] [schedules] [layouts]
 //   node bench/message-pass-model.mjs 7 2 1,4,16,64
 //   node bench/message-pass-model.mjs 7 2 16,64 1,2,4,8,16 segments,skewed,blocks,staggered bands
+//   node bench/message-pass-model.mjs 7 2 16,64 1,2,4,8,16 shared:8,shared:64,shared:512,shared:u1,shared:u4 bands
+//   node bench/message-pass-model.mjs 7 2 16,64 8 shared:u1:revisit,shared:u4:revisit,shared:u16:revisit bands
 //
 // The designs, all with S shards of whole groups (rows of the table) held one at a time:
 //   - "bands": a shard holds the groups whose *children's units* (P2 placements) are consecutive
@@ -30,6 +32,19 @@
 //     workers idle at its ends).
 //   - "blocks": round r = shards rW .. rW+W-1.
 //   - "staggered": blocks in odd passes, the cuts moved by W/2 in even ones.
+//   - "shared:R" (or "shared:uN"): several workers on one band. The bands are stepped one after
+//     the other in proof order, as in the serial pass, each by all W workers holding copies of it.
+//     A step takes the band's units in R sub-rounds (with "uN": sub-rounds of N W units): in
+//     sub-round j worker i visits the i-th of W consecutive slices of the j-th of R consecutive
+//     chunks of the band's units. A worker sees its own proofs on the band's rows at once, those of
+//     the others only when the sub-round ends (the copies exchange their changes: "exchanged"
+//     counts the states so proven, each of which the other W-1 copies receive). A state left
+//     waiting stays with its worker across sub-rounds: visited again 64 of the band's units later,
+//     and at the end of the step in one more sub-round, after the last chunk's exchange. With
+//     ":revisit" ("shared:8:revisit") a worker also visits its waiting states at the start of each
+//     sub-round, right after an exchange (those still unknown stay waiting). "rounds" is then the
+//     sub-rounds of pass 1 (chunks with units, plus one a step), "time" sums the largest slice's
+//     visits over the sub-rounds.
 // "visits" counts the states visited in all passes (revisits included); "time" sums over the
 // rounds the largest step's visits. Both are given against the serial pass (W = 1) of the same S.
 import { BitboardEngine, LOSS, StateSpace, TsSolverKernel, UNKNOWN, WIN, WORDS, rankSet, unrankSet, variant } from '@ccheckers/core';
@@ -160,19 +175,48 @@ function schedule(design, S, W, pass) {
       const [a, b] = [clip(from), clip(from + W)];
       if (b > a) rounds.push(Array.from({ length: b - a }, (_, i) => a + i));
     }
+  } else if (sharedPlan(design)) {
+    for (let X = 0; X < S; X++) rounds.push([X]); // a band at a time, all W workers on it
   } else throw new Error(`unknown design ${design}`);
   return rounds;
+}
+
+/** "shared:R" or "shared:uN" (then ":revisit") as { subRounds | sliceUnits, revisit }; null for the other schedules. */
+function sharedPlan(design) {
+  const m = /^shared:(u?)([1-9][0-9]*)(:revisit)?$/.exec(design);
+  if (!m) return null;
+  return { [m[1] ? 'sliceUnits' : 'subRounds']: Number(m[2]), revisit: m[3] !== undefined };
+}
+
+/** The chunks [from, to) of a band of U units, one a sub-round. */
+function chunksOf(U, W, plan) {
+  const chunks = [];
+  if (plan.sliceUnits) {
+    for (let from = 0; from < U; from += plan.sliceUnits * W) chunks.push([from, Math.min(U, from + plan.sliceUnits * W)]);
+  } else {
+    for (let j = 0; j < plan.subRounds; j++) {
+      const [from, to] = [Math.floor((j * U) / plan.subRounds), Math.floor(((j + 1) * U) / plan.subRounds)];
+      if (to > from) chunks.push([from, to]);
+    }
+  }
+  return chunks;
 }
 
 function model(layout, S, W, design) {
   const shardOfGroup = shardOfGroups(layout, S);
   const rowShard = (s) => shardOfGroup[Math.floor(s / P)];
   const value = initValue.slice();
-  // Visit order per shard: the states of its units, in proof order.
-  const visits = Array.from({ length: S }, () => []);
+  const plan = sharedPlan(design);
+  const copies = plan ? W : 1; // the workers on one band
+  if (copies > 32) throw new Error('at most 32 workers on one band');
+  // The units of each band in proof order: the states of each unit that init left unknown.
   const byUnit = Array.from({ length: space.p1Placements }, () => []);
   for (let s = 0; s < states; s++) if (initValue[s] === UNKNOWN) byUnit[unitOf[s]].push(s);
-  for (const u of space.passOrder) visits[shardOfGroup[childGroupOfUnit[u]]].push(...byUnit[u], -1); // -1 ends a unit
+  const bandUnits = Array.from({ length: S }, () => []);
+  for (const u of space.passOrder) bandUnits[shardOfGroup[childGroupOfUnit[u]]].push(byUnit[u]);
+  // Proofs on the held band's rows not yet exchanged: the copies that made them (a bit each), the value.
+  const madeBy = new Uint32Array(states);
+  const madeValue = new Uint8Array(states);
   let inbox = Array.from({ length: S }, () => []);
   let requested = null; // all states in pass 1
   const log = [];
@@ -180,63 +224,102 @@ function model(layout, S, W, design) {
     let proven = 0;
     let sent = 0;
     let pushed = 0;
+    let exchanged = 0;
     const targets = new Uint8Array(states);
     const nextRequests = new Uint8Array(states);
     let requests = 0;
     const step = (X, messages) => {
-      const set = (i, val) => {
-        if (value[i] === UNKNOWN) {
-          value[i] = val;
-          proven++;
-        }
+      // What copy i sees of a state of the held band: the exchanged table and its own proofs.
+      const seen = (i, s) => (value[s] !== UNKNOWN ? value[s] : (madeBy[s] >>> i) & 1 ? madeValue[s] : UNKNOWN);
+      let made = [];
+      const set = (i, s, val) => {
+        if (seen(i, s) !== UNKNOWN) return;
+        if (madeBy[s] === 0) made.push(s);
+        madeBy[s] |= 1 << i;
+        madeValue[s] = val;
       };
-      const emit = (i, val, push) => {
-        if (rowShard(i) === X) set(i, val);
+      // The end of a sub-round: every copy gets the others' proofs.
+      const exchange = () => {
+        for (const s of made) {
+          value[s] = madeValue[s];
+          madeBy[s] = 0;
+          proven++;
+          if (copies > 1) exchanged++;
+        }
+        made = [];
+      };
+      const emit = (i, s, val, push) => {
+        if (rowShard(s) === X) set(i, s, val);
         else {
-          inbox[rowShard(i)].push(i, val);
+          inbox[rowShard(s)].push(s, val);
           sent++;
-          targets[i] = 1;
+          targets[s] = 1;
           if (push) pushed++;
         }
       };
-      for (let m = 0; m < messages.length; m += 2) set(messages[m], messages[m + 1]);
-      // The shard's units in proof order; a state left waiting for a child is visited again 64
-      // units later and at the end (the kernel's revisits).
-      const waiting = [];
-      let unitsDone = 0;
-      let work = 0;
-      const visit = (s) => {
-        if (rowShard(s) === X && value[s] !== UNKNOWN) return true; // known here; elsewhere it is not seen
-        work++;
+      for (let m = 0; m < messages.length; m += 2) {
+        if (value[messages[m]] === UNKNOWN) {
+          value[messages[m]] = messages[m + 1];
+          proven++;
+        }
+      }
+      const work = new Array(copies).fill(0);
+      const visit = (i, s) => {
+        if (rowShard(s) === X && seen(i, s) !== UNKNOWN) return true; // known here; elsewhere it is not seen
+        work[i]++;
         const first = childStart[s];
         const last = childStart[s + 1];
         if (first === last) return true; // moveless: stays unknown
         for (let e = first; e < last; e++) {
           const c = children[e];
           if (rowShard(c) !== X) throw new Error('a child outside the held shard');
-          const cv = value[c];
+          const cv = seen(i, c);
           if (cv === UNKNOWN) return false;
           if (cv === LOSS) {
-            emit(s, WIN);
+            emit(i, s, WIN);
             return true;
           }
         }
-        emit(s, LOSS);
-        for (let e = parentStart[s]; e < parentStart[s + 1]; e++) emit(parents[e], WIN, true);
+        emit(i, s, LOSS);
+        for (let e = parentStart[s]; e < parentStart[s + 1]; e++) emit(i, parents[e], WIN, true);
         return true;
       };
-      for (const s of visits[X]) {
-        if (s < 0) {
-          unitsDone++;
-          const due = waiting.filter((w) => w.unit <= unitsDone - 64);
-          for (const w of due) visit(w.s);
-          waiting.splice(0, due.length);
-          continue;
+      // The band's units in proof order, by chunks (one, unless shared); copy i takes the i-th of
+      // W slices of each. A state left waiting for a child is visited again 64 units later and at
+      // the end (the kernel's revisits).
+      const units = bandUnits[X];
+      const chunks = plan ? chunksOf(units.length, copies, plan) : [[0, units.length]];
+      const waiting = Array.from({ length: copies }, () => []);
+      let visited = 0;
+      let span = 0;
+      chunks.forEach(([from, to], j) => {
+        work.fill(0);
+        for (let i = 0; i < copies; i++) {
+          // ":revisit": first what the copy left waiting, now that the last exchange came in.
+          if (plan?.revisit && j > 0) waiting[i] = waiting[i].filter((w) => !visit(i, w.s));
+          const first = from + Math.floor((i * (to - from)) / copies);
+          const last = from + Math.floor(((i + 1) * (to - from)) / copies);
+          for (let q = first; q < last; q++) {
+            for (const s of units[q]) {
+              if (requested && !requested[s]) continue;
+              if (!visit(i, s)) waiting[i].push({ s, unit: q });
+            }
+            const due = waiting[i].filter((w) => w.unit <= q + 1 - 64);
+            for (const w of due) visit(i, w.s);
+            waiting[i].splice(0, due.length);
+          }
         }
-        if (requested && !requested[s]) continue;
-        if (!visit(s)) waiting.push({ s, unit: unitsDone });
-      }
-      for (const w of waiting) visit(w.s);
+        exchange();
+        visited += work.reduce((x, y) => x + y, 0);
+        span += Math.max(...work);
+      });
+      // The end of the step: each copy visits what it left waiting, with all proofs exchanged (with
+      // copies, one more sub-round).
+      work.fill(0);
+      for (let i = 0; i < copies; i++) for (const w of waiting[i]) visit(i, w.s);
+      exchange();
+      visited += work.reduce((x, y) => x + y, 0);
+      span += Math.max(...work);
       // Requests for the next pass: the unknown states of the rows held.
       for (let g = 0; g < space.groups; g++) {
         if (shardOfGroup[g] !== X) continue;
@@ -247,25 +330,27 @@ function model(layout, S, W, design) {
           }
         }
       }
-      return work;
+      return { visited, span, subRounds: chunks.length + 1 };
     };
     // A round's shards take their messages first: what one of them sends to another is applied
     // at that shard's next step.
     const rounds = schedule(design, S, W, pass);
     let visited = 0; // states visited (revisits included)
-    let span = 0; // the largest step's visits, summed over the rounds: the pass's time
+    let span = 0; // the largest step's visits (shared: the largest slice's), summed over the rounds: the pass's time
+    let subRounds = 0;
     for (const round of rounds) {
       const taken = round.map((X) => {
         const messages = inbox[X];
         inbox[X] = [];
         return messages;
       });
-      const work = round.map((X, i) => step(X, taken[i]));
-      visited += work.reduce((x, y) => x + y, 0);
-      span += Math.max(...work);
+      const steps = round.map((X, i) => step(X, taken[i]));
+      visited += steps.reduce((x, r) => x + r.visited, 0);
+      span += Math.max(...steps.map((r) => r.span));
+      subRounds += steps.reduce((x, r) => x + r.subRounds, 0);
     }
     const distinct = targets.reduce((x, y) => x + y, 0);
-    log.push({ pass, rounds: rounds.length, visited, span, proven, sent, pushed, distinct, requests });
+    log.push({ pass, rounds: plan ? subRounds : rounds.length, visited, span, proven, sent, pushed, distinct, requests, exchanged });
     requested = nextRequests;
     if (proven === 0 && inbox.every((q) => q.length === 0)) break;
   }
@@ -281,9 +366,10 @@ const total = (log, key) => log.reduce((sum, r) => sum + r[key], 0);
 console.log(`${v.name}: ${states} stored states, ${unknownAfterInit} unknown after init, ${edges} moves`);
 console.log(`in memory (TS kernel): ${referencePasses} passes; pass 1 proves ${pct(referenceProven[0])}`);
 console.log('rounds: of pass 1; visits: states visited in all passes; time: the largest step of each round, summed;');
-console.log('visits and time against the serial pass (W = 1) of the same shards');
+console.log('visits and time against the serial pass (W = 1) of the same shards; shared: rounds are the sub-rounds of pass 1,');
+console.log('time sums the largest slice of each, exchanged counts the states proven on a held band (each sent to W-1 copies)');
 console.log(
-  'layout  shards  workers  schedule      rounds  passes  pass-1 share  proven per pass (share of unknown after init)      visits   time  values sent  of which pushes  distinct targets  requests',
+  'layout  shards  workers  schedule            rounds  passes  pass-1 share  proven per pass (share of unknown after init)      visits   time  values sent  of which pushes  distinct targets  requests  exchanged (pass 1, all)',
 );
 for (const S of counts.split(',').map(Number)) {
   for (const layout of layouts.split(',')) {
@@ -297,7 +383,7 @@ for (const S of counts.split(',').map(Number)) {
         const perPass = log.slice(0, 6).map((r) => pct(r.proven)).join(', ') + (log.length > 6 ? ', ...' : '');
         const x = (key) => `${(total(log, key) / serialVisits).toFixed(2)}x`;
         console.log(
-          `${layout.padEnd(6)}  ${String(S).padStart(6)}  ${String(W).padStart(7)}  ${design.padEnd(12)}  ${String(log[0].rounds).padStart(6)}  ${String(log.length).padStart(6)}  ${pct(log[0].proven).padStart(12)}  ${perPass.padEnd(48)}  ${x('visited').padStart(6)}  ${x('span').padStart(5)}  ${String(total(log, 'sent')).padStart(11)}  ${String(total(log, 'pushed')).padStart(15)}  ${String(total(log, 'distinct')).padStart(16)}  ${String(total(log, 'requests')).padStart(8)}`,
+          `${layout.padEnd(6)}  ${String(S).padStart(6)}  ${String(W).padStart(7)}  ${design.padEnd(18)}  ${String(log[0].rounds).padStart(6)}  ${String(log.length).padStart(6)}  ${pct(log[0].proven).padStart(12)}  ${perPass.padEnd(48)}  ${x('visited').padStart(6)}  ${x('span').padStart(5)}  ${String(total(log, 'sent')).padStart(11)}  ${String(total(log, 'pushed')).padStart(15)}  ${String(total(log, 'distinct')).padStart(16)}  ${String(total(log, 'requests')).padStart(8)}  ${String(log[0].exchanged).padStart(10)} ${String(total(log, 'exchanged')).padStart(10)}`,
         );
       }
     }
