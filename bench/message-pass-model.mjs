@@ -378,8 +378,10 @@ for (const S of counts.split(',').map(Number)) {
     const serialVisits = total(serial, 'visited');
     for (const W of workers.split(',').map(Number)) {
       if (W > S) continue;
-      for (const design of W === 1 ? ['serial'] : schedules.split(',')) {
-        const log = W === 1 ? serial : model(layout, S, W, design);
+      // At W = 1 every schedule is the serial pass, but for the extra revisits of ":revisit".
+      const designs = schedules.split(',');
+      for (const design of W === 1 ? ['serial', ...designs.filter((d) => sharedPlan(d)?.revisit)] : designs) {
+        const log = design === 'serial' ? serial : model(layout, S, W, design);
         const perPass = log.slice(0, 6).map((r) => pct(r.proven)).join(', ') + (log.length > 6 ? ', ...' : '');
         const x = (key) => `${(total(log, key) / serialVisits).toFixed(2)}x`;
         console.log(
