@@ -21,5 +21,5 @@ export * from './backend/describe.js';
 export * from './solver-space/state-space.js';
 export * from './solver-space/value-table.js';
 export * from './solver-space/table-bytes.js';
-export * from './solver-space/ts-kernel.js';
+export * from './solver-space/kernel.js';
 export * from './solver-space/message-runs.js';

@@ -8,7 +8,7 @@ import type { RuleMode, Variant } from '../geometry/variant.js';
 import { type Move, type Position, type Side, fromWords, toWords } from '../position/position.js';
 import { nextCombination, rankSet } from '../ranking/combination.js';
 import { tsMessageRuns } from '../solver-space/message-runs.js';
-import { TsSolverKernel } from '../solver-space/ts-kernel.js';
+import { TsSolverKernel } from '../solver-space/kernel.js';
 import { type Backend, type BenchOp, type BenchRun, type Engine, type SolverKernel, checkPlacementRank } from './backend.js';
 import { describePositions } from './describe.js';
 
