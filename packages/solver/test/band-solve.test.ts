@@ -18,7 +18,10 @@ import {
   bandLayout,
   childGroupsInProofOrder,
   copyStates,
+  MAX_STATES_PER_CALL,
+  UNITS_CALL_SECONDS,
   requestChunks,
+  unitsCallSize,
   planBands,
   minMessageBytes,
   bandBytes,
@@ -147,6 +150,30 @@ describe('band plans', () => {
   });
 });
 
+describe('units calls', () => {
+  it('are sized by time as well as memory: a few units first, then about the seconds asked for, growing at most twofold', () => {
+    expect(unitsCallSize(10_000, 500, 0, UNITS_CALL_SECONDS)).toBe(8); // none timed yet
+    expect(unitsCallSize(5, 500, 0, UNITS_CALL_SECONDS)).toBe(5);
+    expect(unitsCallSize(10_000, 500, 0.01, 2)).toBe(200); // by time
+    expect(unitsCallSize(10_000, 50, 0.01, 2)).toBe(50); // by memory
+    expect(unitsCallSize(10_000, 500, 10, 2)).toBe(1); // a unit longer than the call: one
+    // 7x7/4 in 5 bands: 42,376 units a band at 37 ms a unit (one thread, pass 1) make calls of 54
+    // units for 2 s, where memory alone allowed the whole band.
+    expect(unitsCallSize(42_376, 42_376, 0.037, 2)).toBe(54);
+  });
+
+  it('request calls cover at most MAX_STATES_PER_CALL states (7x7/4: 450 groups a call)', () => {
+    const per = 37;
+    const slots = 200;
+    const known = new Uint8Array(Math.ceil((slots * per) / 4)).fill(0x55);
+    // A bound of 5 slots' states: calls of 5 slots, not the sixteenths' 13.
+    const chunks = requestChunks(known, slots, per, 1e9, 5 * per + 3);
+    expect(chunks.map(([from, to]) => to - from)).toEqual(Array<number>(40).fill(5));
+    expect(requestChunks(known, slots, per, 1e9).length).toBe(16); // the default bound is far
+    expect(Math.floor(MAX_STATES_PER_CALL / 148_995)).toBe(450);
+  });
+});
+
 describe('request calls', () => {
   it('cover the band in slot ranges of at most the limit of unknown states (or one slot), at least 16', () => {
     const random = seededRandom(3);
@@ -261,7 +288,7 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
       // several bands, the chains that cross into the next worker's bands wait a pass: about 1/W;
       // blocks lose most chains, docs/sharding.md: 7x7/2 in 48 bands for 4, 5.3%).
       expect(r.passLog[0]!.proven / r.storedStates).toBeGreaterThan(workers === 1 ? 0.9 : schedule === 'blocks' ? 0.03 : 0.25);
-    }, 120_000);
+    }, 300_000); // a hang catcher: 7x7/3 took 134-142 s on a machine at load 10
   }
 });
 

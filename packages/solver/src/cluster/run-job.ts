@@ -5,7 +5,8 @@
  *
  * A job never blocks the event loop for long: BullMQ renews the job's lock from a timer on it,
  * and a lock that runs out hands the job to another worker while this one still works on it. The
- * step yields before each kernel call, and writes its band file asynchronously.
+ * step yields before each kernel call, its calls are short (band-step.ts, UNITS_CALL_SECONDS;
+ * callSeconds), and it writes its band file asynchronously.
  */
 import type { Backend } from '@ccheckers/core';
 import { checkMemory, formatBytes } from '../memory.js';
@@ -22,6 +23,8 @@ export interface JobContext {
   threads: number;
   /** The worker's --memory: a job that would need more is deferred to another worker. */
   memoryLimit?: number;
+  /** Seconds a UNITS kernel call aims at (band-step.ts; the worker's lock is renewed between). */
+  callSeconds?: number;
 }
 
 /** Runs jobs for one worker: keeps the stepper (kernel, buffers) of its store between jobs. */
@@ -82,6 +85,7 @@ export class JobRunner {
       schedule: store.schedule,
       bandBufferBytes: plan.bandBytes,
       messageBytes: m.bands!.messageBytes,
+      ...(this.context.callSeconds !== undefined ? { callSeconds: this.context.callSeconds } : {}),
     });
     this.stepperOf = key;
     return this.stepper;

@@ -9,6 +9,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Backend, CCheckersError } from '@ccheckers/core';
+import { UNITS_CALL_SECONDS } from '../store/band-step.js';
 import { MANIFEST } from '../store/manifest.js';
 import { ShardStore } from '../store/shard-store.js';
 import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';
@@ -52,13 +53,15 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
     connection.redis.disconnect();
     return { jobs: 0, refused: 0 };
   }
+  const stallMs = 1000 * (options.stallSeconds ?? DEFAULT_STALL_SECONDS);
   const runner = new JobRunner({
     dir: options.store,
     backend: options.backend,
     threads: options.threads,
     ...(options.memoryLimit !== undefined ? { memoryLimit: options.memoryLimit } : {}),
+    // The lock is renewed every stallMs / 2 from the event loop, which runs between kernel calls.
+    callSeconds: Math.min(UNITS_CALL_SECONDS, stallMs / 1000 / 8),
   });
-  const stallMs = 1000 * (options.stallSeconds ?? DEFAULT_STALL_SECONDS);
   let jobs = 0;
   let running = 0;
   let refused = 0;

@@ -29,8 +29,28 @@ import { type BandStepFiles, attemptToken, bandFileName } from './manifest.js';
 import type { ShardStore } from './shard-store.js';
 import { writeFileAtomicallyAsync } from './store-files.js';
 
-/** Kernel calls per band for init and requests (progress and interruption points). */
+/** Kernel calls per band for init and requests, at least (progress and interruption points). */
 export const CALLS_PER_BAND = 16;
+
+/**
+ * Kernel calls are short: the event loop runs between them, and a cluster worker's BullMQ lock is
+ * renewed from a timer on it (every half of --stall-seconds). Sized by memory alone, the UNITS
+ * calls of 7x7/4 in 5 bands grew to thousands of units, minutes each on a loaded machine: the
+ * workers' locks ran out mid-call, their jobs went to the other worker, and no step of pass 1
+ * finished in 70 minutes. So UNITS calls aim at UNITS_CALL_SECONDS (at the rate the last call
+ * took), and init and requests calls cover at most MAX_STATES_PER_CALL states (under a second).
+ */
+export const UNITS_CALL_SECONDS = 2;
+export const MAX_STATES_PER_CALL = 2 ** 26;
+/** Units of a stepper's first UNITS call, before one is timed. */
+const FIRST_UNITS_CALL = 8;
+
+/** Units in the next UNITS call: what is `left`, at most what fills its output (`byMemory`) and
+ *  what takes about `callSeconds` at `secondsPerUnit` (FIRST_UNITS_CALL before any call: 0). */
+export function unitsCallSize(left: number, byMemory: number, secondsPerUnit: number, callSeconds: number): number {
+  const byTime = secondsPerUnit > 0 ? Math.floor(callSeconds / secondsPerUnit) : FIRST_UNITS_CALL;
+  return Math.max(1, Math.min(left, byMemory, byTime));
+}
 
 /** Packs a step keeps open from their values to their requests; those past it are closed and
  *  opened again (a store of 4,096 bands has inboxes of up to 4,095 packs). */
@@ -77,6 +97,9 @@ export interface BandStepperOptions {
   schedule: BandSchedule;
   /** The band buffer's bytes (the largest band, or shard the bands end as: band-layout.ts). */
   bandBufferBytes: number;
+  /** Seconds a UNITS call aims at (default UNITS_CALL_SECONDS; a worker with a short
+   *  --stall-seconds asks for less). */
+  callSeconds?: number;
   /** The store's message bytes (BandState.messageBytes). */
   messageBytes: number;
 }
@@ -94,6 +117,8 @@ export class BandStepper {
   private readonly unitsBuffer: Float64Array;
   /** Bytes of messages per unit of a UNITS call, as seen so far (sizes the next call). */
   private bytesPerUnit: number;
+  /** The last UNITS call's seconds per unit (0: none yet). */
+  private secondsPerUnit = 0;
 
   constructor(private readonly o: BandStepperOptions) {
     this.kernel = o.backend.solverKernel(o.variant, o.rules);
@@ -163,7 +188,9 @@ export class BandStepper {
   private async init(job: BandStepJob, attempt: string, hooks: BandStepHooks): Promise<BandStepOutcome> {
     const outcome = this.emptyOutcome(job, attempt);
     const table = this.bandTable(job.band).fill(0);
-    const chunks = chunkRanges(this.o.layout.groupsOf[job.band]!.length, CALLS_PER_BAND);
+    const groups = this.o.layout.groupsOf[job.band]!.length;
+    const calls = Math.max(CALLS_PER_BAND, Math.ceil((groups * this.o.space.p2Placements) / MAX_STATES_PER_CALL));
+    const chunks = chunkRanges(groups, calls);
     for (const [i, [from, to]] of chunks.entries()) {
       const s = await this.call(hooks, BandPhase.INIT, table, job.band, undefined, from, to);
       outcome.changed += s.illegal + s.terminal + s.wins + s.losses;
@@ -277,10 +304,13 @@ export class BandStepper {
     const units = this.o.layout.unitsOf[band]!;
     const target = this.unitsBuffer.byteLength / 2;
     for (let at = 0; at < units.length; ) {
-      const n = Math.max(1, Math.min(units.length - at, Math.floor(target / this.bytesPerUnit)));
+      const n = unitsCallSize(units.length - at, Math.floor(target / this.bytesPerUnit), this.secondsPerUnit, this.o.callSeconds ?? UNITS_CALL_SECONDS);
+      const started = performance.now();
       const r = await this.call(hooks, BandPhase.UNITS, table, band, units.subarray(at, at + n));
       const made = r.counts.reduce((a, b) => a + b, 0);
+      // Units differ along the proof order: a call is at most twice the last one (by either bound).
       this.bytesPerUnit = Math.max(this.bytesPerUnit * 0.5, (made * 8) / n);
+      this.secondsPerUnit = Math.max(this.secondsPerUnit * 0.5, (performance.now() - started) / 1000 / n);
       route(r);
       at += n;
       progress(at / units.length);
@@ -290,13 +320,13 @@ export class BandStepper {
 
 /**
  * Slot ranges [from, to) of a band of `slots` slots of `per` states, each with at most `limit`
- * unknown states (a slot alone may have more if limit < per) and at most a sixteenth of the
- * slots (progress, and interruption points): REQUESTS calls, which make a request per unknown
+ * unknown states (a slot alone may have more if limit < per), at most a sixteenth of the slots
+ * (progress, and interruption points) and MAX_STATES_PER_CALL states: REQUESTS calls, which make a request per unknown
  * state. Late passes, with few unknown states left, take a band in a few calls, not hundreds.
  */
-export function requestChunks(table: Uint8Array, slots: number, per: number, limit: number): Array<[number, number]> {
+export function requestChunks(table: Uint8Array, slots: number, per: number, limit: number, maxStates = MAX_STATES_PER_CALL): Array<[number, number]> {
   const chunks: Array<[number, number]> = [];
-  const most = Math.max(1, Math.ceil(slots / CALLS_PER_BAND));
+  const most = Math.max(1, Math.min(Math.ceil(slots / CALLS_PER_BAND), Math.floor(maxStates / per)));
   let from = 0;
   let unknown = 0;
   for (let slot = 0; slot < slots; slot++) {
