@@ -398,8 +398,3 @@ class BitboardEngine {
     c2 = useMirror ? mb : b;
   }
 };
-
-/** The engine's former name, which pass_worker.inl, state_graph.inl and phases.inl still use: to
- *  go once they say BitboardEngine (core's class of engine/engine.ts has that name). */
-template <class B>
-using Engine = BitboardEngine<B>;

@@ -24,8 +24,8 @@ using PassUnit = OpenUnit<UnitState<B>, UnitContext<B>>;
 
 template <class B, class Table>
 struct PassWorker {
-  const Engine<B>& engine;  // copied into a local by the hot methods (see StateGraph)
-  const Groups& g;
+  const BitboardEngine<B>& engine;  // copied into a local by the hot methods (see StateGraph)
+  const StateSpace& g;
   const Table& table;
   Outbox* outbox;  // a BandTable's messages (nullptr for TableParts)
   StateGraph<B> graph;
@@ -39,7 +39,7 @@ struct PassWorker {
   PassUnit<B>* openUnits = nullptr;
   int thread = 0, threads = 1;
 
-  PassWorker(const Engine<B>& engine, const Groups& groups, const Table& t, Outbox* out = nullptr)
+  PassWorker(const BitboardEngine<B>& engine, const StateSpace& groups, const Table& t, Outbox* out = nullptr)
       : engine(engine),
         g(groups),
         table(t),
@@ -60,7 +60,7 @@ struct PassWorker {
   /** Illegal and terminal states, and wins in one move: P1 fills its goal with a legal move.
    *  Knowing those before the first pass lets it prove most of the game in one sweep. */
   void init(uint64_t index, B a, B b) {
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     if (e.isIllegal(a, b, 0)) {
       if (table.prove(index, kIllegal)) stats.illegal++;
     } else if (e.hasWon(1, a, b)) {
@@ -94,7 +94,7 @@ struct PassWorker {
    *  and the misses overlap; in a full pass it is in cache, and each child is ranked only when
    *  the ones before it were won. */
   uint64_t pass(uint64_t index, B a, B b, const ChildGroup<B>& cg, bool sparse) {
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     [[maybe_unused]] StatePlace place{};  // a band's: where the state lies
     if constexpr (Table::kSends) {
       // A band visits states held elsewhere too, without their values: init's are found again

@@ -45,7 +45,7 @@ KernelStats forEachUnit(ThreadPool& pool, uint32_t units, int threads, MakeWorke
 /** Init of group `group`: its states in index order (illegal, terminal, won in one). */
 template <class B, class Table>
 void initGroup(PassWorker<B, Table>& w, uint32_t group) {
-  const Engine<B>& e = w.engine;
+  const BitboardEngine<B>& e = w.engine;
   const B a = e.unrankP1(w.g.rankOf[group]);
   FreePlacements<B> p2(e, a);
   uint64_t index = static_cast<uint64_t>(group) * e.p2Placements;
@@ -69,8 +69,8 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
   PassUnit<B> alone;
   PassUnit<B>& u = w.openUnits ? w.openUnits[t] : alone;
   typename PassUnit<B>::Listing listing(u);
-  const Engine<B>& e = w.engine;
-  const Groups& g = w.g;
+  const BitboardEngine<B>& e = w.engine;
+  const StateSpace& g = w.g;
   const Table& parts = w.table;
   B b = e.unrankP1(g.passOrder[unit]);
   ChildGroup<B> cg = w.graph.childGroup(b);
@@ -110,7 +110,7 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
  */
 template <class B>
 void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
-  const Engine<B>& e = w.engine;
+  const BitboardEngine<B>& e = w.engine;
   const TableParts& parts = w.table;
   B a = e.unrankP1(w.g.rankOf[group]);
   uint64_t first = static_cast<uint64_t>(group) * e.p2Placements;
@@ -144,7 +144,7 @@ void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
  */
 template <class B>
 void visitRequests(PassWorker<B, BandTable>& w, const double* messages, size_t from, size_t to) {
-  const Engine<B>& e = w.engine;
+  const BitboardEngine<B>& e = w.engine;
   const BandTable& band = w.table;
   for (size_t i = from; i < to; i++) {
     if (!isMessage(messages[i]) || messageValue(messages[i]) != 0) throw std::invalid_argument("band visit: a message that is not a request");
@@ -167,7 +167,7 @@ void visitRequests(PassWorker<B, BandTable>& w, const double* messages, size_t f
  */
 template <class B>
 void requestsOfSlot(PassWorker<B, BandTable>& w, uint32_t slot) {
-  const Engine<B>& e = w.engine;
+  const BitboardEngine<B>& e = w.engine;
   const BandTable& band = w.table;
   const uint64_t group = band.map.groups[slot];
   const B a = e.unrankP1(w.g.rankOf[group]);
@@ -250,7 +250,7 @@ inline size_t applyRuns(const BandTable& band, const uint8_t* runs, size_t from,
 /** Distance init of group `group`: 0 for its lost states without a legal move. */
 template <class B>
 void distanceInitGroup(DistanceWorker<B>& w, uint32_t group, uint8_t* distances) {
-  const Engine<B>& e = w.engine;
+  const BitboardEngine<B>& e = w.engine;
   const B a = e.unrankP1(w.g.rankOf[group]);
   FreePlacements<B> p2(e, a);
   uint64_t index = static_cast<uint64_t>(group) * e.p2Placements;
@@ -263,7 +263,7 @@ void distanceInitGroup(DistanceWorker<B>& w, uint32_t group, uint8_t* distances)
  *  byte equal to depth is skipped), then unranked one by one and pushed to their parents. */
 template <class B>
 void distanceLayerGroup(DistanceWorker<B>& w, uint32_t group, uint8_t* distances, int depth) {
-  const Engine<B>& e = w.engine;
+  const BitboardEngine<B>& e = w.engine;
   const uint64_t first = static_cast<uint64_t>(group) * e.p2Placements, end = first + e.p2Placements;
   const uint64_t pattern = 0x0101010101010101ull * static_cast<uint8_t>(depth);
   bool unranked = false;

@@ -34,7 +34,7 @@ struct ParentList {
 template <class B>
 class StateGraph {
  public:
-  StateGraph(const Engine<B>& engine, const Groups& groups)
+  StateGraph(const BitboardEngine<B>& engine, const StateSpace& groups)
       : engine(engine),
         g(groups),
         parentMoves(2 * static_cast<size_t>(engine.n) * engine.k + 2),
@@ -42,7 +42,7 @@ class StateGraph {
         parentGroups(static_cast<size_t>(engine.n) * engine.n) {}
 
   ChildGroup<B> childGroup(B b) const {
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     ChildGroup<B> cg;
     B rb = e.rotate(b);
     uint64_t r1 = e.rankP1(rb);
@@ -54,14 +54,14 @@ class StateGraph {
 
   /** a as the children's P2 before the move: rotated, and mirrored with their group. */
   B childP2(B a, const ChildGroup<B>& cg) const {
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     const B ra = e.rotate(a);
     return cg.mirrored ? e.mirror(ra) : ra;
   }
 
   /** Stored index of the child after P1's move from -> to; mappedA = childP2(a, cg). */
   uint64_t childIndexOf(B mappedA, const ChildGroup<B>& cg, int from, int to) const {
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     int f = e.n - 1 - from, t = e.n - 1 - to;
     if (cg.mirrored) {
       f = e.mirrorMap[f];
@@ -87,7 +87,7 @@ class StateGraph {
    *  its group; and where that group's placement is its own mirror image, the mirror twin too
    *  (both are stored, with the same value). */
   ParentList<B> parentsOf(B a, B b) {
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     if (parentStamp == 0 || !(b == parentsOfB)) {
       parentStamp++;
       parentsOfB = b;
@@ -114,8 +114,8 @@ class StateGraph {
  private:
   // Methods copy `engine` into a local first: a local reference stays in a register, where a
   // member is loaded again after every byte the table stores (a char store may alias it).
-  const Engine<B>& engine;
-  const Groups& g;
+  const BitboardEngine<B>& engine;
+  const StateSpace& g;
   std::vector<uint8_t> parentMoves;
   std::vector<ParentState<B>> parentStates;
   /** Where the parents reached by one P2 move lie: the group of rot b^ (b^ = b with the piece on
@@ -135,7 +135,7 @@ class StateGraph {
 
   /** The parent group of the P2 move from -> to out of `parentsOfB`, computed on first use. */
   const ParentGroup& parentGroup(int from, int to) {
-    const Engine<B>& e = engine;
+    const BitboardEngine<B>& e = engine;
     ParentGroup& pg = parentGroups[static_cast<size_t>(from) * e.n + to];
     if (pg.stamp == parentStamp) return pg;
     const int f = e.n - 1 - from, t = e.n - 1 - to;  // rotated cells

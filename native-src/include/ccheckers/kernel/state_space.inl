@@ -13,10 +13,6 @@ struct StateSpace {
   std::vector<uint32_t> passOrder;   // pass units (P2 placements) in proof order
 };
 
-/** The state space's former name, which pass_worker.inl, state_graph.inl and phases.inl still use:
- *  to go once they say StateSpace. */
-using Groups = StateSpace;
-
 /** P2 placements by total distance of P2 from its goal (sum of rows; P2 heads for row 0), ties
  *  by rank: a pass then meets positions roughly in order of distance to the end, so proofs feed
  *  later ones in the same pass (7x7/3, before revisits: 94.5% proven in pass 1, 84.4% in rank
