@@ -15,7 +15,10 @@ import { bandSchedule, stepBefore, takenAt } from '../src/store/band-schedule.js
 import { crc32Of } from '../src/crc.js';
 import { MAX_BANDS } from '../src/store/band-layout.js';
 import { type MessagePack, encodeTargets, inboxOf, lastTakenAt, packProblem, takenByAll, targetCount, targetRank, targetsOf } from '../src/store/message-pack.js';
-import { type MessageKind, type MessageReading, MessageDecoder, MessageEncoder, MessagePackWriter, PackReader, messageFileProblem, packFileTargets } from '../src/store/messages.js';
+import type { MessageKind } from '../src/store/message-pack-format.js';
+import { type MessageReading, PackReader, messageFileProblem, packFileTargets } from '../src/store/message-pack-reader.js';
+import { MessagePackWriter } from '../src/store/message-pack-writer.js';
+import { MessageDecoder, MessageEncoder } from '../src/store/messages.js';
 
 /** The section of `kind` for band `target` of `pack` (none: nothing), read as a step reads it:
  *  the pack opened for the band, the section read; the bytes read in all (trailer, the band's

@@ -1,8 +1,8 @@
 /**
  * The band passes: the solve of a sharded store in bounded memory, one band of the proof order in
  * memory per worker at a time (band-layout.ts), proven values exchanged between bands as messages
- * in files (messages.ts; the message combining of Bal and Allis' parallel retrograde analysis,
- * 1995). One design, run by one worker or many:
+ * in files (message packs, message-pack-format.ts; the message combining of Bal and Allis' parallel
+ * retrograde analysis, 1995). One design, run by one worker or many:
  *  - a pass is rounds of steps (band-schedule.ts): with W workers, up to W bands stepped at once;
  *  - a step (band-step.ts) reads the store as the last round left it and writes new whole files;
  *  - a round ends with one commit (ShardStore.commitBands) that names what its steps wrote.

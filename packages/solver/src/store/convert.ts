@@ -11,7 +11,7 @@ import { type DatabaseFile, type StoredValues, openDatabase, streamBytes } from 
 import { type GameCounts, TableTally } from '../state-index.js';
 import { bandBytes, bandLayout } from './band-layout.js';
 import { checkShardCount, shardLayout } from './layout.js';
-import { messageFileProblem } from './messages.js';
+import { messageFileProblem } from './message-pack-reader.js';
 import { lockOutput } from '../output-file.js';
 import { type BandState, MANIFEST, type StoreResults, resultsDiffer, resultsMismatch } from './manifest.js';
 import { ShardStore } from './shard-store.js';

@@ -1,10 +1,11 @@
 /**
  * Message packs of the band passes, as the manifest knows them: one file per step (pass, source
  * band, attempt) holding every message the step sent, a section per target band and kind
- * (messages.ts writes and reads them). One file per step, not per target: with S bands a pass
- * makes at most S files, where a file per (target, kind) made up to 2 S^2 (7x7/2 in 256 bands
- * did not finish in 5 minutes), so a store can have the many small bands that keep the proof
- * chains of a pass when many workers step bands at once (band-schedule.ts, blocks).
+ * (message-pack-format.ts has their layout, message-pack-writer.ts and message-pack-reader.ts
+ * write and read them, messages.ts codes the runs). One file per step, not per target: with S
+ * bands a pass makes at most S files, where a file per (target, kind) made up to 2 S^2 (7x7/2 in
+ * 256 bands did not finish in 5 minutes), so a store can have the many small bands that keep the
+ * proof chains of a pass when many workers step bands at once (band-schedule.ts, blocks).
  *
  * A pack is read by each of its targets at that target's next step after it (takenAt), and
  * removed once all of them have stepped: which targets a pack has is in the manifest (a bitset),
@@ -21,17 +22,17 @@ export interface MessagePack {
   bytes: number;
   /** Messages in all its sections. */
   count: number;
-  /** CRC-32 of its directory (one entry per target: messages.ts), which its trailer repeats: a
-   *  step checks the trailer's against it (the pack is the one the manifest names) and the one
-   *  entry it reads against that entry's own CRC-32; check reads the whole directory. */
+  /** CRC-32 of its directory (one entry per target: message-pack-format.ts), which its trailer
+   *  repeats: a step checks the trailer's against it (the pack is the one the manifest names) and
+   *  the one entry it reads against that entry's own CRC-32; check reads the whole directory. */
   directoryCrc32: number;
   /** The bands it has a section for: a bitset of the band count's bits, base64. */
   targets: string;
 }
 
-/** How messages are stored (messages.ts); a band solve under way whose manifest names another
- *  (leb128-runs-packs: packs whose directory each target read whole; leb128-runs: a file per
- *  target and kind; float64 files before that) is refused, not misread. */
+/** How messages are stored (message-pack-format.ts); a band solve under way whose manifest names
+ *  another (leb128-runs-packs: packs whose directory each target read whole; leb128-runs: a file
+ *  per target and kind; float64 files before that) is refused, not misread. */
 export const MESSAGE_CODING = 'leb128-runs-packs2';
 
 /** Pack file names: pass, source band, the attempt that wrote it. */

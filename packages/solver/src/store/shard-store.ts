@@ -21,7 +21,7 @@ import { type BandSchedule, stepBefore, takenAt } from './band-schedule.js';
 import { type Shard, type ShardLayout, layoutOf } from './layout.js';
 import { BAND_FILE, type BandStepFiles, MANIFEST, type Manifest, SHARD_FILE, STORE_FORMAT, STORE_FORMAT_VERSION, checkManifest, isCrc32, manifestChecksum, newStoreId, resultsDiffer, resultsMismatch, scheduleOf } from './manifest.js';
 import { type MessagePack, parseMessageFileName, takenByAll } from './message-pack.js';
-import { packFileTargets } from './messages.js';
+import { packFileTargets } from './message-pack-reader.js';
 import { STORE_READ_FLAGS, irregular, makeFolder, openStoreFile, readAt, refuseIrregular, writeFileAtomically } from './store-files.js';
 
 export class ShardStore {
