@@ -34,7 +34,7 @@ import {
 import { type MessagePack, hasTarget } from '../src/store/message-pack.js';
 import { IN_MEMORY, sameTable } from './support/in-memory.js';
 
-/** Where the values section for `target` of a message pack starts (messages.ts: the layout). */
+/** Where the values section for `target` of a message pack starts (message-pack-format.ts: the layout). */
 function sectionStart(pack: Buffer, target: number): number {
   const trailer = pack.length - 32;
   const [entries, extents] = [pack.readUInt32LE(trailer + 8), pack.readUInt32LE(trailer + 12)];
