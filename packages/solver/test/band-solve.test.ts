@@ -292,6 +292,30 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
   }
 });
 
+describe('progress of band solves', () => {
+  it('says each round as it starts, so a pass is timed from its first round (a cluster reports steps only as they end)', async () => {
+    const events: Array<{ phase: string; pass: number; fraction: number }> = [];
+    const r = await solveSharded({
+      variant: variant(7, 2),
+      rules: 'clean',
+      backend: backends[0]!,
+      threads: 1,
+      store: newStore(),
+      shards: 4,
+      workers: 2,
+      onProgress: (e) => events.push({ phase: e.phase, pass: e.pass, fraction: e.fraction }),
+    });
+    const rounds = Math.ceil(4 / 2);
+    for (let pass = 1; pass <= r.passes; pass++) {
+      const fractions = events.filter((e) => e.phase === 'pass' && e.pass === pass).map((e) => e.fraction);
+      // Each round's start (round / rounds) comes, in order, before anything of that round.
+      expect(fractions[0]).toBe(0);
+      for (let round = 0; round < rounds; round++) expect(fractions).toContain(round / rounds);
+      expect([...fractions].sort((a, b) => a - b)).toEqual(fractions);
+    }
+  });
+});
+
 describe('interrupted band solves', () => {
   it('start again in a folder a solve killed before its first save left (its lock and temporary files only)', async () => {
     const store = newStore();

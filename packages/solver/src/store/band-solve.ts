@@ -256,9 +256,13 @@ export class BandSolve {
     const { pass, round } = this.m.bands!.next;
     const rounds = this.schedule.rounds.length;
     const steps = this.schedule.rounds[round]!.map((band): BandStepJob => ({ pass, round, band, generation: this.m.generation }));
-    const outcomes = await this.hooks.runRound(steps, (fraction) => {
+    const progress = (fraction: number) => {
       this.report({ phase: pass === 0 ? 'init' : 'pass', pass, fraction: (round + Math.min(1, fraction)) / rounds, proven: this.m.proven ?? 0, storedStates: this.space.states });
-    });
+    };
+    // Said as the round starts: a cluster's steps report only when they end (minutes apart on
+    // 7x7/4), and a pass's elapsed time and rate count from its first report.
+    progress(0);
+    const outcomes = await this.hooks.runRound(steps, progress);
     checkMoveless(
       outcomes.reduce((sum, o) => sum + o.moveless, 0),
       this.space.variant,
