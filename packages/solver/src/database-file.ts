@@ -24,6 +24,7 @@ import {
   checkPartCrc,
   encodeHeader,
   openForReading,
+  parsePassLog,
   readAll,
   readHeader,
   readPassLog,
@@ -213,7 +214,14 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
     ];
     if (header.distanceBytes > 0) checksums.push(result('distances', header.distanceBytes, header.distanceCrc32, sum(HEADER_BYTES + header.bodyBytes, header.distanceBytes)));
     const logAt = HEADER_BYTES + header.bodyBytes + header.distanceBytes;
-    checksums.push(result('pass log', size - logAt, logCrc32, sum(logAt, size - logAt)));
+    const log = result('pass log', size - logAt, logCrc32, sum(logAt, size - logAt));
+    checksums.push(log);
+    if (log.ok) {
+      // Its checksum says it is what was written, not that it is a pass log (a forged file).
+      const bytes = new Uint8Array(size - logAt);
+      readAll(fd, bytes, logAt);
+      header.passLog = parsePassLog(path, bytes);
+    }
     const report: CheckReport = { path, header, checksums };
     if (space && counter) {
       const counts = counter.gameCounts();

@@ -287,7 +287,45 @@ export function readPassLog(path: string, fd: number, read: HeaderRead): void {
   const log = new Uint8Array(read.logBytes);
   readAll(fd, log, HEADER_BYTES + header.bodyBytes + header.distanceBytes);
   if (crc32Of(log) !== read.logCrc32) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
-  header.passLog = JSON.parse(Buffer.from(log).toString('utf8')) as PassRecord[];
+  header.passLog = parsePassLog(path, log);
+}
+
+/** The pass log of a file's bytes, checked as passLogProblem does (a DatabaseError naming the
+ *  file where it is not one: its checksum proves only that it is what was written). */
+export function parsePassLog(path: string, bytes: Uint8Array): PassRecord[] {
+  let log: unknown;
+  try {
+    log = JSON.parse(Buffer.from(bytes).toString('utf8'));
+  } catch {
+    throw new DatabaseError(path, 'corrupt pass log: not JSON');
+  }
+  const problem = passLogProblem(log);
+  if (problem) throw new DatabaseError(path, `corrupt pass log: ${problem}`);
+  return log as PassRecord[];
+}
+
+/**
+ * What is wrong with a pass log read from a file (a database's or a store manifest's), or
+ * undefined: a list of records whose fields are counts and seconds (non-negative numbers; the
+ * counts whole), `sparse` a boolean. Other numeric fields (a cluster's jobs and Redis commands)
+ * are kept, and checked the same.
+ */
+export function passLogProblem(log: unknown): string | undefined {
+  if (!Array.isArray(log)) return 'not a list of passes';
+  for (const [i, record] of log.entries()) {
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) return `pass record ${i} is not an object`;
+    for (const field of ['pass', 'proven', 'newlyProven', 'seconds']) {
+      if (!(field in record)) return `pass record ${i} has no ${field}`;
+    }
+    for (const [field, value] of Object.entries(record as Record<string, unknown>)) {
+      if (field === 'sparse') {
+        if (typeof value !== 'boolean') return `pass record ${i}: sparse is ${JSON.stringify(value)}`;
+      } else if (field === 'seconds' ? !(typeof value === 'number' && Number.isFinite(value) && value >= 0) : !(Number.isSafeInteger(value) && (value as number) >= 0)) {
+        return `pass record ${i}: ${field} is ${JSON.stringify(value)}`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Refuses a body (or distance table) whose checksum is not the one its header records. */
@@ -406,6 +444,8 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
   if (header.distanceBytes !== 0 && header.distanceBytes !== space.states) {
     throw new DatabaseError(path, `header says ${header.distanceBytes} distance bytes, but ${space.variant.name} needs 0 or ${space.states}`);
   }
+  if (header.startValue > 3) throw new DatabaseError(path, `unknown start value ${header.startValue} in header (0-3: draw, P2 wins, P1 wins, illegal)`);
+  if (!Number.isFinite(header.seconds) || header.seconds < 0) throw new DatabaseError(path, `header says ${header.seconds} seconds of solving`);
   const problem = stage === 'complete' ? countsNotAddingUp(header) : undefined;
   if (problem) throw new DatabaseError(path, `inconsistent counts: ${problem}`);
   return header;

@@ -6,9 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type Stats, closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { CCheckersError } from '@ccheckers/core';
 import { hostOf, thisMachine } from './machine.js';
+import { MANIFEST } from './store/manifest-name.js';
 
 export class OutputPathError extends CCheckersError {
   constructor(message: string) {
@@ -62,6 +63,7 @@ function statOrNothing(path: string): Stats | undefined {
  */
 export function checkOutputPath(path: string, force: boolean): void {
   if (path === '') throw new OutputPathError('--out needs a file name');
+  refuseStoreFolder(path);
   const st = statOrNothing(path);
   if (st && !st.isFile()) {
     throw new OutputPathError(`${path} is ${kindOf(st)}, not a regular file: the output must go to a new file or replace a regular one`);
@@ -86,6 +88,22 @@ export function checkOutputPath(path: string, force: boolean): void {
     if (code !== 'EEXIST') throw new OutputPathError(`${path}: ${problem(code, path)}`);
   }
   unlinkSync(probe);
+}
+
+/**
+ * Refuses an output in the folder of a ccheckers store (it holds manifest.json), even with
+ * --force: the store's solves remove the files there that their manifest does not name and that
+ * are named as theirs are (a leftover of a crash), so a file put there could be lost.
+ */
+export function refuseStoreFolder(path: string): void {
+  const folder = dirname(path);
+  let st: Stats | undefined;
+  try {
+    st = lstatSync(join(folder, MANIFEST));
+  } catch {
+    return; // none (or the folder is unreadable: the checks after this one say so)
+  }
+  if (st) throw new OutputPathError(`${path} is in ${folder}, a ccheckers store (it holds ${MANIFEST}): a store's folder holds its own files only; choose another folder`);
 }
 
 /** Checks again just before the result replaces or takes `path` (something may have appeared). */

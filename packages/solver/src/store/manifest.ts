@@ -7,13 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
-import { DatabaseError, type PassRecord, countsNotAddingUp, hex } from '../database.js';
+import { DatabaseError, type PassRecord, countsNotAddingUp, hex, passLogProblem } from '../database.js';
 import { type GameCounts } from '../state-index.js';
 import { type BandSchedule, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, stepBefore } from './band-schedule.js';
 import { layoutOf } from './layout.js';
+import { MANIFEST } from './manifest-name.js';
 import { MESSAGE_CODING, type MessagePack, packProblem, parseMessageFileName } from './message-pack.js';
 
-export const MANIFEST = 'manifest.json';
+export { MANIFEST };
 export const STORE_FORMAT = 'ccheckers-store';
 export const STORE_FORMAT_VERSION = 1;
 /** Shard file names: index, generation, and (written by a cluster's worker) the attempt. */
@@ -209,6 +210,21 @@ export function checkManifest(path: string, m: Manifest): void {
   if (m.storedStates !== space.states || m.groups !== space.groups || m.statesPerGroup !== space.p2Placements || m.tableBytes !== space.tableBytes) {
     throw bad(`its sizes are not those of ${space.variant.name}`);
   }
+  // The fields a solve reads back (forged ones would stop it with a TypeError, not a message).
+  if (!Number.isSafeInteger(m.generation) || m.generation < 0) throw bad(`generation ${String(m.generation)}`);
+  if (typeof m.seconds !== 'number' || !Number.isFinite(m.seconds) || m.seconds < 0) throw bad(`seconds ${String(m.seconds)}`);
+  if (m.proven !== undefined && (!Number.isSafeInteger(m.proven) || m.proven < 0 || m.proven > space.states)) throw bad(`proven ${String(m.proven)}`);
+  const logProblem = passLogProblem(m.passLog);
+  if (logProblem) throw bad(`pass log: ${logProblem}`);
+  if (m.passInProgress !== undefined) {
+    const p = m.passInProgress as unknown as Record<string, unknown> | null;
+    if (p === null || typeof p !== 'object' || typeof p.sparse !== 'boolean' || !['pass', 'shardsDone', 'tilesDone', 'newlyProven'].every((f) => Number.isSafeInteger(p[f]) && (p[f] as number) >= 0) || typeof p.seconds !== 'number' || !(p.seconds >= 0)) {
+      throw bad('pass in progress');
+    }
+  }
+  if (m.passes !== undefined && m.passes !== 'bands' && m.passes !== 'tiles') throw bad(`passes ${String(m.passes)}`);
+  if (m.bandCount !== undefined && (!Number.isSafeInteger(m.bandCount) || m.bandCount < 1 || m.bandCount > space.groups)) throw bad(`band count ${String(m.bandCount)}`);
+  if (m.bandWorkers !== undefined && (!Number.isSafeInteger(m.bandWorkers) || m.bandWorkers < 1 || m.bandWorkers > MAX_WORKERS)) throw bad(`band workers ${String(m.bandWorkers)}`);
   if (!Number.isSafeInteger(m.groupsPerShard) || m.groupsPerShard < 4 || m.groupsPerShard % 4 !== 0) throw bad(`groups per shard ${m.groupsPerShard}`);
   const layout = layoutOf(space, m.groupsPerShard);
   if (!Array.isArray(m.shards) || m.shards.length !== layout.shards.length) throw bad(`${m.shards?.length} shards, the layout has ${layout.shards.length}`);
@@ -236,6 +252,11 @@ export function checkManifest(path: string, m: Manifest): void {
       // Float64 message files (no messageCoding): a store of a band solve left by an earlier version.
       throw new DatabaseError(path, `a band solve under way whose message files are coded as ${String(b.messageCoding ?? 'float64')}; this ccheckers codes them as ${MESSAGE_CODING}: finish the solve with the version that started it, or start it again`);
     }
+    const tally = b.tally as unknown as Record<string, unknown> | null;
+    if (tally === null || typeof tally !== 'object' || !['changed', 'sentValues', 'messagesWritten', 'bytesRead', 'bytesWritten'].every((f) => Number.isSafeInteger(tally[f]) && (tally[f] as number) >= 0) || typeof tally.seconds !== 'number' || !(tally.seconds >= 0)) {
+      throw bad('band solve: tally of the pass under way');
+    }
+    if (!isCrc32(b.layoutCrc32)) throw bad(`band solve: layout checksum ${String(b.layoutCrc32)}`);
     if (b.schedule !== undefined && !SCHEDULE_KINDS.includes(b.schedule)) throw bad(`band solve: schedule ${String(b.schedule)}`);
     // A pack's entry agrees with its file's name; one pack per step.
     if (!Array.isArray(b.messages)) throw bad('band solve: message files');

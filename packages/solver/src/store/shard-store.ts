@@ -9,13 +9,14 @@
  * file removed. Whenever the process dies, the manifest on disk names complete files whose CRCs
  * it records; files it does not name are leftovers, removed when the store is opened for writing.
  */
-import { closeSync, existsSync, fstatSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, lstatSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { type FileHandle, open as openFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CCheckersError, RANKING_ID, type RuleMode, StateSpace, type Variant, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, hex } from '../database.js';
 import { VERIFY_ON_OPEN_BYTES } from '../database-file.js';
+import { refuseStoreFolder } from '../output-file.js';
 import { TableTally } from '../state-index.js';
 import { type BandSchedule, stepBefore, takenAt } from './band-schedule.js';
 import { type Shard, type ShardLayout, layoutOf } from './layout.js';
@@ -41,6 +42,7 @@ export class ShardStore {
    * it holds a store to `resume`.
    */
   static checkPath(dir: string, resume: boolean): void {
+    if (!resume) refuseStoreFolder(dir);
     if (!existsSync(dir)) return;
     if (!statSync(dir).isDirectory()) throw new CCheckersError('E_USAGE', `--store ${dir} is not a folder`);
     const holdsStore = existsSync(join(dir, MANIFEST));
@@ -364,6 +366,8 @@ export class ShardStore {
     for (const file of readdirSync(this.dir)) {
       if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+(\.[0-9a-f]+)?\.bin|msg-[0-9a-z.-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
       if (keepUnderWay && (/\.tmp-[0-9a-f-]+$/.test(file) || this.underWay(file))) continue;
+      // A store writes regular files only: a folder or link under such a name is someone else's.
+      if (!lstatSync(join(this.dir, file)).isFile()) continue;
       unlinkSync(join(this.dir, file));
       removed.push(file);
     }
