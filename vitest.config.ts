@@ -38,7 +38,7 @@ export default defineConfig({
     projects: [
       'packages/*',
       ...(prebuilds
-        ? [{ test: { name: 'native-prebuilds', root: 'packages/native', include: ['test/backends.test.ts'], testTimeout: 120_000, env: { PREBUILDS_ONLY: '1' } } }]
+        ? [{ test: { name: 'native-prebuilds', root: 'packages/native', include: ['test/backends.test.ts'], testTimeout: 120_000, env: { PREBUILDS_ONLY: '1' }, server: { deps: { external: [/\/packages\/[^/]+\/dist\//] } } } }]
         : []),
     ],
     // Test files at a time. Many wait on child processes (the CLI, qemu, npm, g++, Redis), the
