@@ -5,25 +5,54 @@
 #                                              (installs g++-aarch64-linux-gnu and qemu-user-static)
 #   native-src/test/run-selftest.sh sanitize   native build with AddressSanitizer and UBSan: any
 #                                              report (leaks, overruns, undefined behaviour) fails it
+# A second argument --build-only builds the binary and does not run it (.ci/run builds both test
+# binaries in its setup, beside the typecheck). Each binary is kept in SELFTEST_CACHE (default
+# node_modules/.cache/ccheckers-selftest) under the SHA-256 of its compiler, flags and every
+# source file, and built again only when one of these changes. The translation units compile
+# SELFTEST_JOBS at a time (default: the CPUs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+mode="${1:-native}"
+build_only=false
+[[ "${2:-}" == "--build-only" ]] && build_only=true
 flags=(-std=c++17 -O2 -Wall -Wextra -I"$here/include" -pthread)
-if [[ "${1:-}" == "aarch64" ]]; then
-  if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64-static >/dev/null; then
-    sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
-    $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq g++-aarch64-linux-gnu qemu-user-static >/dev/null
-  fi
-  aarch64-linux-gnu-g++ "${flags[@]}" "$here"/src/*.cpp "$here/test/selftest.cpp" -o "$out/selftest"
-  file "$out/selftest" | sed 's/^[^:]*: /binary: /'
-  qemu-aarch64-static -L /usr/aarch64-linux-gnu "$out/selftest"
-elif [[ "${1:-}" == "sanitize" ]]; then
-  g++ "${flags[@]}" -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
-    "$here"/src/*.cpp "$here/test/selftest.cpp" -o "$out/selftest"
-  echo "sanitizers: address, undefined"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$out/selftest"
-else
-  g++ "${flags[@]}" "$here"/src/*.cpp "$here/test/selftest.cpp" -o "$out/selftest"
-  "$out/selftest"
+cxx=g++
+case "$mode" in
+  aarch64)
+    if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64-static >/dev/null; then
+      sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
+      $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq g++-aarch64-linux-gnu qemu-user-static >/dev/null
+    fi
+    cxx=aarch64-linux-gnu-g++ ;;
+  sanitize)
+    # -g1: line tables, all a report needs to name the line.
+    flags+=(-O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all) ;;
+  native | "") mode=native ;;
+  *) echo "run-selftest.sh: unknown mode $mode (native, aarch64 or sanitize)" >&2; exit 2 ;;
+esac
+sources=("$here"/src/*.cpp "$here/test/selftest.cpp")
+
+cache="${SELFTEST_CACHE:-$here/../node_modules/.cache/ccheckers-selftest}"
+key="$( { "$cxx" --version | head -1; printf '%s\n' "$mode" "${flags[@]}"; find "$here/src" "$here/include" "$here/test/selftest.cpp" -type f -print0 | sort -z | xargs -0 sha256sum | sed "s|$here/||"; } | sha256sum | cut -c1-16)"
+binary="$cache/$mode-$key"
+if [[ ! -x "$binary" ]]; then
+  mkdir -p "$cache"
+  work="$(mktemp -d "$cache/build-$mode.XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
+  printf '%s\n' "${sources[@]}" | xargs -P "${SELFTEST_JOBS:-$(nproc)}" -I{} \
+    sh -c 'src="$0" out="$1" && shift && "$@" -c "$src" -o "$out/$(basename "$src" .cpp).o" || exit 255' {} "$work" "$cxx" "${flags[@]}"
+  "$cxx" "${flags[@]}" "$work"/*.o -o "$work/selftest"
+  mv "$work/selftest" "$binary" # whole or not at all: another build of the same key gives the same file
 fi
+echo "selftest binary: $binary"
+$build_only && exit 0
+
+case "$mode" in
+  aarch64)
+    file "$binary" | sed 's/^[^:]*: /binary: /'
+    qemu-aarch64-static -L /usr/aarch64-linux-gnu "$binary" ;;
+  sanitize)
+    echo "sanitizers: address, undefined"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$binary" ;;
+  *) "$binary" ;;
+esac

@@ -6,6 +6,8 @@
  * Plus the C++ self-test natively, built once, with AddressSanitizer and UBSan (the same checks as
  * an unsanitized build, which the addon's tests run optimized against the TypeScript kernel). The
  * tools come from .ci/run (apt-get); without them the emulated checks are skipped and say so.
+ * run-selftest.sh keeps each binary by the hash of its compiler, flags and sources: .ci/run builds
+ * both in its setup, and a test run alone (or after a source changed) builds them first.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
