@@ -7,7 +7,7 @@
 #                                              report (leaks, overruns, undefined behaviour) fails it
 # A second argument --build-only builds the binary and does not run it (.ci/run builds both test
 # binaries in its setup, beside the typecheck). Each binary is kept in SELFTEST_CACHE (default
-# node_modules/.cache/ccheckers-selftest) under the SHA-256 of its compiler, flags and every
+# native-src/test/.cache, git-ignored) under the SHA-256 of its compiler, flags and every
 # source file, and built again only when one of these changes. The translation units compile
 # SELFTEST_JOBS at a time (default: the CPUs).
 set -euo pipefail
@@ -32,7 +32,7 @@ case "$mode" in
 esac
 sources=("$here"/src/*.cpp "$here/test/selftest.cpp")
 
-cache="${SELFTEST_CACHE:-$here/../node_modules/.cache/ccheckers-selftest}"
+cache="${SELFTEST_CACHE:-$here/test/.cache}"
 key="$( { "$cxx" --version | head -1; printf '%s\n' "$mode" "${flags[@]}"; find "$here/src" "$here/include" "$here/test/selftest.cpp" -type f -print0 | sort -z | xargs -0 sha256sum | sed "s|$here/||"; } | sha256sum | cut -c1-16)"
 binary="$cache/$mode-$key"
 if [[ ! -x "$binary" ]]; then

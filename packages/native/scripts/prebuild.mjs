@@ -1,17 +1,36 @@
 // Builds prebuilds/<platform>-<arch>/*.node with prebuildify (N-API, stripped). `--arch arm64` on
 // an x64 machine cross-compiles: the aarch64-linux-gnu toolchain (Debian's g++-aarch64-linux-gnu)
 // and the headers of an arm64 Node of the same version (scripts/arm64-node.sh). Other arguments
-// are passed on to prebuildify.
+// are passed on to prebuildify. `--from-build` (.ci/run, which has just compiled build/ in its
+// setup): the linux-x64 prebuild is build/Release's addon, stripped as prebuildify strips it, when
+// that addon is newer than every file it is compiled from (else prebuildify compiles it again):
+// the same compiler, flags and sources, compiled once a run.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { packageDir, toolchainEnv } from './toolchain-env.mjs';
 
 // --arch=arm64 and --arch arm64 alike (prebuildify takes both).
-const args = process.argv.slice(2).flatMap((a) => (a.startsWith('--arch=') ? ['--arch', a.slice(7)] : [a]));
+const fromBuild = process.argv.includes('--from-build');
+const args = process.argv.slice(2).flatMap((a) => (a.startsWith('--arch=') ? ['--arch', a.slice(7)] : a === '--from-build' ? [] : [a]));
 const arch = args.includes('--arch') ? args[args.indexOf('--arch') + 1] : process.arch;
 const env = toolchainEnv();
+
+/** The newest modification time of the files the addon is compiled from (release-pack.mjs's). */
+function newestSource(sources) {
+  let newest = statSync(join(packageDir, 'binding.gyp')).mtimeMs;
+  const walk = (folder) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue;
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else newest = Math.max(newest, statSync(path).mtimeMs);
+    }
+  };
+  for (const folder of [sources, join(packageDir, 'src')]) walk(folder);
+  return newest;
+}
 if (arch === 'arm64' && process.arch !== 'arm64') {
   const triple = 'aarch64-linux-gnu';
   const found = spawnSync('sh', ['-c', `command -v ${triple}-g++`]);
@@ -30,13 +49,28 @@ if (arch === 'arm64' && process.arch !== 'arm64') {
     npm_config_nodedir: node.stdout.trim(),
   });
 }
+const sources = existsSync(join(packageDir, 'native-src', 'include')) ? join(packageDir, 'native-src') : join(packageDir, '..', '..', 'native-src');
+if (fromBuild && arch === process.arch && process.platform === 'linux') {
+  const built = join(packageDir, 'build', 'Release', 'ccheckers_native.node');
+  if (existsSync(built) && statSync(built).mtimeMs > newestSource(sources)) {
+    const folder = join(packageDir, 'prebuilds', `linux-${arch}`);
+    const out = join(folder, '@ccheckers+native.node');
+    rmSync(folder, { recursive: true, force: true });
+    mkdirSync(folder, { recursive: true });
+    copyFileSync(built, out);
+    const strip = spawnSync('strip', ['--strip-all', out], { stdio: 'inherit' });
+    if (strip.status !== 0) process.exit(strip.status ?? 1);
+    console.log(`prebuild: ${out} is ${built}, stripped (newer than its sources)`);
+    process.exit(0);
+  }
+  console.log(`prebuild: ${built} is missing or older than its sources: compiling`);
+}
 // prebuildify compiles in <cwd>/build: a scratch folder keeps the package's own build/ (which
 // node-gyp-build loads first, whatever its architecture) as it was.
 const scratch = join(packageDir, `.prebuild-${arch}`);
 rmSync(scratch, { recursive: true, force: true });
 mkdirSync(scratch);
 for (const file of ['binding.gyp', 'package.json']) copyFileSync(join(packageDir, file), join(scratch, file)); // package.json: the prebuild's name
-const sources = existsSync(join(packageDir, 'native-src', 'include')) ? join(packageDir, 'native-src') : join(packageDir, '..', '..', 'native-src');
 for (const [name, target] of [['src', join(packageDir, 'src')], ['native-src', sources], ['node_modules', join(packageDir, 'node_modules')]]) {
   symlinkSync(target, join(scratch, name));
 }
