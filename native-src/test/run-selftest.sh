@@ -6,8 +6,9 @@
 #   native-src/test/run-selftest.sh sanitize   native build with AddressSanitizer and UBSan: any
 #                                              report (leaks, overruns, undefined behaviour) fails it
 # A second argument --build-only builds the binary and does not run it (.ci/run builds both test
-# binaries in its setup, beside the typecheck). Each binary is kept in SELFTEST_CACHE (default
-# native-src/test/.cache, git-ignored) under the SHA-256 of its compiler, flags and every
+# binaries in its setup). Each binary is kept in SELFTEST_CACHE (default
+# .cache/selftest at the top of the repository, git-ignored; not in native-src/, whose files
+# scripts/arm64.sh compares with the prebuilds) under the SHA-256 of its compiler, flags and every
 # source file, and built again only when one of these changes. The translation units compile
 # SELFTEST_JOBS at a time (default: the CPUs).
 set -euo pipefail
@@ -32,7 +33,7 @@ case "$mode" in
 esac
 sources=("$here"/src/*.cpp "$here/test/selftest.cpp")
 
-cache="${SELFTEST_CACHE:-$here/test/.cache}"
+cache="${SELFTEST_CACHE:-$here/../.cache/selftest}"
 key="$( { "$cxx" --version | head -1; printf '%s\n' "$mode" "${flags[@]}"; find "$here/src" "$here/include" "$here/test/selftest.cpp" -type f -print0 | sort -z | xargs -0 sha256sum | sed "s|$here/||"; } | sha256sum | cut -c1-16)"
 binary="$cache/$mode-$key"
 if [[ ! -x "$binary" ]]; then
