@@ -191,13 +191,14 @@ function storedIndex(space: StateSpace, map: BandMap, local: number): number {
   return map.groups[slot]! * per + (local - slot * per);
 }
 
+// [board name, pieces, rules, board]: the title's placeholders take the first three in order.
 const cases = [
-  [7, 2, 'clean'],
-  [4, 6, 'clean'],
-  [4, 6, 'published'],
+  ['7x7', 2, 'clean', 7],
+  ['4x4', 6, 'clean', 4],
+  ['4x4', 6, 'published', 4],
 ] as const;
 
-describe.each(cases)('band calls, %ix%i with %i pieces, %s rules', (board, pieces, rules) => {
+describe.each(cases)('band calls, %s with %i pieces, %s rules', (_name, pieces, rules, board) => {
   const v = variant(board, pieces);
   const space = new StateSpace(v);
   const per = space.p2Placements;
