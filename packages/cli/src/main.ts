@@ -187,20 +187,25 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
       // Help and version exit 0; everything else commander reports (already printed) is usage.
       return e.exitCode === 0 ? EXIT_OK : EXIT_ERROR;
     }
-    if (e instanceof CCheckersError) {
-      process.stderr.write(`ccheckers: ${prefix(e)}${e.message}\n`);
-      return EXIT_ERROR;
-    }
+    if (e instanceof CCheckersError) return failed(running, e.code, `${prefix(e)}${e.message}`);
     const full = diskFull(e, running);
-    if (full) {
-      process.stderr.write(`ccheckers: ${full}\n`);
-      return EXIT_ERROR;
-    }
-    process.stderr.write(`ccheckers: fatal error: ${(e as Error).message ?? String(e)}\n`);
+    if (full) return failed(running, (e as NodeJS.ErrnoException).code!, full);
+    const code = failed(running, 'E_FATAL', `fatal error: ${(e as Error).message ?? String(e)}`);
     if (process.env.CCHECKERS_DEBUG === '1') process.stderr.write(`${(e as Error).stack}\n`);
-    return EXIT_ERROR;
+    return code;
   }
   return code;
+}
+
+/**
+ * Says why `command` failed on stderr and, where it was asked for --json, as one JSON object on
+ * stdout too ({"error": {"code", "message", "exitCode"}}), so that a script reading stdout gets an
+ * answer either way. Returns the exit code.
+ */
+function failed(command: Command | undefined, code: string, message: string): number {
+  process.stderr.write(`ccheckers: ${message}\n`);
+  if (command?.opts().json === true) process.stdout.write(`${JSON.stringify({ error: { code, message, exitCode: EXIT_ERROR } })}\n`);
+  return EXIT_ERROR;
 }
 
 /** What to do when a write found the disk full, for the command that ran: every file is written

@@ -61,6 +61,20 @@ describe('solve', () => {
     expect(r.stderr).toMatch(/already exists \(use --force to overwrite it\)/);
   });
 
+  it('with --json, says why it failed as one JSON object on stdout too (the exit code and stderr as without)', () => {
+    for (const [args, code, message] of [
+      [['solve', '--out', db2, '--json'], 'E_USAGE', /already exists \(use --force to overwrite it\)/],
+      [['solve', '--board', '7', '--pieces', '5', '--json'], 'E_MEMORY', /7x7\/5/],
+      [['query', '--db', join(dir, 'absent.ccdb'), `x${'.'.repeat(47)}o x`, '--json'], 'E_DATABASE', /absent\.ccdb/],
+    ] as const) {
+      const r = run([...args]);
+      expect(r.status, args.join(' ')).toBe(2);
+      const said = r.stderr.trim().replace(/^ccheckers: /, '');
+      expect(said).toMatch(message);
+      expect(JSON.parse(r.stdout)).toEqual({ error: { code, message: said, exitCode: 2 } });
+    }
+  });
+
   it('a solve killed with SIGKILL after pass 2 resumes to the same table', () => {
     const out = join(dir, 'killed.ccdb');
     const killed = runHooked({ killAfterPass: 2 }, ['solve', '--pieces', '2', '--out', out, '--threads', '1']);

@@ -241,7 +241,8 @@ describe('a solved store', () => {
 
   it('resumed once solved: reports its results only while its shards are all there and sound', () => {
     const copy = join(dir, 'resumed-solved');
-    expect(run(['convert', join(dir, 'solved.ccdb'), copy, '--shards', '3']).status).toBe(0);
+    const made = run(['convert', join(dir, 'solved.ccdb'), copy, '--shards', '3']);
+    expect(made.status, made.stderr).toBe(0);
     const again = solveStore(copy, '--resume');
     expect(again.status, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ tableCrc32: expectedCrc, p1Wins: 1_265_851 });
@@ -252,7 +253,7 @@ describe('a solved store', () => {
     writeFileSync(shard, bytes);
     const flipped = solveStore(copy, '--resume');
     expect(flipped.status).toBe(2);
-    expect(flipped.stdout).toBe('');
+    expect(JSON.parse(flipped.stdout).error).toMatchObject({ code: 'E_DATABASE', exitCode: 2 }); // solveStore asks for --json
     expect(flipped.stderr).toContain(`${shard}: corrupt shard 1: checksum`);
     rmSync(shard);
     const missing = solveStore(copy, '--resume');
@@ -334,7 +335,8 @@ describe('a solved store', () => {
 
   it('whose manifest has no checksum (an earlier version): check says so, a recount and convert find edited counts, --fix rewrites them', () => {
     const copy = join(dir, 'no-checksum');
-    expect(run(['convert', join(dir, 'solved.ccdb'), copy, '--shards', '3']).status).toBe(0);
+    const made = run(['convert', join(dir, 'solved.ccdb'), copy, '--shards', '3']);
+    expect(made.status, made.stderr).toBe(0);
     const path = join(copy, 'manifest.json');
     const { crc32: _, ...m } = JSON.parse(readFileSync(path, 'utf8'));
     writeFileSync(path, JSON.stringify({ ...m, results: { ...m.results, p1Wins: m.results.p1Wins - 7, draws: m.results.draws + 7 } }, null, 1));
@@ -351,8 +353,10 @@ describe('a solved store', () => {
     expect(existsSync(out)).toBe(false);
     const resumed = run(['solve', '--board', '7', '--pieces', '2', '--store', copy, '--resume', '--json']);
     expect(resumed.status).toBe(2);
-    expect(resumed.stdout).toBe('');
     expect(resumed.stderr).toContain("the manifest's results are not what its shards hold: it records P1 wins 1265844 (the shards: 1265851)");
+    // With --json the same message is one object on stdout.
+    const said = resumed.stderr.trim().split('\n').at(-1)!.replace(/^ccheckers: /, '');
+    expect(JSON.parse(resumed.stdout)).toEqual({ error: { code: 'E_DATABASE', message: said, exitCode: 2 } });
     const fixed = run(['check', '--db', copy, '--fix']);
     expect(fixed.status, fixed.stdout).toBe(0);
     expect(fixed.stdout).toMatch(/^fixed {5}the manifest's results were rewritten from the shards, its checksum recorded$/m);
