@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { newestSourceTime } from '../packages/native/scripts/addon-sources.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = resolve(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? join(root, 'release'));
@@ -32,26 +33,12 @@ if (versions.size !== 1) {
 // under the other tests' feet).
 if (!process.argv.includes('--no-build')) step('build', 'pnpm', ['turbo', 'run', 'build', '--output-logs=errors-only']);
 const native = join(root, 'packages', 'native');
-/** The newest modification time of the files the addon is compiled from. */
-function newestSource() {
-  let newest = statSync(join(native, 'binding.gyp')).mtimeMs;
-  const walk = (folder) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      if (entry.name.startsWith('.')) continue; // not compiled (build-inputs.test.ts's probes)
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else newest = Math.max(newest, statSync(path).mtimeMs);
-    }
-  };
-  for (const folder of [join(root, 'native-src'), join(native, 'src')]) walk(folder);
-  return newest;
-}
 /** A target's prebuild, if it is there and newer than its sources. */
 function freshPrebuild(target) {
   const folder = join(native, 'prebuilds', target);
   if (!existsSync(folder)) return undefined;
   const file = readdirSync(folder).find((f) => f.endsWith('.node'));
-  return file !== undefined && statSync(join(folder, file)).mtimeMs > newestSource() ? join(folder, file) : undefined;
+  return file !== undefined && statSync(join(folder, file)).mtimeMs > newestSourceTime(join(root, 'native-src')) ? join(folder, file) : undefined;
 }
 const reuse = process.argv.includes('--reuse-prebuilds');
 for (const [target, arch, what] of [['linux-x64', 'x64', 'prebuild linux-x64'], ['linux-arm64', 'arm64', 'prebuild linux-arm64 (cross-compiled)']]) {

@@ -6,9 +6,10 @@
 // that addon is newer than every file it is compiled from (else prebuildify compiles it again):
 // the same compiler, flags and sources, compiled once a run.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { newestSourceTime } from './addon-sources.mjs';
 import { packageDir, toolchainEnv } from './toolchain-env.mjs';
 
 // --arch=arm64 and --arch arm64 alike (prebuildify takes both).
@@ -17,20 +18,6 @@ const args = process.argv.slice(2).flatMap((a) => (a.startsWith('--arch=') ? ['-
 const arch = args.includes('--arch') ? args[args.indexOf('--arch') + 1] : process.arch;
 const env = toolchainEnv();
 
-/** The newest modification time of the files the addon is compiled from (release-pack.mjs's). */
-function newestSource(sources) {
-  let newest = statSync(join(packageDir, 'binding.gyp')).mtimeMs;
-  const walk = (folder) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      if (entry.name.startsWith('.')) continue;
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else newest = Math.max(newest, statSync(path).mtimeMs);
-    }
-  };
-  for (const folder of [sources, join(packageDir, 'src')]) walk(folder);
-  return newest;
-}
 if (arch === 'arm64' && process.arch !== 'arm64') {
   const triple = 'aarch64-linux-gnu';
   const found = spawnSync('sh', ['-c', `command -v ${triple}-g++`]);
@@ -52,7 +39,7 @@ if (arch === 'arm64' && process.arch !== 'arm64') {
 const sources = existsSync(join(packageDir, 'native-src', 'include')) ? join(packageDir, 'native-src') : join(packageDir, '..', '..', 'native-src');
 if (fromBuild && arch === process.arch && process.platform === 'linux') {
   const built = join(packageDir, 'build', 'Release', 'ccheckers_native.node');
-  if (existsSync(built) && statSync(built).mtimeMs > newestSource(sources)) {
+  if (existsSync(built) && statSync(built).mtimeMs > newestSourceTime(sources)) {
     const folder = join(packageDir, 'prebuilds', `linux-${arch}`);
     const out = join(folder, '@ccheckers+native.node');
     rmSync(folder, { recursive: true, force: true });
