@@ -304,6 +304,16 @@ export function parsePassLog(path: string, bytes: Uint8Array): PassRecord[] {
   return log as PassRecord[];
 }
 
+/** A count a file records (states, passes, bytes): a whole number, not negative. */
+export function isCount(x: unknown): x is number {
+  return Number.isSafeInteger(x) && (x as number) >= 0;
+}
+
+/** Seconds a file records: a finite number, not negative. */
+export function isSeconds(x: unknown): x is number {
+  return typeof x === 'number' && Number.isFinite(x) && x >= 0;
+}
+
 /**
  * What is wrong with a pass log read from a file (a database's or a store manifest's), or
  * undefined: a list of records whose fields are counts and seconds (non-negative numbers; the
@@ -320,7 +330,7 @@ export function passLogProblem(log: unknown): string | undefined {
     for (const [field, value] of Object.entries(record as Record<string, unknown>)) {
       if (field === 'sparse') {
         if (typeof value !== 'boolean') return `pass record ${i}: sparse is ${JSON.stringify(value)}`;
-      } else if (field === 'seconds' ? !(typeof value === 'number' && Number.isFinite(value) && value >= 0) : !(Number.isSafeInteger(value) && (value as number) >= 0)) {
+      } else if (field === 'seconds' ? !isSeconds(value) : !isCount(value)) {
         return `pass record ${i}: ${field} is ${JSON.stringify(value)}`;
       }
     }
@@ -445,7 +455,7 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
     throw new DatabaseError(path, `header says ${header.distanceBytes} distance bytes, but ${space.variant.name} needs 0 or ${space.states}`);
   }
   if (header.startValue > 3) throw new DatabaseError(path, `unknown start value ${header.startValue} in header (0-3: draw, P2 wins, P1 wins, illegal)`);
-  if (!Number.isFinite(header.seconds) || header.seconds < 0) throw new DatabaseError(path, `header says ${header.seconds} seconds of solving`);
+  if (!isSeconds(header.seconds)) throw new DatabaseError(path, `header says ${header.seconds} seconds of solving`);
   const problem = stage === 'complete' ? countsNotAddingUp(header) : undefined;
   if (problem) throw new DatabaseError(path, `inconsistent counts: ${problem}`);
   return header;

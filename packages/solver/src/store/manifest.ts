@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
-import { DatabaseError, type PassRecord, countsNotAddingUp, hex, passLogProblem } from '../database.js';
+import { DatabaseError, type PassRecord, countsNotAddingUp, hex, isCount, isSeconds, passLogProblem } from '../database.js';
 import { type GameCounts } from '../state-index.js';
 import { type BandSchedule, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, stepBefore } from './band-schedule.js';
 import { layoutOf } from './layout.js';
@@ -211,16 +211,13 @@ export function checkManifest(path: string, m: Manifest): void {
     throw bad(`its sizes are not those of ${space.variant.name}`);
   }
   // The fields a solve reads back (forged ones would stop it with a TypeError, not a message).
-  if (!Number.isSafeInteger(m.generation) || m.generation < 0) throw bad(`generation ${String(m.generation)}`);
-  if (typeof m.seconds !== 'number' || !Number.isFinite(m.seconds) || m.seconds < 0) throw bad(`seconds ${String(m.seconds)}`);
-  if (m.proven !== undefined && (!Number.isSafeInteger(m.proven) || m.proven < 0 || m.proven > space.states)) throw bad(`proven ${String(m.proven)}`);
+  if (!isCount(m.generation)) throw bad(`generation ${String(m.generation)}`);
+  if (!isSeconds(m.seconds)) throw bad(`seconds ${String(m.seconds)}`);
+  if (m.proven !== undefined && !(isCount(m.proven) && m.proven <= space.states)) throw bad(`proven ${String(m.proven)}`);
   const logProblem = passLogProblem(m.passLog);
   if (logProblem) throw bad(`pass log: ${logProblem}`);
-  if (m.passInProgress !== undefined) {
-    const p = m.passInProgress as unknown as Record<string, unknown> | null;
-    if (p === null || typeof p !== 'object' || typeof p.sparse !== 'boolean' || !['pass', 'shardsDone', 'tilesDone', 'newlyProven'].every((f) => Number.isSafeInteger(p[f]) && (p[f] as number) >= 0) || typeof p.seconds !== 'number' || !(p.seconds >= 0)) {
-      throw bad('pass in progress');
-    }
+  if (m.passInProgress !== undefined && !(countsAndSeconds(m.passInProgress, ['pass', 'shardsDone', 'tilesDone', 'newlyProven']) && typeof m.passInProgress.sparse === 'boolean')) {
+    throw bad('pass in progress');
   }
   if (m.passes !== undefined && m.passes !== 'bands' && m.passes !== 'tiles') throw bad(`passes ${String(m.passes)}`);
   if (m.bandCount !== undefined && (!Number.isSafeInteger(m.bandCount) || m.bandCount < 1 || m.bandCount > space.groups)) throw bad(`band count ${String(m.bandCount)}`);
@@ -252,10 +249,7 @@ export function checkManifest(path: string, m: Manifest): void {
       // Float64 message files (no messageCoding): a store of a band solve left by an earlier version.
       throw new DatabaseError(path, `a band solve under way whose message files are coded as ${String(b.messageCoding ?? 'float64')}; this ccheckers codes them as ${MESSAGE_CODING}: finish the solve with the version that started it, or start it again`);
     }
-    const tally = b.tally as unknown as Record<string, unknown> | null;
-    if (tally === null || typeof tally !== 'object' || !['changed', 'sentValues', 'messagesWritten', 'bytesRead', 'bytesWritten'].every((f) => Number.isSafeInteger(tally[f]) && (tally[f] as number) >= 0) || typeof tally.seconds !== 'number' || !(tally.seconds >= 0)) {
-      throw bad('band solve: tally of the pass under way');
-    }
+    if (!countsAndSeconds(b.tally, ['changed', 'sentValues', 'messagesWritten', 'bytesRead', 'bytesWritten'])) throw bad('band solve: tally of the pass under way');
     if (!isCrc32(b.layoutCrc32)) throw bad(`band solve: layout checksum ${String(b.layoutCrc32)}`);
     if (b.schedule !== undefined && !SCHEDULE_KINDS.includes(b.schedule)) throw bad(`band solve: schedule ${String(b.schedule)}`);
     // A pack's entry agrees with its file's name; one pack per step.
@@ -284,6 +278,14 @@ export function checkManifest(path: string, m: Manifest): void {
   if (m.passes === 'bands' && (m.stage === 'init' || m.stage === 'passes') && m.bands === undefined) throw bad(`a band solve at stage ${m.stage} without its bands`);
   if (m.stage === 'complete') checkResults(m.results, bad);
   if (m.id !== undefined && (typeof m.id !== 'string' || !/^[0-9a-f]{16}$/.test(m.id))) throw bad(`store id ${String(m.id)}`);
+}
+
+/** Whether `x` (read from a manifest) is an object whose fields `counts` are counts and whose
+ *  `seconds` are seconds. */
+function countsAndSeconds(x: unknown, counts: string[]): boolean {
+  if (x === null || typeof x !== 'object') return false;
+  const record = x as Record<string, unknown>;
+  return counts.every((field) => isCount(record[field])) && isSeconds(record.seconds);
 }
 
 /** A CRC-32 as a manifest records it: an unsigned 32-bit integer. */
