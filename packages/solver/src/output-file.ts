@@ -96,14 +96,18 @@ export function checkOutputPath(path: string, force: boolean): void {
  * are named as theirs are (a leftover of a crash), so a file put there could be lost.
  */
 export function refuseStoreFolder(path: string): void {
-  const folder = dirname(path);
-  let st: Stats | undefined;
+  if (inStoreFolder(path)) throw new OutputPathError(`${path} is in ${dirname(path)}, a ccheckers store (it holds ${MANIFEST}): a store's folder holds its own files only; choose another folder`);
+}
+
+/** Whether `path` is in the folder of a store: one holding manifest.json (as any kind of file;
+ *  an unreadable folder: no, and the checks after this one say what is wrong with it). */
+export function inStoreFolder(path: string): boolean {
   try {
-    st = lstatSync(join(folder, MANIFEST));
+    lstatSync(join(dirname(path), MANIFEST));
+    return true;
   } catch {
-    return; // none (or the folder is unreadable: the checks after this one say so)
+    return false;
   }
-  if (st) throw new OutputPathError(`${path} is in ${folder}, a ccheckers store (it holds ${MANIFEST}): a store's folder holds its own files only; choose another folder`);
 }
 
 /** Checks again just before the result replaces or takes `path` (something may have appeared). */

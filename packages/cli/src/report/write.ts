@@ -5,9 +5,9 @@
  * page is written, and the page appears whole (temporary file, then a link or rename).
  */
 import { randomBytes } from 'node:crypto';
-import { type Stats, closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
+import { type Stats, closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { AtomicTargetExists, MAGIC, MANIFEST, OutputPathError, checkOutputPath, writeFileAtomic } from '@ccheckers/solver';
+import { AtomicTargetExists, MAGIC, MANIFEST, OutputPathError, checkOutputPath, inStoreFolder, writeFileAtomic } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 import { type ReportInput, renderReport } from './report.js';
 
@@ -78,7 +78,7 @@ function forbidden(abs: string, rules: ReportPathRules): string | undefined {
     const s = canonical(store);
     if (canonical(abs) === s || `${folder}/`.startsWith(`${s}/`)) return `--html: ${abs} is in the --store folder ${store}; choose a file outside it`;
   }
-  if (existsSync(join(dirname(abs), MANIFEST))) {
+  if (inStoreFolder(abs)) {
     return `--html: ${abs} is in ${dirname(abs)}, a ccheckers store (it holds ${MANIFEST}); a page never goes into a store, not even with --force`;
   }
   if (isDatabase(abs)) return `--html: ${abs} is a ccheckers database; a page never replaces one, not even with --force`;
