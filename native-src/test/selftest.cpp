@@ -3,6 +3,7 @@
 // under qemu-aarch64) and the BMI2 kernel where the CPU has it; both must agree exactly.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -178,37 +179,58 @@ static int checkSortMessages() {
   return checked;
 }
 
-// ThreadPool: every t of a run called once, on threads kept between runs; two runs at once (one
-// finds the kept threads busy and starts its own); a run of 1 on the calling thread.
+// ThreadPool: body(0) of every run on the calling thread, each other t at most once, on threads
+// kept between runs, never after the run returned (a run's state is gone then: the sanitizer
+// build reports a late call); work taken from a shared counter is all done, by body(0) alone if
+// need be; two runs at once (one finds the kept threads busy and starts its own); a run of 1 on
+// the calling thread.
 static int checkThreadPool() {
   ThreadPool pool;
   int checked = 0;
-  for (int round = 0; round < 200; round++) {
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int round = 0; round < 2000; round++) {
     const int n = 1 + round % 4;
-    std::vector<std::atomic<int>> calls(n);
-    std::atomic<int> total{0};
+    auto calls = std::make_unique<std::vector<std::atomic<int>>>(n);
+    auto work = std::make_unique<std::vector<std::atomic<int>>>(64);
+    std::atomic<uint32_t> taken{0};
+    std::atomic<bool> zeroOnCaller{false};
+    // Every third run's body(0) leaves at once (the work is left to the others, or to none of
+    // them: then it is not done, which this check allows for those runs only).
+    const bool leaves = round % 3 == 0 && n > 1;
     pool.run(n, [&](int t) {
-      calls[t]++;
-      total++;
+      (*calls)[t]++;
+      if (t == 0) zeroOnCaller = std::this_thread::get_id() == caller;
+      if (t == 0 && leaves) return;
+      for (uint32_t i; (i = taken.fetch_add(1)) < 64;) (*work)[i]++;
     });
-    bool once = total == n;
-    for (auto& c : calls) once = once && c == 1;
-    CHECK(once, "ThreadPool run %d of %d threads calls each t once", round, n);
+    bool once = (*calls)[0] == 1 && zeroOnCaller;
+    for (auto& c : *calls) once = once && c <= 1;
+    CHECK(once, "ThreadPool run %d of %d threads: body(0) once on the caller, each other t at most once", round, n);
+    bool done = true;
+    for (auto& w : *work) done = done && (w == 1 || (leaves && w == 0));
+    CHECK(done, "ThreadPool run %d of %d threads: the work of a shared counter done once", round, n);
+    calls.reset();  // a call after the run would write freed memory
+    work.reset();
   }
   CHECK(pool.started() == 3, "ThreadPool keeps its threads (started %zu for runs of up to 4)", pool.started());
-  const std::thread::id caller = std::this_thread::get_id();
   std::thread::id ranOn;
   pool.run(1, [&](int) { ranOn = std::this_thread::get_id(); });
   CHECK(ranOn == caller, "ThreadPool run of 1 on the calling thread");
-  std::atomic<int> done{0};
+  std::atomic<int> done{0}, zeros{0};
   std::vector<std::thread> callers;
   for (int c = 0; c < 2; c++) {
     callers.emplace_back([&] {
-      for (int r = 0; r < 100; r++) pool.run(3, [&](int) { done++; });
+      for (int r = 0; r < 100; r++) {
+        std::atomic<uint32_t> taken{0};
+        pool.run(3, [&](int t) {
+          zeros += t == 0;
+          for (uint32_t i; (i = taken.fetch_add(1)) < 10;) done++;
+        });
+      }
     });
   }
   for (auto& th : callers) th.join();
-  CHECK(done == 600, "ThreadPool runs from two threads at once (%d of 600 calls)", done.load());
+  CHECK(done == 2000 && zeros == 200, "ThreadPool runs from two threads at once (%d of 2000 items, %d of 200 runs)", done.load(), zeros.load());
   checked++;
   return checked;
 }

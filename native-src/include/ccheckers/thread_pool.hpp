@@ -23,11 +23,16 @@ inline void cpuPause() {
 }
 
 /**
- * run(n, body) calls body(t) for every t in [0, n): t = 0 on the calling thread, the others on the
- * pool's threads, started the first time that many are asked for and kept until the pool is
+ * run(n, body) calls body(0) on the calling thread and body(t), t in [1, n), on the pool's threads
+ * that start it before body(0) returns: the others skip the run. So body must take its work from
+ * counters shared by the run's threads (forEachUnit, collectOutboxes), never a part fixed by t,
+ * and body(0) alone does all of it when no other thread came. A helper whose core is busy with
+ * another process wakes milliseconds late: waiting for it made the small calls of a band solve
+ * take 3x longer on 2 threads than on 1 beside one other busy process (4x4/6 in 16 bands).
+ * The threads are started the first time that many are asked for and kept until the pool is
  * destroyed. `body` must not throw (forEachUnit keeps each thread's exception). One run at a time
  * uses the kept threads; a run that finds them busy (another JS thread calling the same kernel)
- * starts threads of its own, as every call did before.
+ * starts threads of its own, each of which runs its body(t).
  */
 class ThreadPool {
  public:
@@ -64,17 +69,21 @@ class ThreadPool {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &job;
       jobThreads_ = n;
-      pending_ = n - 1;
-      unfinished_.store(n - 1, std::memory_order_relaxed);
+      closed_ = false;
       generation_++;
       posted_.store(generation_, std::memory_order_release);
     }
     wake_.notify_all();
     body(0);
-    // The others finish within a unit of work, usually: waited for a little before sleeping.
-    spinWhile([this] { return unfinished_.load(std::memory_order_acquire) > 0; });
+    {
+      // No thread joins from here: those not started yet skip this run.
+      std::lock_guard<std::mutex> lock(mutex_);
+      closed_ = true;
+    }
+    // Those that joined finish within a unit of work, usually: waited for a little before sleeping.
+    spinWhile([this] { return running_.load(std::memory_order_acquire) > 0; });
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
+    done_.wait(lock, [this] { return running_.load(std::memory_order_acquire) == 0; });
     job_ = nullptr;
   }
 
@@ -95,14 +104,15 @@ class ThreadPool {
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
       if (stopping_) return;
       seen = generation_;
-      worked = t < jobThreads_;
+      // Joined under the mutex, before the run is closed, or not at all (its body may be gone).
+      worked = t < jobThreads_ && !closed_;
       if (!worked) continue;
+      running_.fetch_add(1, std::memory_order_relaxed);
       const std::function<void(int)>* job = job_;
       lock.unlock();
       (*job)(t);
-      unfinished_.fetch_sub(1, std::memory_order_release);
       lock.lock();
-      if (--pending_ == 0) done_.notify_one();
+      if (running_.fetch_sub(1, std::memory_order_release) == 1 && closed_) done_.notify_one();
     }
   }
 
@@ -128,10 +138,10 @@ class ThreadPool {
   std::vector<std::thread> threads_;
   const std::function<void(int)>* job_ = nullptr;
   int jobThreads_ = 0;
-  int pending_ = 0;
+  bool closed_ = false;  // the run under way takes no more threads (its body(0) returned)
   uint64_t generation_ = 0;
   std::atomic<uint64_t> posted_{0};  // generation_, read without the mutex by spinning threads
-  std::atomic<int> unfinished_{0};   // pending_, read so by the spinning caller
+  std::atomic<int> running_{0};      // pool threads in the run's body; changed under the mutex
   bool stopping_ = false;
   static constexpr std::chrono::microseconds kSpin{500};
 
