@@ -49,6 +49,25 @@ describe('solve --store', () => {
     expect(existsSync(join(dir, 'never'))).toBe(false);
   });
 
+  it('with --schedule shared: each band visited by W copies in slices, the same table; only here, not on a cluster', () => {
+    const r = solveStore(join(dir, 'shared'), '--shards', '4', '--workers', '6', '--schedule', 'shared', '--slice-units', '2');
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ tableCrc32: expectedCrc, store: { passes: 'bands', shards: 4, workers: 6, schedule: 'shared' } });
+    // Proofs kept in pass 1 (segments in rounds for 6 lose most: docs/sharding.md).
+    expect(out.passLog[0].proven / out.storedStates).toBeGreaterThan(0.9);
+    const refused = (more: string[], message: RegExp) => {
+      const x = run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), ...more]);
+      expect(x.status, x.stderr).toBe(2);
+      expect(x.stderr).toMatch(message);
+    };
+    refused(['--slice-units', '2'], /--slice-units needs --schedule shared/);
+    refused(['--schedule', 'shared', '--slice-units', '0'], /--slice-units must be a positive integer \(got "0"\)/);
+    refused(['--schedule', 'shared', '--redis', 'redis://127.0.0.1:1'], /--schedule shared runs in a local solve only so far/);
+    refused(['--schedule', 'rings'], /--schedule must be one of segments, blocks, shared \(got "rings"\)/);
+    expect(existsSync(join(dir, 'never'))).toBe(false);
+  });
+
   it('refuses a budget too small for a band and its messages, naming the minimum (exit 2)', () => {
     const r = solveStore(join(dir, 'small'), '--shards', '2', '--memory', '16M');
     expect(r.status).toBe(2);

@@ -511,6 +511,13 @@ describe('message pack entries in a manifest', () => {
     expect(takenByAll(blocks, pack, { pass: 3, round: 4 })).toBe(false);
     expect(takenByAll(blocks, pack, { pass: 4, round: 0 })).toBe(false);
     expect(takenByAll(blocks, pack, { pass: 4, round: 1 })).toBe(true);
+    // Shared steps: the bands one after the other, as with one worker, for any worker count.
+    const shared = bandSchedule(10, 16, 'shared', 4);
+    expect(shared.rounds).toEqual(bandSchedule(10, 1).rounds);
+    expect([shared.workers, shared.sliceUnits, bandSchedule(10, 16).workers, bandSchedule(10, 2).sliceUnits]).toEqual([16, 4, 10, 0]);
+    expect(inboxOf([pack], shared, 9, { pass: 3, round: 9 })).toEqual([pack]);
+    expect(inboxOf([pack], shared, 0, { pass: 4, round: 0 })).toEqual([pack]);
+    expect(() => bandSchedule(10, 2, 'shared', 0)).toThrow(/--slice-units must be a whole number from 1/);
   });
 
   it('drop a pack exactly after the last of its targets\' takenAt, for any targets and schedule', () => {
@@ -521,7 +528,7 @@ describe('message pack entries in a manifest', () => {
       [64, 64],
       [100, 1],
     ] as const) {
-      for (const kind of ['segments', 'blocks'] as const) {
+      for (const kind of ['segments', 'blocks', 'shared'] as const) {
         const schedule = bandSchedule(bands, workers, kind);
         for (let k = 0; k < 20; k++) {
           const source = Math.floor(random() * bands);

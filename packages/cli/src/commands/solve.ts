@@ -48,6 +48,7 @@ export interface SolveCommandOptions {
   shards?: string;
   workers?: string;
   schedule?: string;
+  sliceUnits?: string;
   redis?: string;
   resume?: boolean;
   checkpointMinutes?: string;
@@ -90,8 +91,11 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (o.shards !== undefined && !store) throw new UsageError('--shards needs --store DIR');
   if (o.workers !== undefined && !store) throw new UsageError('--workers needs --store DIR');
   if (o.schedule !== undefined && !store) throw new UsageError('--schedule needs --store DIR');
-  if (o.schedule !== undefined && !SCHEDULE_KINDS.includes(o.schedule as ScheduleKind)) throw new UsageError(`--schedule must be ${SCHEDULE_KINDS.join(' or ')} (got ${JSON.stringify(o.schedule)})`);
+  if (o.schedule !== undefined && !SCHEDULE_KINDS.includes(o.schedule as ScheduleKind)) throw new UsageError(`--schedule must be one of ${SCHEDULE_KINDS.join(', ')} (got ${JSON.stringify(o.schedule)})`);
   const schedule = o.schedule as ScheduleKind | undefined;
+  if (o.sliceUnits !== undefined && schedule !== 'shared') throw new UsageError('--slice-units needs --schedule shared');
+  const sliceUnits = o.sliceUnits === undefined ? undefined : positiveInteger(o.sliceUnits, '--slice-units');
+  if (o.redis !== undefined && schedule === 'shared') throw new UsageError('--schedule shared runs in a local solve only so far (it holds every worker\'s copy of a band to measure what they would prove); a cluster runs segments or blocks');
   if (o.redis !== undefined && !store) throw new UsageError('--redis needs --store DIR (the folder every worker mounts)');
   if (o.redis !== undefined) parseRedisUrl(o.redis);
   if (o.redis !== undefined && o.backend !== 'auto') throw new UsageError('--backend is chosen by each worker (ccheckers worker --backend) in a cluster solve');
@@ -226,6 +230,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         ...(workers !== undefined ? { workers } : {}),
         ...(schedule !== undefined ? { schedule } : {}),
+        ...(sliceUnits !== undefined ? { sliceUnits } : {}),
         ...(o.breakLock ? { breakLock: true } : {}),
         signal: controller.signal,
         onPlan: (plan) => progress.done(`store ${store}: ${describeStorePlan(plan, newShards)}`),

@@ -94,6 +94,10 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
   const redisUrl = parseRedisUrl(options.redis);
   const request = { ...options, workers: options.workers ?? DEFAULT_WORKERS };
   const { existing, space, plan } = planBandStore(request);
+  if ((existing?.manifest.bands?.schedule ?? request.schedule) === 'shared') {
+    // A shared step's copies exchange their proofs many times a step; the cluster's jobs are whole steps.
+    throw new CCheckersError('E_USAGE', 'shared steps (--schedule shared) run in a local solve only so far, which holds every worker\'s copy to measure what they would prove; a cluster runs segments or blocks');
+  }
   const notice = options.onNotice ?? (() => {});
   // Redis first: one that refuses the credentials ends the command before a store is made.
   const connection = await connectRedis(redisUrl, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`), options.signal);

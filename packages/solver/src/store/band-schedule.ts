@@ -22,14 +22,21 @@
  */
 import { CCheckersError } from '@ccheckers/core';
 
-export type ScheduleKind = 'segments' | 'blocks';
-export const SCHEDULE_KINDS: readonly ScheduleKind[] = ['segments', 'blocks'];
+export type ScheduleKind = 'segments' | 'blocks' | 'shared';
+export const SCHEDULE_KINDS: readonly ScheduleKind[] = ['segments', 'blocks', 'shared'];
+
+/** Units a worker visits between exchanges in a shared step (the model kept pass 1 with 1). */
+export const DEFAULT_SLICE_UNITS = 1;
+/** The most --slice-units (a chunk of W slices is then a band's units or more anyway). */
+export const MAX_SLICE_UNITS = 2 ** 20;
 
 export interface BandSchedule {
   kind: ScheduleKind;
   bands: number;
-  /** Workers the schedule was made for (at most the band count). */
+  /** Workers the schedule was made for (at most the band count, but for shared steps). */
   workers: number;
+  /** Shared steps: the units a worker visits between exchanges (other kinds: 0). */
+  sliceUnits: number;
   /** The bands of each round of a pass, ascending. */
   rounds: number[][];
   /** The round of each band. */
@@ -39,14 +46,23 @@ export interface BandSchedule {
 /** The most workers a store may be solved with (the rounds of a pass are at least this long). */
 export const MAX_WORKERS = 4096;
 
-export function bandSchedule(bands: number, workers: number, kind: ScheduleKind = 'segments'): BandSchedule {
+export function bandSchedule(bands: number, workers: number, kind: ScheduleKind = 'segments', sliceUnits = DEFAULT_SLICE_UNITS): BandSchedule {
   if (!Number.isSafeInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
     throw new CCheckersError('E_USAGE', `--workers must be a whole number from 1 to ${MAX_WORKERS} (got ${workers})`);
   }
-  const w = Math.min(workers, bands);
+  if (kind === 'shared' && (!Number.isSafeInteger(sliceUnits) || sliceUnits < 1 || sliceUnits > MAX_SLICE_UNITS)) {
+    throw new CCheckersError('E_USAGE', `--slice-units must be a whole number from 1 to ${MAX_SLICE_UNITS} (got ${sliceUnits})`);
+  }
+  // Shared steps: every worker on every band, so more workers than bands is no waste.
+  const w = kind === 'shared' ? workers : Math.min(workers, bands);
   const roundOf = new Int32Array(bands);
   const rounds: number[][] = [];
-  if (kind === 'blocks') {
+  if (kind === 'shared') {
+    for (let band = 0; band < bands; band++) {
+      roundOf[band] = band;
+      rounds.push([band]);
+    }
+  } else if (kind === 'blocks') {
     for (let band = 0; band < bands; band++) {
       const r = Math.floor(band / w);
       roundOf[band] = r;
@@ -63,7 +79,7 @@ export function bandSchedule(bands: number, workers: number, kind: ScheduleKind 
       }
     }
   }
-  return { kind, bands, workers: w, rounds, roundOf };
+  return { kind, bands, workers: w, sliceUnits: kind === 'shared' ? sliceUnits : 0, rounds, roundOf };
 }
 
 /** A step in the order of a solve: init is pass 0. */

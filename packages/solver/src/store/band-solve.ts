@@ -26,7 +26,7 @@ import { checkMemory } from '../memory.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, checkMoveless } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
-import { type BandSchedule, type ScheduleKind, bandSchedule } from './band-schedule.js';
+import { type BandSchedule, DEFAULT_SLICE_UNITS, type ScheduleKind, bandSchedule } from './band-schedule.js';
 import { type BandStepJob, type BandStepOutcome, BandStepper } from './band-step.js';
 import { shardLayout } from './layout.js';
 import { MESSAGE_CODING } from './message-pack.js';
@@ -53,6 +53,8 @@ export interface BandStoreRequest {
   workers?: number;
   /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
   schedule?: ScheduleKind;
+  /** Shared steps of a new store: units a worker visits between exchanges (default 1). */
+  sliceUnits?: number;
 }
 
 /** The store to resume, if any, and the plan: the store's band count, or --shards and --memory. */
@@ -72,6 +74,9 @@ export function planBandStore(request: BandStoreRequest): { existing: ShardStore
     if (request.schedule !== undefined && m.bands && request.schedule !== (m.bands.schedule ?? 'segments')) {
       throw new CCheckersError('E_USAGE', `${request.store} is solved in rounds of ${m.bands.schedule ?? 'segments'}; --schedule applies to new stores only`);
     }
+    if (request.sliceUnits !== undefined && m.bands && request.sliceUnits !== m.bands.sliceUnits) {
+      throw new CCheckersError('E_USAGE', `${request.store} is solved ${m.bands.sliceUnits === undefined ? 'without shared steps' : `in slices of ${m.bands.sliceUnits} unit(s)`}; --slice-units applies to new stores only`);
+    }
     bands = existing.pieces;
   }
   const plan = planBands(space, {
@@ -87,11 +92,14 @@ export function planBandStore(request: BandStoreRequest): { existing: ShardStore
 export function createBandStore(request: BandStoreRequest, space: StateSpace, plan: BandPlan): ShardStore {
   const layout = bandLayout(space, plan.bands);
   const store = ShardStore.create(request.store, request.variant, request.rules, shardLayout(space, plan.bands));
-  const workers = request.workers ?? 1;
+  const kind = request.schedule ?? 'segments';
+  if (request.sliceUnits !== undefined && kind !== 'shared') throw new CCheckersError('E_USAGE', '--slice-units needs --schedule shared');
+  const schedule = bandSchedule(plan.bands, request.workers ?? 1, kind, request.sliceUnits ?? DEFAULT_SLICE_UNITS);
   store.manifest.bands = {
     count: plan.bands,
-    workers: bandSchedule(plan.bands, workers).workers,
-    schedule: request.schedule ?? 'segments',
+    workers: schedule.workers,
+    schedule: kind,
+    ...(kind === 'shared' ? { sliceUnits: schedule.sliceUnits } : {}),
     layoutCrc32: layoutCrc32(layout),
     messageBytes: plan.messageBytes,
     files: Array.from({ length: plan.bands }, () => ({ file: '', crc32: 0 })),
@@ -120,7 +128,9 @@ export function storeBandLayout(store: ShardStore): BandLayout {
 /** The local solve: the rounds' steps run one after the other in this process. */
 export async function solveBands(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
   const { existing, space, plan } = planBandStore(options);
-  checkMemory(plan.bandBytes + plan.messageBytes + plan.overheadBytes, options.memoryLimit);
+  // Shared steps: this process holds the copies of all W workers (band-step.ts, sharedUnits).
+  const copies = options.schedule === 'shared' || existing?.manifest.bands?.schedule === 'shared' ? (existing?.manifest.bands?.workers ?? options.workers ?? 1) : 1;
+  checkMemory(plan.bandBytes * copies + plan.messageBytes + plan.overheadBytes, options.memoryLimit);
   options.onPlan?.(plan);
   const store = existing ?? createBandStore(options, space, plan);
   const unlock = lockOutput(join(options.store, MANIFEST), { breakLock: options.breakLock === true });

@@ -120,6 +120,8 @@ export class BandStepper {
   private bytesPerUnit: number;
   /** The last UNITS call's seconds per unit (0: none yet). */
   private secondsPerUnit = 0;
+  /** Shared steps: the band copies of workers 1 .. W-1 (worker 0's is bandBuffer). */
+  private readonly copies: Uint8Array[] = [];
 
   constructor(private readonly o: BandStepperOptions) {
     this.kernel = o.backend.solverKernel(o.variant, o.rules);
@@ -212,8 +214,9 @@ export class BandStepper {
     const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
     try {
       // What a call decided: its changes here, its messages to the others.
-      const route = (r: BandResult) => {
-        outcome.changed += r.wins + r.losses + r.illegal;
+      // (Shared steps count the band's changes themselves: two copies may prove one state.)
+      const route = (r: BandResult, countChanges = true) => {
+        if (countChanges) outcome.changed += r.wins + r.losses + r.illegal;
         outcome.moveless += r.moveless;
         let at = 0;
         r.counts.forEach((count, target) => {
@@ -266,7 +269,9 @@ export class BandStepper {
         for (const reader of asked) reader.close();
       }
       progress(0.1);
-      if (pass === 1) await this.units(hooks, band, table, route, (f) => progress(0.1 + 0.8 * f));
+      if (pass === 1 && this.o.schedule.kind === 'shared' && this.o.schedule.workers > 1) {
+        outcome.changed += await this.sharedUnits(hooks, band, table, (r) => route(r, false), (f) => progress(0.1 + 0.8 * f));
+      } else if (pass === 1) await this.units(hooks, band, table, route, (f) => progress(0.1 + 0.8 * f));
       // Requests for the unknown states held here, in slots of at most half the output buffer's
       // worth of unknown states a call (a request each): the sort keys take the other half, the
       // kernel's outboxes as much again.
@@ -317,6 +322,62 @@ export class BandStepper {
       progress(at / units.length);
     }
   }
+
+  /**
+   * Pass 1's visit of the band's units shared by the schedule's W workers (schedule 'shared'), as
+   * W workers holding copies of the band would make it: in sub-rounds, worker w visits the w-th
+   * slice of sliceUnits units of each chunk of W slices on its own copy, and between sub-rounds
+   * the copies exchange their proofs, so a chain of proofs crosses from slice to slice a
+   * sub-round later. The copies are held here and the slices run one after the other: what W
+   * workers would prove, measured in one process (a cluster refuses the schedule so far).
+   * Returns the states of the band proven (two copies may prove one state: not the calls' sum).
+   */
+  private async sharedUnits(hooks: BandStepHooks, band: number, table: Uint8Array, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<number> {
+    const { workers, sliceUnits } = this.o.schedule;
+    const units = this.o.layout.unitsOf[band]!;
+    const states = this.o.layout.groupsOf[band]!.length * this.o.space.p2Placements;
+    const unknownBefore = unknownStates(table, 0, states);
+    while (this.copies.length < workers - 1) this.copies.push(new Uint8Array(this.bandBuffer.length));
+    const copies = [table, ...this.copies.slice(0, workers - 1).map((c) => c.subarray(0, table.length))];
+    for (const copy of copies.slice(1)) copy.set(table);
+    const byMemory = () => Math.max(1, Math.floor(this.unitsBuffer.byteLength / 2 / this.bytesPerUnit));
+    const chunk = workers * sliceUnits;
+    for (let at = 0; at < units.length; at += chunk) {
+      for (let w = 0; w < workers && at + w * sliceUnits < units.length; w++) {
+        const end = Math.min(units.length, at + (w + 1) * sliceUnits);
+        for (let from = at + w * sliceUnits; from < end; ) {
+          const to = Math.min(end, from + byMemory());
+          const r = await this.call(hooks, BandPhase.UNITS, copies[w]!, band, units.subarray(from, to));
+          this.bytesPerUnit = Math.max(this.bytesPerUnit * 0.5, (r.counts.reduce((a, b) => a + b, 0) * 8) / (to - from));
+          route(r);
+          from = to;
+        }
+      }
+      exchangeProofs(copies);
+      progress(Math.min(1, (at + chunk) / units.length));
+    }
+    return unknownBefore - unknownStates(table, 0, states);
+  }
+}
+
+/**
+ * The proofs of copies of one band, exchanged: each copy becomes the OR of all. Sound because a
+ * state's value only goes from UNKNOWN (0) to a value, set by an OR of its bits
+ * (BandTable.proveLocal), and a state proven in two copies has the same value in both.
+ */
+export function exchangeProofs(copies: readonly Uint8Array[]): void {
+  const [first, ...rest] = copies;
+  if (first === undefined || rest.length === 0) return;
+  const words = Math.floor(first.length / 4);
+  const aligned = copies.every((c) => c.byteOffset % 4 === 0 && c.length === first.length);
+  if (!aligned) throw new RangeError('exchangeProofs: copies of unequal length or unaligned');
+  const merged = new Int32Array(first.buffer, first.byteOffset, words);
+  for (const copy of rest) {
+    const other = new Int32Array(copy.buffer, copy.byteOffset, words);
+    for (let i = 0; i < words; i++) merged[i]! |= other[i]!;
+    for (let i = words * 4; i < first.length; i++) first[i]! |= copy[i]!;
+  }
+  for (const copy of rest) copy.set(first);
 }
 
 /**

@@ -9,7 +9,7 @@ import { RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core'
 import { crc32Of } from '../crc.js';
 import { DatabaseError, type PassRecord, countsNotAddingUp, hex, isCount, isSeconds, passLogProblem } from '../database.js';
 import { type GameCounts } from '../state-index.js';
-import { type BandSchedule, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, stepBefore } from './band-schedule.js';
+import { type BandSchedule, MAX_SLICE_UNITS, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, stepBefore } from './band-schedule.js';
 import { layoutOf } from './layout.js';
 import { MANIFEST } from './manifest-name.js';
 import { MESSAGE_CODING, type MessagePack, packProblem, parseMessageFileName } from './message-pack.js';
@@ -58,6 +58,8 @@ export interface BandState {
   workers: number;
   /** How the rounds are cut (band-schedule.ts; absent: segments, as earlier versions did). */
   schedule?: ScheduleKind;
+  /** Shared steps (schedule 'shared'): units a worker visits between exchanges. */
+  sliceUnits?: number;
   /** CRC-32 of the band of every group (band-layout.ts): a resume by a version that cuts the
    *  bands otherwise is refused, not misread. */
   layoutCrc32: number;
@@ -87,8 +89,8 @@ export function bandFileName(band: number, generation: number, attempt: string):
 }
 
 /** The rounds a band solve's state records (segments where it names none: earlier versions). */
-export function scheduleOf(bands: Pick<BandState, 'count' | 'workers' | 'schedule'>): BandSchedule {
-  return bandSchedule(bands.count, bands.workers, bands.schedule ?? 'segments');
+export function scheduleOf(bands: Pick<BandState, 'count' | 'workers' | 'schedule' | 'sliceUnits'>): BandSchedule {
+  return bandSchedule(bands.count, bands.workers, bands.schedule ?? 'segments', bands.sliceUnits);
 }
 
 /** A token of one attempt at a step, for file names that several machines may write at once. */
@@ -252,6 +254,9 @@ export function checkManifest(path: string, m: Manifest): void {
     if (!countsAndSeconds(b.tally, ['changed', 'sentValues', 'messagesWritten', 'bytesRead', 'bytesWritten'])) throw bad('band solve: tally of the pass under way');
     if (!isCrc32(b.layoutCrc32)) throw bad(`band solve: layout checksum ${String(b.layoutCrc32)}`);
     if (b.schedule !== undefined && !SCHEDULE_KINDS.includes(b.schedule)) throw bad(`band solve: schedule ${String(b.schedule)}`);
+    if (b.schedule === 'shared' ? !(Number.isSafeInteger(b.sliceUnits) && b.sliceUnits! >= 1 && b.sliceUnits! <= MAX_SLICE_UNITS) : b.sliceUnits !== undefined) {
+      throw bad(`band solve: slice units ${String(b.sliceUnits)}`);
+    }
     // A pack's entry agrees with its file's name; one pack per step.
     if (!Array.isArray(b.messages)) throw bad('band solve: message files');
     for (const pack of b.messages) {

@@ -29,6 +29,8 @@ export interface ShardedSolveOptions {
   workers?: number;
   /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
   schedule?: ScheduleKind;
+  /** Shared steps (schedule 'shared'): units a worker visits between exchanges (default 1). */
+  sliceUnits?: number;
   /** Take the store's lock even where another machine's solve holds it (known to be gone). */
   breakLock?: boolean;
   /** Told the plan before anything large is allocated (the CLI prints it: describeStorePlan). */
