@@ -60,8 +60,11 @@ struct BandMap {
  *  state of the units `input` (positions in the proof order, whose children the band holds; pass
  *  1 only, the bands in order, each after applying the values sent to it: leavesParentsToUnits);
  *  visit the states requests `input` name; list a request for each unknown state of slots
- *  [from, to) to the band holding its children; apply the values `input` sent to the band. */
-enum class BandPhase { Init, Units, Visit, Requests, Apply };
+ *  [from, to) to the band holding its children; apply the values `input` sent to the band;
+ *  UnitsKeep: as Units, the states still waiting for their revisit at the end kept for the
+ *  kernel's next UnitsKeep call on the same band, one sweep over the calls; Revisit: those kept
+ *  states visited again (the end of that sweep). */
+enum class BandPhase { Init, Units, Visit, Requests, Apply, UnitsKeep, Revisit };
 
 /**
  * A band call's messages, band by band: counts[b] messages for band b, in band order, each band's

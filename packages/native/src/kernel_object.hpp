@@ -228,7 +228,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
   Napi::Value SolverBand(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const int phase = info[0].As<Napi::Number>().Int32Value();
-    if (phase < 0 || phase > static_cast<int>(cck::BandPhase::Apply)) throw Napi::RangeError::New(env, "unknown band phase");
+    if (phase < 0 || phase > static_cast<int>(cck::BandPhase::Revisit)) throw Napi::RangeError::New(env, "unknown band phase");
     size_t bytes = 0;
     uint8_t* table = bytesArg(info, 1, bytes);
     const cck::BandMap map = bandMapArg(info, 2);

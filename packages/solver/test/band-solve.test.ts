@@ -322,8 +322,8 @@ describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_
       // Bands keep the in-memory pass's proofs: pass 1 decides most of the table (with rounds of
       // several bands, the chains that cross into the next worker's bands wait a pass: about 1/W;
       // blocks lose most chains, docs/sharding.md: 7x7/2 in 48 bands for 4, 5.3%; shared steps
-      // keep them: 7x7/2 in 16 bands for 8, 96.3% of what init left, segments 14.3%).
-      const least = workers === 1 ? 0.9 : schedule === 'blocks' ? 0.03 : schedule === 'shared' ? (board === 7 ? 0.9 : 0.7) : 0.25;
+      // keep them: 7x7/2 in 16 bands for 8, 97.6% of what init left as serially, segments 14.3%).
+      const least = workers === 1 ? 0.9 : schedule === 'blocks' ? 0.03 : schedule === 'shared' ? 0.85 : 0.25;
       expect(r.passLog[0]!.proven / r.storedStates).toBeGreaterThan(least);
     }, 300_000); // a hang catcher: 7x7/3 took 134-142 s on a machine at load 10
   }

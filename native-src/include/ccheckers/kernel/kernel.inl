@@ -242,7 +242,8 @@ class BoardKernel final : public KernelApi {
   KernelStats solverBand(BandPhase phase, uint8_t* table, size_t bytes, const BandMap& map, const double* input, size_t inputCount, uint32_t from,
                          uint32_t to, int threads, BandOutput& out) override {
     const StateSpace& g = space();
-    const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size(), phase == BandPhase::Units);
+    // UNITS visits look past unknown children for a lost one, and so do the revisits of kept sweeps.
+    const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size(), phase == BandPhase::Units || phase == BandPhase::UnitsKeep || phase == BandPhase::Revisit);
     std::lock_guard<std::mutex> lock(outboxesMutex_);
     std::vector<Outbox>& outboxes = outboxes_;
     prepareOutboxes(outboxes, map.bands, out, threads, input, inputCount);
@@ -254,15 +255,29 @@ class BoardKernel final : public KernelApi {
         s = forEachUnit(pool_, to - from, threads, worker, [&](auto& w, uint32_t i, int) { initGroup(w, map.groups[from + i]); });
         break;
       case BandPhase::Units:
+      case BandPhase::UnitsKeep: {
         for (size_t i = 0; i < inputCount; i++)
           if (!(input[i] >= 0 && input[i] < static_cast<double>(e_.p1Placements)) || input[i] != static_cast<double>(static_cast<uint32_t>(input[i]))) {
             throw std::invalid_argument("band units: a unit outside the proof order");
           }
-        {
-          const auto open = openUnits(threads);
-          s = forEachUnit(pool_, static_cast<uint32_t>(inputCount), threads, [&](int t) { return worker(t).sharing(open.get(), t, threads); },
-                          [&](auto& w, uint32_t i, int t) { passUnit(w, static_cast<uint32_t>(input[i]), t, threads); });
-        }
+        const bool keep = phase == BandPhase::UnitsKeep;
+        if (keep) keepFor(map.held, threads);
+        const auto open = openUnits(threads);
+        s = forEachUnit(
+            pool_, static_cast<uint32_t>(inputCount), threads,
+            [&](int t) {
+              auto w = worker(t).sharing(open.get(), t, threads);
+              return keep ? std::move(w).keeping(&kept_[t]) : std::move(w);
+            },
+            [&](auto& w, uint32_t i, int t) { passUnit(w, static_cast<uint32_t>(input[i]), t, threads); });
+        break;
+      }
+      case BandPhase::Revisit:
+        // Each thread's kept sweep ended by whichever thread takes it.
+        if (keptBand_ >= 0 && keptBand_ != map.held) throw std::invalid_argument("band revisit: the waiting states kept are another band's");
+        s = forEachUnit(pool_, static_cast<uint32_t>(kept_.size()), threads, worker, [&](auto& w, uint32_t i, int) { w.revisitKept(kept_[i]); });
+        kept_.clear();
+        keptBand_ = -1;
         break;
       case BandPhase::Visit: {
         // Batches of requests are the units (a revisit comes kRevisitLag batches later).
@@ -336,6 +351,17 @@ class BoardKernel final : public KernelApi {
   std::mutex spaceMutex_;
   std::vector<Outbox> outboxes_;  // the band calls' workers' messages, kept between calls
   std::mutex outboxesMutex_;
+  /** The waiting states UnitsKeep calls kept, by thread, and their band (-1: none). */
+  std::vector<typename PassWorker<B, BandTable>::KeptSweep> kept_;
+  int64_t keptBand_ = -1;
+
+  /** Room for the kept sweeps of `threads` threads of band `held`; kept states of another band
+   *  are refused (a Revisit call ends them first). */
+  void keepFor(int32_t held, int threads) {
+    if (keptBand_ >= 0 && keptBand_ != held) throw std::invalid_argument("band units: the waiting states kept are another band's (revisit them first)");
+    keptBand_ = held;
+    if (kept_.size() < static_cast<size_t>(std::max(1, threads))) kept_.resize(std::max(1, threads));
+  }
   ThreadPool pool_;  // the calls' threads, kept between calls (destroyed first: declared last)
 
   const StateSpace& space() {

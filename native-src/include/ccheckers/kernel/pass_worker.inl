@@ -191,6 +191,29 @@ struct PassWorker {
   std::vector<std::vector<Waiting>> waiting = std::vector<std::vector<Waiting>>(kRevisitLag + 1);
   size_t unitsDone = 0;  // units of this kernel call done so far
 
+  /** A thread's waiting states kept from one band call to its next (BandPhase::UnitsKeep): so a
+   *  sweep may span calls of a few units each (the slices of a shared step) and still revisit a
+   *  state kRevisitLag units later, not at the end of its own call. */
+  struct KeptSweep {
+    std::vector<std::vector<Waiting>> waiting = std::vector<std::vector<Waiting>>(kRevisitLag + 1);
+    size_t unitsDone = 0;
+  };
+  KeptSweep* kept = nullptr;  // set: the sweep goes on from `kept` and ends there (endSweep)
+
+  /** The worker goes on with the sweep `k` kept. */
+  PassWorker&& keeping(KeptSweep* k) && {
+    kept = k;
+    std::swap(waiting, k->waiting);
+    unitsDone = k->unitsDone;
+    return std::move(*this);
+  }
+
+  /** The states a sweep kept, visited again, oldest first: the end of that sweep. */
+  void revisitKept(KeptSweep& k) {
+    for (size_t u = k.unitsDone > kRevisitLag ? k.unitsDone - kRevisitLag : 0; u < k.unitsDone; u++) revisit(k.waiting[u % (kRevisitLag + 1)]);
+    k.unitsDone = 0;
+  }
+
   void waitForRevisit(uint64_t index, uint64_t blocker, B a, B b) {
     if (blocker != kNoBlocker) waiting[unitsDone % (kRevisitLag + 1)].push_back({index, blocker, a, b});
   }
@@ -227,7 +250,13 @@ struct PassWorker {
       helpWithOpenUnits(openUnits, threads, thread, [&](const PassUnit<B>& u, size_t from, size_t to) { visitUnitStates(u, from, to); },
                         [&](const PassUnit<B>&) { endUnit(); });
     }
-    for (size_t u = unitsDone > kRevisitLag ? unitsDone - kRevisitLag : 0; u < unitsDone; u++) revisit(waiting[u % (kRevisitLag + 1)]);
+    if (kept) {
+      // The sweep goes on in the next call: its waiting states go back where they came from.
+      std::swap(waiting, kept->waiting);
+      kept->unitsDone = unitsDone;
+    } else {
+      for (size_t u = unitsDone > kRevisitLag ? unitsDone - kRevisitLag : 0; u < unitsDone; u++) revisit(waiting[u % (kRevisitLag + 1)]);
+    }
     unitsDone = 0;
     if constexpr (Table::kSends) outbox->sort();
   }

@@ -140,11 +140,16 @@ export interface BandMap {
  *  - VISIT: the same for the states the requests `input` name (as a sparse pass);
  *  - REQUESTS: a request for every unknown state of slots [from, to), to the band that holds its
  *    children (the held band included);
- *  - APPLY: the values `input` sent to the held band, set where unknown.
+ *  - APPLY: the values `input` sent to the held band, set where unknown;
+ *  - UNITS_KEEP: as UNITS, but the states still waiting for their revisit at the end are kept for
+ *    the kernel's next UNITS_KEEP call on the same band: one sweep over the calls, each state
+ *    revisited REVISIT_LAG units later, not at the end of its call (a shared step's slices of a
+ *    few units, store/band-step.ts); a call for another band is refused until REVISIT;
+ *  - REVISIT: the states those calls kept, visited again: the end of their sweep.
  * A decided loss's parents held elsewhere are sent a win (but for UNITS, above). Outside UNITS a
  * visit never looks past an unknown child: every loss reaches all its parents, held or sent.
  */
-export const BandPhase = { INIT: 0, UNITS: 1, VISIT: 2, REQUESTS: 3, APPLY: 4 } as const;
+export const BandPhase = { INIT: 0, UNITS: 1, VISIT: 2, REQUESTS: 3, APPLY: 4, UNITS_KEEP: 5, REVISIT: 6 } as const;
 export type BandPhase = (typeof BandPhase)[keyof typeof BandPhase];
 
 /**

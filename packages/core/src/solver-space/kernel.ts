@@ -35,7 +35,7 @@ import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BandTable, Outbox, collectOutboxes } from './band-table.js';
 import { DistanceWorker } from './distances.js';
 import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.js';
-import { PassWorker } from './pass-worker.js';
+import { KeptSweep, PassWorker } from './pass-worker.js';
 import { applyValues, distanceInitGroup, distanceLayerGroup, initGroup, passUnit, requestsOfSlot, sparseGroup, visitRequests } from './phases.js';
 import { StateGraph } from './state-graph.js';
 import { MAX_DISTANCE, StateSpace } from './state-space.js';
@@ -57,6 +57,9 @@ export class TsSolverKernel implements SolverKernel {
   /** Band calls: their own table and worker (made on first use), so that the passes' worker only
    *  ever sees TableParts. */
   private bandParts?: { table: BandTable; outbox: Outbox; worker: PassWorker };
+  /** The sweep UNITS_KEEP calls keep, and its band (-1: none). */
+  private kept?: KeptSweep;
+  private keptBand = -1;
   private applyScratch?: Float64Array;
 
   constructor(variant: Variant, rules: RuleMode, space?: StateSpace) {
@@ -164,9 +167,14 @@ export class TsSolverKernel implements SolverKernel {
     ] as const) {
       if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`band ${name} ${v} is not an integer from 0 to 2^32 - 1`);
     }
+    if ((phase === BandPhase.UNITS_KEEP || phase === BandPhase.REVISIT) && this.keptBand >= 0 && this.keptBand !== map.held) {
+      // Refused before anything is done: the sweep kept stays for its band.
+      throw new RangeError(`band ${phase === BandPhase.REVISIT ? 'revisit' : 'units'}: the waiting states kept are another band's${phase === BandPhase.REVISIT ? '' : ' (revisit them first)'}`);
+    }
     this.bandParts ??= this.makeBandParts();
     const { table: band, outbox, worker } = this.bandParts;
-    band.bind(table, map, phase === BandPhase.UNITS);
+    // UNITS visits look past unknown children for a lost one, and so do the revisits of kept sweeps.
+    band.bind(table, map, phase === BandPhase.UNITS || phase === BandPhase.UNITS_KEEP || phase === BandPhase.REVISIT);
     outbox.reset(map.bands);
     const values = input ?? new Float64Array(0);
     let stats = emptyKernelStats();
@@ -175,8 +183,10 @@ export class TsSolverKernel implements SolverKernel {
       stats = this.bandPhase(phase, band, worker, map, values, from, to) ?? stats;
     } catch (e) {
       // As a native call that throws: its messages and the states waiting for a revisit are
-      // dropped (with the worker).
+      // dropped (with the worker and the sweep kept).
       this.bandParts = undefined;
+      this.kept = undefined;
+      this.keptBand = -1;
       throw e;
     }
     return { ...stats, ...collectOutboxes([outbox], map.bands, output) };
@@ -220,15 +230,25 @@ export class TsSolverKernel implements SolverKernel {
         checkUnits(from, to, band.slots);
         for (let s = from; s < to; s++) initGroup(worker, map.groups[s]!);
         break;
-      case BandPhase.UNITS: {
+      case BandPhase.UNITS:
+      case BandPhase.UNITS_KEEP: {
         const units = this.space.p1Placements;
         for (const u of values) {
           if (!(u >= 0 && u < units && Number.isInteger(u))) throw new RangeError('band units: a unit outside the proof order');
+        }
+        if (phase === BandPhase.UNITS_KEEP) {
+          this.keptBand = map.held;
+          worker.keeping((this.kept ??= new KeptSweep()));
         }
         for (const u of values) passUnit(worker, u);
         worker.endSweep();
         break;
       }
+      case BandPhase.REVISIT:
+        if (this.kept) worker.revisitKept(this.kept);
+        this.kept = undefined;
+        this.keptBand = -1;
+        break;
       case BandPhase.VISIT:
         // Batches of requests are the units (a revisit comes REVISIT_LAG batches later).
         for (let i = 0; i < values.length; i += VISIT_BATCH) visitRequests(worker, values, i, Math.min(values.length, i + VISIT_BATCH));

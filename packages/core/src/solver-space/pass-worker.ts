@@ -36,6 +36,24 @@ const NO_MOVE = -4;
 
 const WAITING_FIELDS = 2 + 2 * WORDS;
 
+/** The states waiting for a revisit of one unit of a sweep. */
+interface WaitingList {
+  count: number;
+  data: Float64Array;
+}
+
+function waitingLists(): WaitingList[] {
+  return Array.from({ length: REVISIT_LAG + 1 }, () => ({ count: 0, data: new Float64Array(64 * WAITING_FIELDS) }));
+}
+
+/** A sweep's waiting states kept from one band call to the next (BandPhase.UNITS_KEEP; native:
+ *  PassWorker::Kept): a sweep over calls of a few units each still revisits a state REVISIT_LAG
+ *  units later, not at the end of its own call. */
+export class KeptSweep {
+  waiting: WaitingList[] = waitingLists();
+  unitsDone = 0;
+}
+
 /** What decide() did: the table had the value already, took it, or it was sent (a band not
  *  holding the state; stats count the states this table took, the output the messages). */
 const KNOWN = 0;
@@ -247,8 +265,10 @@ export class PassWorker {
   // WAITING_FIELDS numbers: the stored index, the child the first visit stopped at, and a and b
   // (WORDS words each). Typed arrays that only grow: no garbage per unit. They outlive a kernel
   // call with keepWaiting (see TsSolverKernel.pass).
-  private readonly waiting = Array.from({ length: REVISIT_LAG + 1 }, () => ({ count: 0, data: new Float64Array(64 * WAITING_FIELDS) }));
+  private waiting = waitingLists();
   private unitsDone = 0;
+  /** Set: the sweep goes on from there, and endSweep keeps its waiting states there. */
+  private kept: KeptSweep | undefined;
   private readonly revisitPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 0 };
 
   /** Keeps (a, b) for a revisit REVISIT_LAG units later when its visit stopped at a child. */
@@ -275,10 +295,37 @@ export class PassWorker {
     if (this.unitsDone > REVISIT_LAG) this.revisit(this.unitsDone % (REVISIT_LAG + 1));
   }
 
-  /** The end of a sweep: every state still waiting is visited again, oldest first. */
+  /** The end of a sweep: every state still waiting is visited again, oldest first (a sweep
+   *  kept goes on instead: its waiting states go back to it). */
   endSweep(): void {
-    for (let u = Math.max(0, this.unitsDone - REVISIT_LAG); u < this.unitsDone; u++) this.revisit(u % (REVISIT_LAG + 1));
+    const kept = this.kept;
+    if (kept) {
+      [this.waiting, kept.waiting] = [kept.waiting, this.waiting];
+      kept.unitsDone = this.unitsDone;
+      this.kept = undefined;
+    } else {
+      for (let u = Math.max(0, this.unitsDone - REVISIT_LAG); u < this.unitsDone; u++) this.revisit(u % (REVISIT_LAG + 1));
+    }
     this.unitsDone = 0;
+  }
+
+  /** Goes on with the sweep `kept` (its waiting states and units) until endSweep. */
+  keeping(kept: KeptSweep): void {
+    [this.waiting, kept.waiting] = [kept.waiting, this.waiting];
+    this.unitsDone = kept.unitsDone;
+    this.kept = kept;
+  }
+
+  /** The states a sweep kept, visited again, oldest first: the end of that sweep. */
+  revisitKept(kept: KeptSweep): void {
+    const own = this.waiting;
+    this.waiting = kept.waiting;
+    try {
+      for (let u = Math.max(0, kept.unitsDone - REVISIT_LAG); u < kept.unitsDone; u++) this.revisit(u % (REVISIT_LAG + 1));
+    } finally {
+      this.waiting = own;
+      kept.unitsDone = 0;
+    }
   }
 
   /** A revisit that finds the child its first visit stopped at still unknown would stop there

@@ -120,8 +120,10 @@ export class BandStepper {
   private bytesPerUnit: number;
   /** The last UNITS call's seconds per unit (0: none yet). */
   private secondsPerUnit = 0;
-  /** Shared steps: the band copies of workers 1 .. W-1 (worker 0's is bandBuffer). */
+  /** Shared steps: the band copies of workers 1 .. W-1 (worker 0's is bandBuffer), and the W
+   *  workers' kernels (each keeps its worker's sweep between calls). */
   private readonly copies: Uint8Array[] = [];
+  private readonly shareKernels: SolverKernel[] = [];
 
   constructor(private readonly o: BandStepperOptions) {
     this.kernel = o.backend.solverKernel(o.variant, o.rules);
@@ -174,13 +176,14 @@ export class BandStepper {
     hooks.beforeCall?.();
   }
 
-  private async call(hooks: BandStepHooks, phase: BandPhase, table: Uint8Array, band: number, input: Float64Array | undefined, from = 0, to = 0): Promise<BandResult> {
+  private async call(hooks: BandStepHooks, phase: BandPhase, table: Uint8Array, band: number, input: Float64Array | undefined, from = 0, to = 0, kernel = this.kernel): Promise<BandResult> {
     await this.yieldToEvents(hooks);
-    const output = phase === BandPhase.UNITS ? this.unitsBuffer : this.outputBuffer;
+    const units = phase === BandPhase.UNITS || phase === BandPhase.UNITS_KEEP || phase === BandPhase.REVISIT;
+    const output = units ? this.unitsBuffer : this.outputBuffer;
     // What UNITS and VISIT make is only written to message files: coded by the kernel where it
     // can (native: on its threads, as it merges them; 7x7/3 coded them in 1.0 s on this thread).
-    const code = phase === BandPhase.UNITS || phase === BandPhase.VISIT;
-    return this.kernel.band(phase, table, this.map(band), input, from, to, this.threads, output, code);
+    const code = units || phase === BandPhase.VISIT;
+    return kernel.band(phase, table, this.map(band), input, from, to, this.threads, output, code);
   }
 
   private emptyOutcome(job: BandStepJob, attempt: string): BandStepOutcome {
@@ -328,18 +331,43 @@ export class BandStepper {
    * W workers holding copies of the band would make it: in sub-rounds, worker w visits the w-th
    * slice of sliceUnits units of each chunk of W slices on its own copy, and between sub-rounds
    * the copies exchange their proofs, so a chain of proofs crosses from slice to slice a
-   * sub-round later. The copies are held here and the slices run one after the other: what W
-   * workers would prove, measured in one process (a cluster refuses the schedule so far).
-   * Returns the states of the band proven (two copies may prove one state: not the calls' sum).
+   * sub-round later. Each worker's slices are one sweep (UNITS_KEEP: a state its visit left
+   * waiting is revisited REVISIT_LAG of its units later, and those still waiting at the end of the
+   * step, REVISIT), with a kernel of its own. The copies are held here and the slices run one
+   * after the other: what W workers would prove, measured in one process (a cluster refuses the
+   * schedule so far). Returns the states of the band proven (two copies may prove one state: not
+   * the calls' sum).
    */
   private async sharedUnits(hooks: BandStepHooks, band: number, table: Uint8Array, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<number> {
-    const { workers, sliceUnits } = this.o.schedule;
+    const { workers } = this.o.schedule;
     const units = this.o.layout.unitsOf[band]!;
     const states = this.o.layout.groupsOf[band]!.length * this.o.space.p2Placements;
     const unknownBefore = unknownStates(table, 0, states);
     while (this.copies.length < workers - 1) this.copies.push(new Uint8Array(this.bandBuffer.length));
+    while (this.shareKernels.length < workers) this.shareKernels.push(this.o.backend.solverKernel(this.o.variant, this.o.rules));
+    const kernels = this.shareKernels.slice(0, workers);
     const copies = [table, ...this.copies.slice(0, workers - 1).map((c) => c.subarray(0, table.length))];
     for (const copy of copies.slice(1)) copy.set(table);
+    try {
+      return await this.sharedSweeps(hooks, band, units, copies, kernels, route, progress, () => unknownBefore - unknownStates(table, 0, states));
+    } catch (e) {
+      // Their kept sweeps are of this band: the next step starts with new kernels.
+      this.shareKernels.length = 0;
+      throw e;
+    }
+  }
+
+  private async sharedSweeps(
+    hooks: BandStepHooks,
+    band: number,
+    units: Float64Array,
+    copies: Uint8Array[],
+    kernels: SolverKernel[],
+    route: (r: BandResult) => void,
+    progress: (fraction: number) => void,
+    proven: () => number,
+  ): Promise<number> {
+    const { workers, sliceUnits } = this.o.schedule;
     const byMemory = () => Math.max(1, Math.floor(this.unitsBuffer.byteLength / 2 / this.bytesPerUnit));
     const chunk = workers * sliceUnits;
     for (let at = 0; at < units.length; at += chunk) {
@@ -347,7 +375,7 @@ export class BandStepper {
         const end = Math.min(units.length, at + (w + 1) * sliceUnits);
         for (let from = at + w * sliceUnits; from < end; ) {
           const to = Math.min(end, from + byMemory());
-          const r = await this.call(hooks, BandPhase.UNITS, copies[w]!, band, units.subarray(from, to));
+          const r = await this.call(hooks, BandPhase.UNITS_KEEP, copies[w]!, band, units.subarray(from, to), 0, 0, kernels[w]);
           this.bytesPerUnit = Math.max(this.bytesPerUnit * 0.5, (r.counts.reduce((a, b) => a + b, 0) * 8) / (to - from));
           route(r);
           from = to;
@@ -356,7 +384,10 @@ export class BandStepper {
       exchangeProofs(copies);
       progress(Math.min(1, (at + chunk) / units.length));
     }
-    return unknownBefore - unknownStates(table, 0, states);
+    // The end of each worker's sweep, then the last exchange.
+    for (let w = 0; w < workers; w++) route(await this.call(hooks, BandPhase.REVISIT, copies[w]!, band, undefined, 0, 0, kernels[w]));
+    exchangeProofs(copies);
+    return proven();
   }
 }
 
