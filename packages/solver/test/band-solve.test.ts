@@ -30,6 +30,8 @@ import {
   checkStore,
   manifestText,
   solveSharded,
+  storeBandLayout,
+  BandStepper,
   type ScheduleKind,
 } from '../src/index.js';
 import { type MessagePack, hasTarget } from '../src/store/message-pack.js';
@@ -373,6 +375,29 @@ describe('interrupted band solves', () => {
     mkdirSync(other);
     writeFileSync(join(other, 'notes.txt'), 'mine');
     await expect(solveSharded({ variant: variant(7, 2), rules: 'clean', backend: backends[0]!, threads: 1, store: other })).rejects.toThrow(/is not empty/);
+  });
+
+  it.each(backends.map((b) => [b.name, b] as const))('%s: a step stopped inside its units leaves the next step (another band\'s) its kernel free', async (_name, backend) => {
+    // A cluster worker whose job stops (its lock lost) takes the next job, of another band, with
+    // the same stepper: the sweep its kernel kept of the stopped band must not refuse it.
+    const v = variant(7, 2);
+    const dir = newStore();
+    const controller = new AbortController();
+    let saves = 0;
+    await solveSharded({ variant: v, rules: 'clean', backend, threads: 1, store: dir, shards: 4, signal: controller.signal, onSave: () => {
+      if (++saves === 4) controller.abort(); // init's 4 rounds saved: pass 1 is next
+    } }).catch(() => {});
+    const store = ShardStore.open(dir);
+    expect(store.manifest.bands!.next).toEqual({ pass: 1, round: 0 });
+    const plan = planBands(store.space, { bands: store.pieces, kernelCopies: 1, storeBands: true });
+    const stepper = new BandStepper({ backend, variant: v, rules: 'clean', threads: 1, space: store.space, layout: storeBandLayout(store), schedule: store.schedule, bandBufferBytes: plan.bandBytes, messageBytes: store.manifest.bands!.messageBytes });
+    let calls = 0;
+    const stop = () => {
+      if (++calls === 2) throw new Error('stopped in its units');
+    };
+    await expect(stepper.run(store, { pass: 1, round: 0, band: 0, generation: store.manifest.generation }, { beforeCall: stop })).rejects.toThrow('stopped in its units');
+    const next = await stepper.run(store, { pass: 1, round: 1, band: 1, generation: store.manifest.generation });
+    expect(next.changed).toBeGreaterThan(0);
   });
 
   it('refuse a manifest edited by hand: a message entry unlike its file, one lost, a bad next step', async () => {
