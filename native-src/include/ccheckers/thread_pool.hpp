@@ -74,17 +74,13 @@ class ThreadPool {
       posted_.store(generation_, std::memory_order_release);
     }
     wake_.notify_all();
+    // Closed and its joined threads waited for however body(0) ends (a throw included: they
+    // must not outlive `job`).
+    struct Close {
+      ThreadPool& pool;
+      ~Close() { pool.closeAndWait(); }
+    } close{*this};
     body(0);
-    {
-      // No thread joins from here: those not started yet skip this run.
-      std::lock_guard<std::mutex> lock(mutex_);
-      closed_ = true;
-    }
-    // Those that joined finish within a unit of work, usually: waited for a little before sleeping.
-    spinWhile([this] { return running_.load(std::memory_order_acquire) > 0; });
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return running_.load(std::memory_order_acquire) == 0; });
-    job_ = nullptr;
   }
 
  private:
@@ -114,6 +110,19 @@ class ThreadPool {
       lock.lock();
       if (running_.fetch_sub(1, std::memory_order_release) == 1 && closed_) done_.notify_one();
     }
+  }
+
+  /** The run under way takes no more threads (those not started yet skip it); those that joined
+   *  finish within a unit of work, usually: waited for a little before sleeping. */
+  void closeAndWait() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closed_ = true;
+    }
+    spinWhile([this] { return running_.load(std::memory_order_acquire) > 0; });
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return running_.load(std::memory_order_acquire) == 0; });
+    job_ = nullptr;
   }
 
   template <class Body>

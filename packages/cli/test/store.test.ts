@@ -65,6 +65,8 @@ describe('solve --store', () => {
     refused(['--schedule', 'shared', '--slice-units', '0'], /--slice-units must be a positive integer \(got "0"\)/);
     refused(['--schedule', 'shared', '--redis', 'redis://127.0.0.1:1'], /--schedule shared runs in a local solve only so far/);
     refused(['--schedule', 'rings'], /--schedule must be one of segments, blocks, shared \(got "rings"\)/);
+    // Here the 8 copies of a band sized for --memory are more than it: more bands, smaller.
+    refused(['--schedule', 'shared', '--workers', '8', '--memory', '17.2M'], /shared steps hold 8 copies of a band here: .* more than --memory 17\.2 MiB; give --shards for smaller bands/);
     expect(existsSync(join(dir, 'never'))).toBe(false);
   });
 

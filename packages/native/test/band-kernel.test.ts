@@ -591,6 +591,12 @@ describe.each([
     const alone = start.slice();
     for (const unit of units[1]!) kernel.band(BandPhase.UNITS, alone, m, Float64Array.of(unit), 0, 0, 1);
     if (pieces === 6) expect(sameBytes(alone, whole)).toBe(false);
+    // A UNITS_KEEP call that fails drops the sweep kept, on every kernel: another band's are
+    // then taken (a bad unit; the refusal of another band's above kept it).
+    kernel.band(BandPhase.UNITS_KEEP, kept, m, units[1]!.subarray(0, 1), 0, 0, 1);
+    expect(() => kernel.band(BandPhase.UNITS_KEEP, kept, m, Float64Array.of(-1), 0, 0, 1)).toThrow(/a unit outside the proof order/);
+    kernel.band(BandPhase.UNITS_KEEP, otherTable, other, units[0]!.subarray(0, 1), 0, 0, 1);
+    kernel.band(BandPhase.REVISIT, otherTable, other, undefined, 0, 0, 1);
     // Revisited, the next band's calls are taken; a REVISIT with nothing kept does nothing.
     kernel.band(BandPhase.UNITS_KEEP, otherTable, other, units[0]!.subarray(0, 1), 0, 0, 1);
     kernel.band(BandPhase.REVISIT, otherTable, other, undefined, 0, 0, 1);

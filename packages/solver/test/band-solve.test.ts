@@ -377,14 +377,14 @@ describe('interrupted band solves', () => {
     await expect(solveSharded({ variant: variant(7, 2), rules: 'clean', backend: backends[0]!, threads: 1, store: other })).rejects.toThrow(/is not empty/);
   });
 
-  it.each(backends.map((b) => [b.name, b] as const))('%s: a step stopped inside its units leaves the next step (another band\'s) its kernel free', async (_name, backend) => {
+  it.each(backends.flatMap((b) => (['segments', 'shared'] as const).map((kind) => [b.name, kind, b] as const)))('%s, %s: a step stopped inside its units leaves the next step (another band\'s) its kernels free', async (_name, kind, backend) => {
     // A cluster worker whose job stops (its lock lost) takes the next job, of another band, with
     // the same stepper: the sweep its kernel kept of the stopped band must not refuse it.
     const v = variant(7, 2);
     const dir = newStore();
     const controller = new AbortController();
     let saves = 0;
-    await solveSharded({ variant: v, rules: 'clean', backend, threads: 1, store: dir, shards: 4, signal: controller.signal, onSave: () => {
+    await solveSharded({ variant: v, rules: 'clean', backend, threads: 1, store: dir, shards: 4, ...(kind === 'shared' ? { schedule: kind, workers: 2 } : {}), signal: controller.signal, onSave: () => {
       if (++saves === 4) controller.abort(); // init's 4 rounds saved: pass 1 is next
     } }).catch(() => {});
     const store = ShardStore.open(dir);

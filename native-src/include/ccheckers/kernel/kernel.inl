@@ -256,28 +256,38 @@ class BoardKernel final : public KernelApi {
         break;
       case BandPhase::Units:
       case BandPhase::UnitsKeep: {
-        for (size_t i = 0; i < inputCount; i++)
-          if (!(input[i] >= 0 && input[i] < static_cast<double>(e_.p1Placements)) || input[i] != static_cast<double>(static_cast<uint32_t>(input[i]))) {
-            throw std::invalid_argument("band units: a unit outside the proof order");
-          }
         const bool keep = phase == BandPhase::UnitsKeep;
-        if (keep) keepFor(map.held, threads);
-        const auto open = openUnits(threads);
-        s = forEachUnit(
-            pool_, static_cast<uint32_t>(inputCount), threads,
-            [&](int t) {
-              auto w = worker(t).sharing(open.get(), t, threads);
-              return keep ? std::move(w).keeping(&kept_[t]) : std::move(w);
-            },
-            [&](auto& w, uint32_t i, int t) { passUnit(w, static_cast<uint32_t>(input[i]), t, threads); });
+        if (keep && keptBand_ >= 0 && keptBand_ != map.held) throw std::invalid_argument("band units: the waiting states kept are another band's (revisit them first)");
+        try {
+          for (size_t i = 0; i < inputCount; i++)
+            if (!(input[i] >= 0 && input[i] < static_cast<double>(e_.p1Placements)) || input[i] != static_cast<double>(static_cast<uint32_t>(input[i]))) {
+              throw std::invalid_argument("band units: a unit outside the proof order");
+            }
+          if (keep) keepFor(map.held, threads);
+          const auto open = openUnits(threads);
+          s = forEachUnit(
+              pool_, static_cast<uint32_t>(inputCount), threads,
+              [&](int t) {
+                auto w = worker(t).sharing(open.get(), t, threads);
+                return keep ? std::move(w).keeping(&kept_[t]) : std::move(w);
+              },
+              [&](auto& w, uint32_t i, int t) { passUnit(w, static_cast<uint32_t>(input[i]), t, threads); });
+        } catch (...) {
+          if (keep) dropKept();  // as the TS kernel: a call that fails drops the sweep kept
+          throw;
+        }
         break;
       }
       case BandPhase::Revisit:
         // Each thread's kept sweep ended by whichever thread takes it.
         if (keptBand_ >= 0 && keptBand_ != map.held) throw std::invalid_argument("band revisit: the waiting states kept are another band's");
-        s = forEachUnit(pool_, static_cast<uint32_t>(kept_.size()), threads, worker, [&](auto& w, uint32_t i, int) { w.revisitKept(kept_[i]); });
-        kept_.clear();
-        keptBand_ = -1;
+        try {
+          s = forEachUnit(pool_, static_cast<uint32_t>(kept_.size()), threads, worker, [&](auto& w, uint32_t i, int) { w.revisitKept(kept_[i]); });
+        } catch (...) {
+          dropKept();
+          throw;
+        }
+        dropKept();
         break;
       case BandPhase::Visit: {
         // Batches of requests are the units (a revisit comes kRevisitLag batches later).
@@ -355,12 +365,15 @@ class BoardKernel final : public KernelApi {
   std::vector<typename PassWorker<B, BandTable>::KeptSweep> kept_;
   int64_t keptBand_ = -1;
 
-  /** Room for the kept sweeps of `threads` threads of band `held`; kept states of another band
-   *  are refused (a Revisit call ends them first). */
+  /** Room for the kept sweeps of `threads` threads of band `held` (another band's are refused
+   *  before: a Revisit call ends them first). */
   void keepFor(int32_t held, int threads) {
-    if (keptBand_ >= 0 && keptBand_ != held) throw std::invalid_argument("band units: the waiting states kept are another band's (revisit them first)");
     keptBand_ = held;
     if (kept_.size() < static_cast<size_t>(std::max(1, threads))) kept_.resize(std::max(1, threads));
+  }
+  void dropKept() {
+    kept_.clear();
+    keptBand_ = -1;
   }
   ThreadPool pool_;  // the calls' threads, kept between calls (destroyed first: declared last)
 

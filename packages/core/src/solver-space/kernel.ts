@@ -183,10 +183,12 @@ export class TsSolverKernel implements SolverKernel {
       stats = this.bandPhase(phase, band, worker, map, values, from, to) ?? stats;
     } catch (e) {
       // As a native call that throws: its messages and the states waiting for a revisit are
-      // dropped (with the worker and the sweep kept).
+      // dropped (with the worker), and a failed UNITS_KEEP or REVISIT drops the sweep kept.
       this.bandParts = undefined;
-      this.kept = undefined;
-      this.keptBand = -1;
+      if (phase === BandPhase.UNITS_KEEP || phase === BandPhase.REVISIT) {
+        this.kept = undefined;
+        this.keptBand = -1;
+      }
       throw e;
     }
     return { ...stats, ...collectOutboxes([outbox], map.bands, output) };

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { CCheckersError, StateSpace } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { type PassRecord, hex } from '../database.js';
-import { checkMemory } from '../memory.js';
+import { checkMemory, formatBytes } from '../memory.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, checkMoveless } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
@@ -130,7 +130,12 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
   const { existing, space, plan } = planBandStore(options);
   // Shared steps: this process holds the copies of all W workers (band-step.ts, sharedUnits).
   const copies = options.schedule === 'shared' || existing?.manifest.bands?.schedule === 'shared' ? (existing?.manifest.bands?.workers ?? options.workers ?? 1) : 1;
-  checkMemory(plan.bandBytes * copies + plan.messageBytes + plan.overheadBytes, options.memoryLimit);
+  const needs = plan.bandBytes * copies + plan.messageBytes + plan.overheadBytes;
+  if (copies > 1 && options.memoryLimit !== undefined && needs > options.memoryLimit) {
+    // The plan sized the bands for one copy: more bands make each smaller.
+    throw new CCheckersError('E_USAGE', `shared steps hold ${copies} copies of a band here: ${formatBytes(needs)} in bands of ${formatBytes(plan.bandBytes)}, more than --memory ${formatBytes(options.memoryLimit)}; give --shards for smaller bands`);
+  }
+  checkMemory(needs, options.memoryLimit);
   options.onPlan?.(plan);
   const store = existing ?? createBandStore(options, space, plan);
   const unlock = lockOutput(join(options.store, MANIFEST), { breakLock: options.breakLock === true });
