@@ -245,6 +245,12 @@ class BoardKernel final : public KernelApi {
     // UNITS visits look past unknown children for a lost one, and so do the revisits of kept sweeps.
     const BandTable band(table, bytes, map, e_.p2Placements, g.rankOf.size(), phase == BandPhase::Units || phase == BandPhase::UnitsKeep || phase == BandPhase::Revisit);
     std::lock_guard<std::mutex> lock(outboxesMutex_);
+    const bool sweeps = phase == BandPhase::UnitsKeep || phase == BandPhase::Revisit;
+    if (sweeps && keptBand_ >= 0 && keptBand_ != map.held) {
+      // Refused before anything is done: the sweep kept stays for its band.
+      throw std::invalid_argument(phase == BandPhase::Revisit ? "band revisit: the waiting states kept are another band's"
+                                                              : "band units: the waiting states kept are another band's (revisit them first)");
+    }
     std::vector<Outbox>& outboxes = outboxes_;
     prepareOutboxes(outboxes, map.bands, out, threads, input, inputCount);
     const auto worker = [&](int t) { return PassWorker<B, BandTable>(e_, g, band, &outboxes[t]); };
@@ -257,7 +263,6 @@ class BoardKernel final : public KernelApi {
       case BandPhase::Units:
       case BandPhase::UnitsKeep: {
         const bool keep = phase == BandPhase::UnitsKeep;
-        if (keep && keptBand_ >= 0 && keptBand_ != map.held) throw std::invalid_argument("band units: the waiting states kept are another band's (revisit them first)");
         try {
           for (size_t i = 0; i < inputCount; i++)
             if (!(input[i] >= 0 && input[i] < static_cast<double>(e_.p1Placements)) || input[i] != static_cast<double>(static_cast<uint32_t>(input[i]))) {
@@ -280,7 +285,6 @@ class BoardKernel final : public KernelApi {
       }
       case BandPhase::Revisit:
         // Each thread's kept sweep ended by whichever thread takes it.
-        if (keptBand_ >= 0 && keptBand_ != map.held) throw std::invalid_argument("band revisit: the waiting states kept are another band's");
         try {
           s = forEachUnit(pool_, static_cast<uint32_t>(kept_.size()), threads, worker, [&](auto& w, uint32_t i, int) { w.revisitKept(kept_[i]); });
         } catch (...) {
@@ -366,7 +370,7 @@ class BoardKernel final : public KernelApi {
   int64_t keptBand_ = -1;
 
   /** Room for the kept sweeps of `threads` threads of band `held` (another band's are refused
-   *  before: a Revisit call ends them first). */
+   *  before the call: a Revisit call ends them first). */
   void keepFor(int32_t held, int threads) {
     keptBand_ = held;
     if (kept_.size() < static_cast<size_t>(std::max(1, threads))) kept_.resize(std::max(1, threads));

@@ -210,8 +210,13 @@ struct PassWorker {
 
   /** The states a sweep kept, visited again, oldest first: the end of that sweep. */
   void revisitKept(KeptSweep& k) {
-    for (size_t u = k.unitsDone > kRevisitLag ? k.unitsDone - kRevisitLag : 0; u < k.unitsDone; u++) revisit(k.waiting[u % (kRevisitLag + 1)]);
+    revisitSweep(k.waiting, k.unitsDone);
     k.unitsDone = 0;
+  }
+
+  /** The end of a sweep of `units` units: every state still waiting in `lists`, oldest first. */
+  void revisitSweep(std::vector<std::vector<Waiting>>& lists, size_t units) {
+    for (size_t u = units > kRevisitLag ? units - kRevisitLag : 0; u < units; u++) revisit(lists[u % (kRevisitLag + 1)]);
   }
 
   void waitForRevisit(uint64_t index, uint64_t blocker, B a, B b) {
@@ -255,7 +260,7 @@ struct PassWorker {
       std::swap(waiting, kept->waiting);
       kept->unitsDone = unitsDone;
     } else {
-      for (size_t u = unitsDone > kRevisitLag ? unitsDone - kRevisitLag : 0; u < unitsDone; u++) revisit(waiting[u % (kRevisitLag + 1)]);
+      revisitSweep(waiting, unitsDone);
     }
     unitsDone = 0;
     if constexpr (Table::kSends) outbox->sort();

@@ -185,10 +185,7 @@ export class TsSolverKernel implements SolverKernel {
       // As a native call that throws: its messages and the states waiting for a revisit are
       // dropped (with the worker), and a failed UNITS_KEEP or REVISIT drops the sweep kept.
       this.bandParts = undefined;
-      if (phase === BandPhase.UNITS_KEEP || phase === BandPhase.REVISIT) {
-        this.kept = undefined;
-        this.keptBand = -1;
-      }
+      if (phase === BandPhase.UNITS_KEEP || phase === BandPhase.REVISIT) this.dropKept();
       throw e;
     }
     return { ...stats, ...collectOutboxes([outbox], map.bands, output) };
@@ -248,8 +245,7 @@ export class TsSolverKernel implements SolverKernel {
       }
       case BandPhase.REVISIT:
         if (this.kept) worker.revisitKept(this.kept);
-        this.kept = undefined;
-        this.keptBand = -1;
+        this.dropKept();
         break;
       case BandPhase.VISIT:
         // Batches of requests are the units (a revisit comes REVISIT_LAG batches later).
@@ -267,6 +263,11 @@ export class TsSolverKernel implements SolverKernel {
       }
     }
     return undefined;
+  }
+
+  private dropKept(): void {
+    this.kept = undefined;
+    this.keptBand = -1;
   }
 
   private makeBandParts(): { table: BandTable; outbox: Outbox; worker: PassWorker } {

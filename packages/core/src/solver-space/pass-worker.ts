@@ -47,7 +47,7 @@ function waitingLists(): WaitingList[] {
 }
 
 /** A sweep's waiting states kept from one band call to the next (BandPhase.UNITS_KEEP; native:
- *  PassWorker::Kept): a sweep over calls of a few units each still revisits a state REVISIT_LAG
+ *  PassWorker::KeptSweep): a sweep over calls of a few units each still revisits a state REVISIT_LAG
  *  units later, not at the end of its own call. */
 export class KeptSweep {
   waiting: WaitingList[] = waitingLists();
@@ -292,7 +292,7 @@ export class PassWorker {
   /** A unit is done: the states that waited REVISIT_LAG units ago are visited again. */
   endUnit(): void {
     this.unitsDone++;
-    if (this.unitsDone > REVISIT_LAG) this.revisit(this.unitsDone % (REVISIT_LAG + 1));
+    if (this.unitsDone > REVISIT_LAG) this.revisit(this.waiting[this.unitsDone % (REVISIT_LAG + 1)]!);
   }
 
   /** The end of a sweep: every state still waiting is visited again, oldest first (a sweep
@@ -304,7 +304,7 @@ export class PassWorker {
       kept.unitsDone = this.unitsDone;
       this.kept = undefined;
     } else {
-      for (let u = Math.max(0, this.unitsDone - REVISIT_LAG); u < this.unitsDone; u++) this.revisit(u % (REVISIT_LAG + 1));
+      this.revisitSweep(this.waiting, this.unitsDone);
     }
     this.unitsDone = 0;
   }
@@ -318,20 +318,18 @@ export class PassWorker {
 
   /** The states a sweep kept, visited again, oldest first: the end of that sweep. */
   revisitKept(kept: KeptSweep): void {
-    const own = this.waiting;
-    this.waiting = kept.waiting;
-    try {
-      for (let u = Math.max(0, kept.unitsDone - REVISIT_LAG); u < kept.unitsDone; u++) this.revisit(u % (REVISIT_LAG + 1));
-    } finally {
-      this.waiting = own;
-      kept.unitsDone = 0;
-    }
+    this.revisitSweep(kept.waiting, kept.unitsDone);
+    kept.unitsDone = 0;
+  }
+
+  /** The end of a sweep of `units` units: every state still waiting in `lists`, oldest first. */
+  private revisitSweep(lists: WaitingList[], units: number): void {
+    for (let u = Math.max(0, units - REVISIT_LAG); u < units; u++) this.revisit(lists[u % (REVISIT_LAG + 1)]!);
   }
 
   /** A revisit that finds the child its first visit stopped at still unknown would stop there
    *  again (the children before it were won, and values never change back): skipped. */
-  private revisit(slot: number): void {
-    const list = this.waiting[slot]!;
+  private revisit(list: WaitingList): void {
     const data = list.data;
     const a = this.revisitPos.p1;
     const b = this.revisitPos.p2;

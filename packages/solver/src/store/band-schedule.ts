@@ -30,6 +30,11 @@ export const DEFAULT_SLICE_UNITS = 1;
 /** The most --slice-units (a chunk of W slices is then a band's units or more anyway). */
 export const MAX_SLICE_UNITS = 2 ** 20;
 
+/** Whether `x` is a slice of units a shared step may have: a whole number from 1 to MAX_SLICE_UNITS. */
+export function isSliceUnits(x: unknown): x is number {
+  return Number.isSafeInteger(x) && (x as number) >= 1 && (x as number) <= MAX_SLICE_UNITS;
+}
+
 export interface BandSchedule {
   kind: ScheduleKind;
   bands: number;
@@ -50,7 +55,7 @@ export function bandSchedule(bands: number, workers: number, kind: ScheduleKind 
   if (!Number.isSafeInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
     throw new CCheckersError('E_USAGE', `--workers must be a whole number from 1 to ${MAX_WORKERS} (got ${workers})`);
   }
-  if (kind === 'shared' && (!Number.isSafeInteger(sliceUnits) || sliceUnits < 1 || sliceUnits > MAX_SLICE_UNITS)) {
+  if (kind === 'shared' && !isSliceUnits(sliceUnits)) {
     throw new CCheckersError('E_USAGE', `--slice-units must be a whole number from 1 to ${MAX_SLICE_UNITS} (got ${sliceUnits})`);
   }
   // Shared steps: every worker on every band, so more workers than bands is no waste.

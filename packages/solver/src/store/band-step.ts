@@ -325,9 +325,8 @@ export class BandStepper {
    *  each call's end). */
   private async unitsSweep(hooks: BandStepHooks, band: number, table: Uint8Array, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
     const units = this.o.layout.unitsOf[band]!;
-    const target = this.unitsBuffer.byteLength / 2;
     for (let at = 0; at < units.length; ) {
-      const n = unitsCallSize(units.length - at, Math.floor(target / this.bytesPerUnit), this.secondsPerUnit, this.o.callSeconds ?? UNITS_CALL_SECONDS);
+      const n = unitsCallSize(units.length - at, this.unitsThatFit(), this.secondsPerUnit, this.o.callSeconds ?? UNITS_CALL_SECONDS);
       const started = performance.now();
       const r = await this.call(hooks, BandPhase.UNITS_KEEP, table, band, units.subarray(at, at + n));
       const made = r.counts.reduce((a, b) => a + b, 0);
@@ -339,6 +338,12 @@ export class BandStepper {
       progress(at / units.length);
     }
     route(await this.call(hooks, BandPhase.REVISIT, table, band, undefined));
+  }
+
+  /** Units whose messages fill at most half the UNITS output (the sort keys take the other half),
+   *  at the bytes per unit seen so far. */
+  private unitsThatFit(): number {
+    return Math.max(1, Math.floor(this.unitsBuffer.byteLength / 2 / this.bytesPerUnit));
   }
 
   /**
@@ -364,12 +369,13 @@ export class BandStepper {
     const copies = [table, ...this.copies.slice(0, workers - 1).map((c) => c.subarray(0, table.length))];
     for (const copy of copies.slice(1)) copy.set(table);
     try {
-      return await this.sharedSweeps(hooks, band, units, copies, kernels, route, progress, () => unknownBefore - unknownStates(table, 0, states));
+      await this.sharedSweeps(hooks, band, units, copies, kernels, route, progress);
     } catch (e) {
       // Their kept sweeps are of this band: the next step starts with new kernels.
       this.shareKernels.length = 0;
       throw e;
     }
+    return unknownBefore - unknownStates(table, 0, states);
   }
 
   private async sharedSweeps(
@@ -380,16 +386,14 @@ export class BandStepper {
     kernels: SolverKernel[],
     route: (r: BandResult) => void,
     progress: (fraction: number) => void,
-    proven: () => number,
-  ): Promise<number> {
+  ): Promise<void> {
     const { workers, sliceUnits } = this.o.schedule;
-    const byMemory = () => Math.max(1, Math.floor(this.unitsBuffer.byteLength / 2 / this.bytesPerUnit));
     const chunk = workers * sliceUnits;
     for (let at = 0; at < units.length; at += chunk) {
       for (let w = 0; w < workers && at + w * sliceUnits < units.length; w++) {
         const end = Math.min(units.length, at + (w + 1) * sliceUnits);
         for (let from = at + w * sliceUnits; from < end; ) {
-          const to = Math.min(end, from + byMemory());
+          const to = Math.min(end, from + this.unitsThatFit());
           const r = await this.call(hooks, BandPhase.UNITS_KEEP, copies[w]!, band, units.subarray(from, to), 0, 0, kernels[w]);
           this.bytesPerUnit = Math.max(this.bytesPerUnit * 0.5, (r.counts.reduce((a, b) => a + b, 0) * 8) / (to - from));
           route(r);
@@ -402,7 +406,6 @@ export class BandStepper {
     // The end of each worker's sweep, then the last exchange.
     for (let w = 0; w < workers; w++) route(await this.call(hooks, BandPhase.REVISIT, copies[w]!, band, undefined, 0, 0, kernels[w]));
     exchangeProofs(copies);
-    return proven();
   }
 }
 

@@ -9,7 +9,7 @@ import { RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core'
 import { crc32Of } from '../crc.js';
 import { DatabaseError, type PassRecord, countsNotAddingUp, hex, isCount, isSeconds, passLogProblem } from '../database.js';
 import { type GameCounts } from '../state-index.js';
-import { type BandSchedule, MAX_SLICE_UNITS, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, stepBefore } from './band-schedule.js';
+import { type BandSchedule, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, isSliceUnits, stepBefore } from './band-schedule.js';
 import { layoutOf } from './layout.js';
 import { MANIFEST } from './manifest-name.js';
 import { MESSAGE_CODING, type MessagePack, packProblem, parseMessageFileName } from './message-pack.js';
@@ -254,7 +254,7 @@ export function checkManifest(path: string, m: Manifest): void {
     if (!countsAndSeconds(b.tally, ['changed', 'sentValues', 'messagesWritten', 'bytesRead', 'bytesWritten'])) throw bad('band solve: tally of the pass under way');
     if (!isCrc32(b.layoutCrc32)) throw bad(`band solve: layout checksum ${String(b.layoutCrc32)}`);
     if (b.schedule !== undefined && !SCHEDULE_KINDS.includes(b.schedule)) throw bad(`band solve: schedule ${String(b.schedule)}`);
-    if (b.schedule === 'shared' ? !(Number.isSafeInteger(b.sliceUnits) && b.sliceUnits! >= 1 && b.sliceUnits! <= MAX_SLICE_UNITS) : b.sliceUnits !== undefined) {
+    if (b.schedule === 'shared' ? !isSliceUnits(b.sliceUnits) : b.sliceUnits !== undefined) {
       throw bad(`band solve: slice units ${String(b.sliceUnits)}`);
     }
     // A pack's entry agrees with its file's name; one pack per step.
