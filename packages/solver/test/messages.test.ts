@@ -518,6 +518,9 @@ describe('message pack entries in a manifest', () => {
     expect(inboxOf([pack], shared, 9, { pass: 3, round: 9 })).toEqual([pack]);
     expect(inboxOf([pack], shared, 0, { pass: 4, round: 0 })).toEqual([pack]);
     expect(() => bandSchedule(10, 2, 'shared', 0)).toThrow(/--slice-units must be a whole number from 1/);
+    // Both sides of the bound on slices (MAX_SLICE_UNITS, 2^20).
+    expect(bandSchedule(10, 2, 'shared', 2 ** 20).sliceUnits).toBe(2 ** 20);
+    expect(() => bandSchedule(10, 2, 'shared', 2 ** 20 + 1)).toThrow(/--slice-units must be a whole number from 1 to 1048576 \(got 1048577\)/);
   });
 
   it('drop a pack exactly after the last of its targets\' takenAt, for any targets and schedule', () => {
