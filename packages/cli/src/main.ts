@@ -71,7 +71,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--store <dir>', 'keep the table in shard files in this folder (out of core, bounded by --memory; resumable)')
     .option('--shards <n>', 'shard count of a new --store (default: from the table size and --memory)')
     .option('--workers <n>', 'with --store: the workers a new store\'s rounds are made for, bands stepped at once (--redis: default 2; without, the steps run here one after the other, as a cluster of N would)')
-    .option('--schedule <kind>', 'with --store: how a new store\'s rounds are cut: segments (default; each worker a run of consecutive bands) blocks (round r: bands rW..rW+W-1) or shared (the bands in order, each step shared by the W workers in slices; a local solve only, holding W copies of a band); blocks and shared are there to measure, see docs/sharding.md')
+    .option('--schedule <kind>', 'with --store: how a new store\'s rounds are cut: segments (default; each worker a run of consecutive bands) blocks (round r: bands rW..rW+W-1) or shared (the bands in order, the units of each band\'s pass-1 step shared by the W workers in slices, exchanging proofs as they go); blocks and shared are there to measure, see docs/sharding.md')
     .option('--slice-units <n>', 'with --schedule shared: the units each worker visits between exchanges (default 1)')
     .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')
     .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')

@@ -139,33 +139,40 @@ describe.skipIf(!haveRedis)('a Redis that has no such database', () => {
 });
 
 describe.skipIf(!haveRedis)('cluster solves', () => {
-  // [board, pieces, bands, workers, the workers' backend]: the rounds of every worker count and
-  // band count are checked on every backend by the local solves (solver's band-solve.test.ts);
-  // here the same steps run as jobs of real workers.
-  const runs: Array<[number, number, number, number, string]> = [
+  // [board, pieces, bands, workers, the workers' backend, schedule, workers started (default:
+  // as many)]: the rounds of every worker count and band count are checked on every backend by
+  // the local solves (solver's band-solve.test.ts); here the same steps run as jobs of real
+  // workers. Shared steps: each band's pass-1 step as W parts at once, exchanging proofs through
+  // the store, then a finish; with fewer workers than parts, a worker runs two parts in turn.
+  const runs: Array<[number, number, number, number, string, string?, number?]> = [
     [7, 2, 4, 1, 'native-bmi2'],
     [7, 2, 4, 2, 'native-portable'],
     [7, 2, 4, 3, 'ts'],
     [7, 2, 16, 3, 'native-bmi2'],
     [4, 6, 16, 2, 'ts'],
     [4, 6, 4, 3, 'native-portable'],
-    [7, 3, 16, 2, 'native-bmi2'],
+    [7, 2, 16, 3, 'ts', 'shared', 2],
+    [4, 6, 16, 2, 'native-portable', 'shared'],
+    [7, 3, 16, 2, 'native-bmi2', 'shared'],
   ];
-  for (const [board, pieces, bands, workers, backend] of runs) {
-    it(`${board}x${board}/${pieces} in ${bands} bands with ${workers} worker(s) on ${backend}: the in-memory table, every job run once`, async () => {
+  for (const [board, pieces, bands, workers, backend, schedule, started = workers] of runs) {
+    it(`${board}x${board}/${pieces} in ${bands} bands for ${workers} worker(s)${schedule ? ` in ${schedule} steps` : ''}, ${started} on ${backend}: the in-memory table, every job run once`, async () => {
       const store = newStore();
       // Steps of 7x7/3 on one thread may hold a worker's event loop past 2 s: a longer lock, so
       // that no step is taken for dead and run twice.
-      const crew = Array.from({ length: workers }, () => startWorker(redis, store, undefined, backend, 30));
-      const solve = start(solveArgs(board, pieces, store, '--shards', String(bands), '--workers', String(workers)));
+      const crew = Array.from({ length: started }, () => startWorker(redis, store, undefined, backend, 30));
+      const solve = start(solveArgs(board, pieces, store, '--shards', String(bands), '--workers', String(workers), ...(schedule ? ['--schedule', schedule] : [])));
       const { code } = await solve.exited;
       expect(code, solve.stderr()).toBe(0);
       const out = JSON.parse(solve.stdout());
       expect(out.tableCrc32).toBe(IN_MEMORY.get(`${board}/${pieces}`)!.crc);
       expect(out.store).toMatchObject({ passes: 'bands', shards: bands, workers });
       expect(out.passLog.at(-1).newlyProven).toBe(0);
-      // Every round is a step per band: init and each pass are `bands` jobs.
-      expect(out.cluster.jobs).toBe(bands * (1 + out.passes));
+      // Every round is a step per band: init and each pass are `bands` jobs; a shared step of
+      // pass 1 is W parts and a finish.
+      expect(out.cluster.jobs).toBe(bands * (1 + out.passes) + (schedule === 'shared' ? bands * workers : 0));
+      // Shared steps keep the serial pass 1 (docs/sharding.md): most of the table.
+      if (schedule === 'shared') expect(out.passLog[0].proven / out.storedStates).toBeGreaterThan(0.85);
       const ran = await Promise.all(crew.map(stopWorker));
       expect(ran.reduce((a, b) => a + b, 0)).toBe(out.cluster.jobs);
       // Redis commands per pass stay about flat (polls of the queue's counts, not of each job).
@@ -175,12 +182,15 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     }, 480_000); // a hang catcher: 7x7/3 took 90 s alone, over 240 s beside other tests
   }
 
-  it('workers killed with SIGKILL mid-job, before and after writing: others run their jobs, same table', async () => {
+  it.each(['segments', 'shared'])('%s: workers killed with SIGKILL mid-job, before and after writing: others run their jobs, same table', async (schedule) => {
     const store = newStore();
-    const solve = start(solveArgs(7, 2, store));
+    const solve = start(solveArgs(7, 2, store, '--schedule', schedule));
     // One worker at a time, so that each lost job can only be run again by a later one, once
-    // BullMQ's lock has run out and the stalled-job check has put it back.
-    const before = startWorker(redis, store, { killOnJob: 6 });
+    // BullMQ's lock has run out and the stalled-job check has put it back. Shared: init is jobs
+    // 1-3, then band 0's parts and finish; the first worker dies as it starts part 1 (job 5), the
+    // next runs it, the finish, band 1's part 0, and dies after part 1's work (its files and
+    // proofs written, its attempt never committed).
+    const before = startWorker(redis, store, { killOnJob: schedule === 'shared' ? 5 : 6 });
     expect((await before.exited).signal).toBe('SIGKILL');
     const after = startWorker(redis, store, { killAfterJobWork: 4 }); // its files written, BullMQ not told
     expect((await after.exited).signal).toBe('SIGKILL');
@@ -350,7 +360,7 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     await stopWorker(helper);
     const m = manifestOf(store);
     expect(m.bands.next).toEqual({ pass: 1, round: 0 }); // 3 bands for 2 workers: bands 0 and 2
-    const step = (band: number) => ({ kind: 'step', store: m.id, board: 7, pieces: 2, rules: 'clean', pass: 1, round: 0, band, generation: m.generation });
+    const step = (band: number) => ({ kind: 'step' as const, store: m.id, board: 7, pieces: 2, rules: 'clean' as const, pass: 1, round: 0, band, generation: m.generation });
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue(queueName(m.id), { connection });
     // Band 2's payload under band 0's id, completed by a worker that only says it did band 2.

@@ -49,7 +49,7 @@ describe('solve --store', () => {
     expect(existsSync(join(dir, 'never'))).toBe(false);
   });
 
-  it('with --schedule shared: each band visited by W copies in slices, the same table; only here, not on a cluster', () => {
+  it('with --schedule shared: each band visited by W parts in slices at once, exchanging proofs, the same table', () => {
     const r = solveStore(join(dir, 'shared'), '--shards', '4', '--workers', '6', '--schedule', 'shared', '--slice-units', '2');
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -63,10 +63,9 @@ describe('solve --store', () => {
     };
     refused(['--slice-units', '2'], /--slice-units needs --schedule shared/);
     refused(['--schedule', 'shared', '--slice-units', '0'], /--slice-units must be a positive integer \(got "0"\)/);
-    refused(['--schedule', 'shared', '--redis', 'redis://127.0.0.1:1'], /--schedule shared runs in a local solve only so far/);
     refused(['--schedule', 'rings'], /--schedule must be one of segments, blocks, shared \(got "rings"\)/);
-    // Here the 8 copies of a band sized for --memory are more than it: more bands, smaller.
-    refused(['--schedule', 'shared', '--workers', '8', '--memory', '17.2M'], /shared steps hold 8 copies of a band here: .* more than --memory 17\.2 MiB; give --shards for smaller bands/);
+    // Here the 8 parts' copies of a band sized for --memory are more than it: more bands, smaller.
+    refused(['--schedule', 'shared', '--workers', '8', '--memory', '17.2M'], /shared steps hold 8 workers' copies of a band here: .* more than --memory 17\.2 MiB; give --shards for smaller bands/);
     expect(existsSync(join(dir, 'never'))).toBe(false);
   });
 

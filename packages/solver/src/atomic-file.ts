@@ -37,6 +37,9 @@ export interface AtomicFileOptions {
    *  rename where the folder has no hard links, and when the link found the path taken): throw
    *  to refuse, which keeps the file under its temporary name (say so in the error). */
   check?: (tmp: string) => void;
+  /** Flush the file before it takes its name (default true). false only for files whose loss
+   *  a crash may cost, that are made again then (a shared step's proofs: proof-exchange.ts). */
+  flush?: boolean;
   /** Permission bits of a new file (default 0o666, less the umask). */
   mode?: number;
   /** The largest single write (default IO_CHUNK_BYTES; tests make it small). */
@@ -177,7 +180,7 @@ export function writeFileAtomic(path: string, fill: Uint8Array | readonly Uint8A
           position += piece.length;
         }
       }
-      fsyncSync(fd);
+      if (options.flush !== false) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }

@@ -18,7 +18,6 @@ import {
   bandLayout,
   childGroupsInProofOrder,
   copyStates,
-  exchangeProofs,
   MAX_STATES_PER_CALL,
   UNITS_CALL_SECONDS,
   requestChunks,
@@ -228,33 +227,6 @@ describe('copying states between bands and shards', () => {
   });
 });
 
-describe('the copies of a shared step', () => {
-  it('exchange their proofs: each becomes every copy\'s states, the bytes past the last word too', () => {
-    const random = seededRandom(5);
-    // 4 copies of 4,099 states (a byte past the last whole word), each proving its own states
-    // (values 1-3) on top of what they all had, some the same state with the same value.
-    const states = 4 * 1024 + 3;
-    const value = (i: number) => 1 + (i % 3);
-    const common = new Uint8Array(Math.ceil(states / 4));
-    const set = (t: Uint8Array, i: number) => (t[Math.floor(i / 4)]! |= value(i) << ((i % 4) * 2));
-    for (let i = 0; i < states; i += 7) set(common, i);
-    const copies = Array.from({ length: 4 }, () => common.slice());
-    const proven = new Set<number>();
-    for (let k = 0; k < 2000; k++) {
-      const i = Math.floor(random() * states);
-      set(copies[k % 4]!, i);
-      proven.add(i);
-    }
-    set(copies[3]!, states - 1);
-    proven.add(states - 1);
-    exchangeProofs(copies);
-    for (const copy of copies) expect(copy).toEqual(copies[0]);
-    const at = (t: Uint8Array, i: number) => (t[Math.floor(i / 4)]! >> ((i % 4) * 2)) & 3;
-    for (let i = 0; i < states; i++) expect(at(copies[0]!, i), `state ${i}`).toBe(i % 7 === 0 || proven.has(i) ? value(i) : 0);
-    expect(() => exchangeProofs([copies[0]!, copies[1]!.subarray(1)])).toThrow(/unequal length or unaligned/);
-  });
-});
-
 describe.each(backends.map((b) => [b.name, b] as const))('band solves on %s', (_name, backend) => {
   // [board, pieces, bands, budget as 1/n of the table (0: none), threads, workers the rounds are
   // made for (a local solve runs the steps a cluster of that many would), and how the rounds are
@@ -395,8 +367,16 @@ describe('interrupted band solves', () => {
     const stop = () => {
       if (++calls === 2) throw new Error('stopped in its units');
     };
-    await expect(stepper.run(store, { pass: 1, round: 0, band: 0, generation: store.manifest.generation }, { beforeCall: stop })).rejects.toThrow('stopped in its units');
-    const next = await stepper.run(store, { pass: 1, round: 1, band: 1, generation: store.manifest.generation });
+    const generation = store.manifest.generation;
+    if (kind === 'shared') {
+      // A part of a shared step (a cluster worker's slice job), then a part of the next band's.
+      await expect(stepper.runSlice(store, { pass: 1, round: 0, band: 0, generation, part: 0 }, { beforeCall: stop })).rejects.toThrow('stopped in its units');
+      const next = await stepper.runSlice(store, { pass: 1, round: 1, band: 1, generation, part: 0 });
+      expect(next.proofs).toBeGreaterThan(0);
+      return;
+    }
+    await expect(stepper.run(store, { pass: 1, round: 0, band: 0, generation }, { beforeCall: stop })).rejects.toThrow('stopped in its units');
+    const next = await stepper.run(store, { pass: 1, round: 1, band: 1, generation });
     expect(next.changed).toBeGreaterThan(0);
   });
 

@@ -134,3 +134,73 @@ describe('--redis URLs', () => {
     for (const [url, reason] of cases) expect(() => parseRedisUrl(url), url).toThrow(reason);
   });
 });
+
+describe('the jobs of a shared step', () => {
+  const shared = join(dir, 'shared');
+  let m: Manifest;
+  beforeAll(async () => {
+    // 7x7/2 in 4 bands for 2 workers in shared steps, stopped after init (its 4 rounds saved).
+    const controller = new AbortController();
+    let saves = 0;
+    await solveSharded({ variant: variant(7, 2), rules: 'clean', backend, threads: 1, store: shared, shards: 4, workers: 2, schedule: 'shared', signal: controller.signal, onSave: () => {
+      if (++saves === 4) controller.abort();
+    } }).catch((e) => {
+      if (!/interrupted/.test(String(e))) throw e;
+    });
+    m = ShardStore.open(shared).manifest;
+    expect(m.bands!.next).toEqual({ pass: 1, round: 0 });
+  });
+  const base = () => ({ store: m.id, board: 7, pieces: 2, rules: 'clean', pass: 1, round: 0, band: 0, generation: m.generation });
+  const slice = (part: number) => ({ kind: 'slice', ...base(), part });
+  const finish = (slices: unknown) => ({ kind: 'finish', ...base(), slices });
+
+  it('a part and a finish are taken as they are, each with an id of its own', () => {
+    expect(parseJob(slice(1), m)).toEqual(slice(1));
+    expect(jobId(parseJob(slice(1), m))).toBe(`${m.id}-p1-r0-g${m.generation}-b0-s1`);
+    const f = finish([{ attempt: '0123abcd', proofs: 3 }, { attempt: 'ffffffff', proofs: 0 }]);
+    expect(parseJob(f, m)).toEqual(f);
+    expect(jobId(parseJob(f, m))).toBe(`${m.id}-p1-r0-g${m.generation}-b0-f`);
+    expect(sameJob(parseJob(f, m) as never, finish([{ attempt: '0123abcd', proofs: 4 }, { attempt: 'ffffffff', proofs: 0 }]))).toBe(false);
+  });
+
+  it('refuses a whole step where the step is shared, a part past the workers, a finish of other parts, and parts where nothing is shared', () => {
+    const cases: Array<[unknown, Manifest, RegExp]> = [
+      [{ kind: 'step', ...base() }, m, /band 0's step of pass 1 is shared by 2 workers/],
+      [slice(2), m, /part must be a whole number from 0 to 1/],
+      [{ ...slice(0), part: -1 }, m, /part must be a whole number/],
+      [{ ...slice(0), slices: [] }, m, /unexpected field\(s\) slices in a slice job/],
+      [finish([{ attempt: '0123abcd', proofs: 3 }]), m, /a finish names the 2 parts of its step/],
+      [finish([{ attempt: '../../x', proofs: 3 }, { attempt: 'ffffffff', proofs: 0 }]), m, /part 0 of the finish is not an attempt/],
+      [finish([{ attempt: '0123abcd', proofs: 1.5 }, { attempt: 'ffffffff', proofs: 0 }]), m, /part 0's proof files must be a whole number/],
+      [finish([{ attempt: '0123abcd', proofs: 1, path: '/etc' }, { attempt: 'ffffffff', proofs: 0 }]), m, /part 0 of the finish is not an attempt/],
+      [{ ...step(0, 0), kind: 'slice', part: 0 }, manifest, /step of pass 2 is not shared \(schedule segments, 2 worker\(s\)\): it has no slice/],
+    ];
+    for (const [data, of, reason] of cases) {
+      expect(() => parseJob(data, of), JSON.stringify(data)).toThrow(JobRefused);
+      expect(() => parseJob(data, of), JSON.stringify(data)).toThrow(reason);
+    }
+  });
+
+  it('parts write proofs and packs of their own, the finish the band; a finish that names a proof file not there fails and writes nothing', async () => {
+    const runner = new JobRunner({ dir: shared, backend, threads: 1 });
+    const before = readFileSyncText(join(shared, 'manifest.json'));
+    const parts = [];
+    for (const part of [0, 1]) {
+      const { result } = await runner.run(slice(part), jobId(parseJob(slice(part), m)));
+      const o = result.outcome as typeof result.outcome & { part: number; proofs: number; proofBytes: number };
+      expect(o).toMatchObject({ part, changed: 0 });
+      expect(o.table).toBeUndefined();
+      expect(o.proofs).toBeGreaterThan(0);
+      expect(o.pack?.part).toBe(part);
+      parts.push({ attempt: o.attempt, proofs: o.proofs });
+    }
+    const files = readdirSync(shared).sort();
+    await expect(runner.run(finish([parts[0], { ...parts[1]!, proofs: parts[1]!.proofs + 1 }]))).rejects.toThrow(/proof file cannot be read/);
+    expect(readdirSync(shared).sort()).toEqual(files);
+    const { result } = await runner.run(finish(parts));
+    expect(result.outcome.changed).toBeGreaterThan(0);
+    expect(result.outcome.table!.file).toMatch(new RegExp(`^band-00000\\.g${m.generation + 1}\\.${result.outcome.attempt}\\.bin$`));
+    expect(readFileSyncText(join(shared, 'manifest.json'))).toBe(before);
+    await runner.close();
+  });
+});

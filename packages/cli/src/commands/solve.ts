@@ -95,7 +95,6 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const schedule = o.schedule as ScheduleKind | undefined;
   if (o.sliceUnits !== undefined && schedule !== 'shared') throw new UsageError('--slice-units needs --schedule shared');
   const sliceUnits = o.sliceUnits === undefined ? undefined : positiveInteger(o.sliceUnits, '--slice-units');
-  if (o.redis !== undefined && schedule === 'shared') throw new UsageError('--schedule shared runs in a local solve only so far (it holds every worker\'s copy of a band to measure what they would prove); a cluster runs segments or blocks');
   if (o.redis !== undefined && !store) throw new UsageError('--redis needs --store DIR (the folder every worker mounts)');
   if (o.redis !== undefined) parseRedisUrl(o.redis);
   if (o.redis !== undefined && o.backend !== 'auto') throw new UsageError('--backend is chosen by each worker (ccheckers worker --backend) in a cluster solve');
@@ -205,6 +204,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         ...(shards !== undefined ? { shards } : {}),
         ...(workers !== undefined ? { workers } : {}),
         ...(schedule !== undefined ? { schedule } : {}),
+        ...(sliceUnits !== undefined ? { sliceUnits } : {}),
         ...(memoryLimit !== undefined ? { memoryLimit } : {}),
         ...(o.breakLock ? { breakLock: true } : {}),
         signal: controller.signal,

@@ -23,15 +23,15 @@ import { lockOutput } from '../output-file.js';
 import type { ProgressEvent, SolveResult } from '../solve.js';
 import type { BandPlan } from '../store/band-layout.js';
 import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../store/band-solve.js';
-import type { BandStepJob, BandStepOutcome } from '../store/band-step.js';
-import type { ScheduleKind } from '../store/band-schedule.js';
+import type { BandStepJob, BandStepOutcome, SliceOutcome } from '../store/band-step.js';
+import { type ScheduleKind, isSharedStep } from '../store/band-schedule.js';
 import { MANIFEST, newStoreId } from '../store/manifest.js';
 import { ShardStore } from '../store/shard-store.js';
 import { storeResult } from '../store/sharded-solve.js';
 import { CoordinatorLease } from './coordinator-lease.js';
-import { type JobQueue, runJobs } from './job-queue.js';
+import { type JobQueue, removeJobs, runJobs } from './job-queue.js';
 import { checkResult } from './job-result.js';
-import { type StepJob, jobId } from './jobs.js';
+import { type ClusterJob, type FinishJob, type JobResult, type SliceJob, type StepJob, jobId } from './jobs.js';
 import { connectRedis, loadBullmq, parseRedisUrl, queueName } from './redis.js';
 
 export interface ClusterSolveOptions {
@@ -49,6 +49,8 @@ export interface ClusterSolveOptions {
   workers?: number;
   /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
   schedule?: ScheduleKind;
+  /** Shared steps of a new store: units a worker visits between exchanges (default 1). */
+  sliceUnits?: number;
   /** Take the store's lock even where another machine's solve holds it (known to be gone). */
   breakLock?: boolean;
   onPlan?: (plan: BandPlan, queue: string) => void;
@@ -94,10 +96,6 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
   const redisUrl = parseRedisUrl(options.redis);
   const request = { ...options, workers: options.workers ?? DEFAULT_WORKERS };
   const { existing, space, plan } = planBandStore(request);
-  if ((existing?.manifest.bands?.schedule ?? request.schedule) === 'shared') {
-    // A shared step's copies exchange their proofs many times a step; the cluster's jobs are whole steps.
-    throw new CCheckersError('E_USAGE', 'shared steps (--schedule shared) run in a local solve only so far, which holds every worker\'s copy to measure what they would prove; a cluster runs segments or blocks');
-  }
   const notice = options.onNotice ?? (() => {});
   // Redis first: one that refuses the credentials ends the command before a store is made.
   const connection = await connectRedis(redisUrl, (message) => notice(`Redis at ${redisUrl.shown}: ${message}; retrying`), options.signal);
@@ -172,19 +170,44 @@ async function coordinate(
     storePath: options.store,
   };
 
+  const take = (r: JobResult) => {
+    jobs++;
+    passJobs++;
+    backends.add(r.backend);
+    threads = Math.max(threads, r.threads);
+    return r.outcome;
+  };
+  const check = (job: ClusterJob, value: unknown) => checkResult(value, job, store);
+
   /** The round's steps as jobs; their results, checked, as the steps' outcomes. */
   const runRound = async (steps: BandStepJob[], progress: (fraction: number) => void): Promise<BandStepOutcome[]> => {
+    const [first] = steps;
+    if (steps.length === 1 && first && isSharedStep(store.schedule, first)) return runSharedStep(first, progress);
     const list: StepJob[] = steps.map((step) => ({ ...base(), ...step }));
-    const results = await runJobs(queue, list, (job, value) => checkResult(value, job, store), (done) => progress(done / list.length), resumed);
+    const results = await runJobs(queue, list, check, (done) => progress(done / list.length), resumed);
     resumed = false;
-    return list.map((job) => {
-      const r = results.get(jobId(job))!;
-      jobs++;
-      passJobs++;
-      backends.add(r.backend);
-      threads = Math.max(threads, r.threads);
-      return r.outcome;
-    });
+    return list.map((job) => take(results.get(jobId(job))!));
+  };
+
+  /**
+   * A shared step (pass 1 of schedule 'shared'): its W parts as jobs at once, on any workers, then
+   * its finish, with the committed attempt of each part. The parts stay in Redis until the finish
+   * is done, so a coordinator resumed meanwhile finds them (their files checked again).
+   */
+  const runSharedStep = async (step: BandStepJob, progress: (fraction: number) => void): Promise<BandStepOutcome[]> => {
+    const started = performance.now();
+    const parts = store.schedule.workers;
+    const slices: SliceJob[] = Array.from({ length: parts }, (_, part) => ({ ...base(), ...step, kind: 'slice', part }));
+    const sliceResults = await runJobs(queue, slices, check, (done) => progress((0.9 * done) / parts), resumed, { keepDone: true });
+    resumed = false;
+    const outcomes = slices.map((job) => take(sliceResults.get(jobId(job))!) as SliceOutcome);
+    const finish: FinishJob = { ...base(), ...step, kind: 'finish', slices: outcomes.map((o) => ({ attempt: o.attempt, proofs: o.proofs })) };
+    const done = await runJobs(queue, [finish], check, () => progress(1), true);
+    const last = take(done.get(jobId(finish))!);
+    await removeJobs(q, [...sliceResults.keys()]);
+    // A round takes as long as its slowest step: the shared step's time is the finish's.
+    last.seconds = (performance.now() - started) / 1000;
+    return [...outcomes, last];
   };
 
   const solve = new BandSolve(store, layout, new Uint8Array(plan.bandBytes), {

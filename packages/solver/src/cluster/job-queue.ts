@@ -5,7 +5,7 @@
  */
 import { CCheckersError } from '@ccheckers/core';
 import type { Job, Queue } from 'bullmq';
-import { type JobResult, type StepJob, jobId, sameJob } from './jobs.js';
+import { type ClusterJob, type JobResult, jobId, sameJob } from './jobs.js';
 
 /** What runJobs needs of the coordinator: its queue, where it says things, how it stops. */
 export interface JobQueue {
@@ -32,12 +32,20 @@ const FULL_CHECK_MS = 15_000;
 const IDLE_NOTICE_MS = 10_000;
 
 /** Runs the jobs (adding those Redis does not have or has with another payload, retrying failed
- *  ones) and returns their checked results by id. A job that failed for good ends the solve. */
-export async function runJobs(context: JobQueue, list: StepJob[], check: (job: StepJob, value: unknown) => Promise<JobResult>, onDone: (done: number) => void, recheckDone: boolean): Promise<Map<string, JobResult>> {
+ *  ones) and returns their checked results by id. A job that failed for good ends the solve.
+ *  `keepDone`: done jobs stay in Redis (removeJobs once the round is committed). */
+export async function runJobs(
+  context: JobQueue,
+  list: ClusterJob[],
+  check: (job: ClusterJob, value: unknown) => Promise<JobResult>,
+  onDone: (done: number) => void,
+  recheckDone: boolean,
+  { keepDone = false }: { keepDone?: boolean } = {},
+): Promise<Map<string, JobResult>> {
   const { q, notice, checkAbort, shownUrl, storePath } = context;
   const results = new Map<string, JobResult>();
   const pending = new Map(list.map((job) => [jobId(job), job]));
-  const add = (job: StepJob) => q.add(job.kind, job, { ...JOB_OPTIONS, jobId: jobId(job) });
+  const add = (job: ClusterJob) => q.add(job.kind, job, { ...JOB_OPTIONS, jobId: jobId(job) });
   for (const [id, job] of pending) {
     const found: Job | undefined = await q.getJob(id);
     if (!found) {
@@ -115,6 +123,11 @@ export async function runJobs(context: JobQueue, list: StepJob[], check: (job: S
     await new Promise((resolve) => setTimeout(resolve, wait));
     wait = Math.min(SLOW_POLL_MS, Math.ceil(wait * 1.5));
   }
-  for (const id of results.keys()) await q.remove(id).catch(() => 0);
+  if (!keepDone) await removeJobs(q, [...results.keys()]);
   return results;
+}
+
+/** Removes done jobs from Redis (a round committed no longer needs them). */
+export async function removeJobs(q: Queue, ids: string[]): Promise<void> {
+  for (const id of ids) await q.remove(id).catch(() => 0);
 }

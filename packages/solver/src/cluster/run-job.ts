@@ -11,6 +11,7 @@
 import type { Backend } from '@ccheckers/core';
 import { checkMemory, formatBytes } from '../memory.js';
 import { planBands } from '../store/band-layout.js';
+import { sharedParts } from '../store/band-schedule.js';
 import { storeBandLayout } from '../store/band-solve.js';
 import { BandStepper } from '../store/band-step.js';
 import { ShardStore } from '../store/shard-store.js';
@@ -50,10 +51,10 @@ export class JobRunner {
       throw new JobRefused(`the job is for pass ${job.pass}, round ${job.round} on generation ${job.generation}; the store is at pass ${next.pass}, round ${next.round}, generation ${m.generation}`);
     }
     const stepper = this.stepperFor(store);
-    const outcome = await stepper.run(store, job);
+    const outcome = job.kind === 'slice' ? await stepper.runSlice(store, job) : job.kind === 'finish' ? await stepper.runFinish(store, job) : await stepper.run(store, job);
     const seconds = (performance.now() - started) / 1000;
     const { backend, threads } = this.context;
-    return { job, result: { kind: 'step', job, outcome, backend: backend.name, threads, seconds, bytesRead: outcome.bytesRead, bytesWritten: outcome.bytesWritten } };
+    return { job, result: { kind: job.kind, job, outcome, backend: backend.name, threads, seconds, bytesRead: outcome.bytesRead, bytesWritten: outcome.bytesWritten } };
   }
 
   async close(): Promise<void> {
@@ -66,10 +67,11 @@ export class JobRunner {
     if (this.stepper && key === this.stepperOf) return this.stepper;
     const { backend, threads, memoryLimit } = this.context;
     const plan = planBands(store.space, { bands: store.pieces, kernelCopies: 1, storeBands: true });
-    const need = plan.bandBytes + m.bands!.messageBytes + plan.overheadBytes;
+    // A part of a shared step holds its copy of the band and the copy as published.
+    const need = (sharedParts(m.bands!) > 1 ? 2 : 1) * plan.bandBytes + m.bands!.messageBytes + plan.overheadBytes;
     if (memoryLimit !== undefined && need > memoryLimit) {
       throw new JobDeferred(
-        `this worker's --memory ${formatBytes(memoryLimit)} is too small for the steps of ${store.dir}: a band of up to ${formatBytes(plan.bandBytes)}, ` +
+        `this worker's --memory ${formatBytes(memoryLimit)} is too small for the steps of ${store.dir}: ${sharedParts(m.bands!) > 1 ? 'two copies of ' : ''}a band of up to ${formatBytes(plan.bandBytes)}, ` +
           `${formatBytes(m.bands!.messageBytes)} of messages and ${formatBytes(plan.overheadBytes)} of group maps and scratch, ${formatBytes(need)} (give the workers more --memory, or solve with more --shards)`,
       );
     }

@@ -156,10 +156,18 @@ export function bandCountFor(space: StateSpace, shards: number): number {
  */
 export function planBands(
   space: StateSpace,
-  options: { bands?: number; budget?: number; kernelCopies: number; /** the bands of a store being resumed: fixed */ storeBands?: boolean },
+  options: {
+    bands?: number;
+    budget?: number;
+    kernelCopies: number;
+    /** Band buffers a worker holds (2 for a shared step's: its copy, and the copy as published) */
+    bandCopies?: number;
+    /** the bands of a store being resumed: fixed */ storeBands?: boolean;
+  },
 ): BandPlan {
   // The band maps (bandOf, slotOf, groups, units) come on top of the tiles' group maps.
   const overhead = overheadBytes(space, options.kernelCopies) + space.groups * 12 + space.p1Placements * 12;
+  const copies = options.bandCopies ?? 1;
   const forTables = options.budget === undefined ? Number.POSITIVE_INFINITY : options.budget - overhead;
   const minMessages = minMessageBytes(space);
   const bufferOf = (n: number) => Math.max(bandBytes(space, Math.ceil(space.groups / n)), ...shardLayout(space, n).shards.map((x) => x.bytes));
@@ -169,7 +177,7 @@ export function planBands(
   if (bands === undefined) {
     bands = Math.max(1, Math.ceil(space.tableBytes / DEFAULT_BAND_BYTES));
     // Half the budget for the band, half (at least minMessages) for the messages.
-    const forBand = forTables - Math.max(minMessages, forTables / 2);
+    const forBand = (forTables - Math.max(minMessages, forTables / 2)) / copies;
     if (forBand < space.tableBytes) {
       bands = Math.max(bands, Math.ceil(space.tableBytes / Math.max(1, forBand)));
       // Bands and shards are whole groups: more where rounding up made the largest too big.
@@ -191,13 +199,13 @@ export function planBands(
   // up to twice the band (bigger calls keep the threads busy: 7x7/3 at a quarter of its table, 9
   // bands, 2 threads, 16.4 s with 4.7 MiB of messages against 17.1-17.4 s with 3.7 MiB).
   const wanted = Math.max(minMessages, Math.min(MAX_MESSAGE_BYTES, options.budget === undefined ? buffer : 2 * buffer));
-  const messageBytes = Math.floor(Math.min(forTables - buffer, wanted));
+  const messageBytes = Math.floor(Math.min(forTables - copies * buffer, wanted));
   if (messageBytes < minMessages) {
-    const minimum = buffer + minMessages + overhead;
+    const minimum = copies * buffer + minMessages + overhead;
     throw new CCheckersError(
       'E_MEMORY',
       `--memory ${formatBytes(options.budget!)} is too small for ${space.variant.name} in ${bands} band${bands === 1 ? '' : 's'} of up to ${formatBytes(buffer)}: ` +
-        `a band pass holds one band, ${formatBytes(minMessages)} of messages and ${formatBytes(overhead)} of group maps and scratch, ` +
+        `a band pass holds ${copies === 1 ? 'one band' : `${copies} copies of a band`}, ${formatBytes(minMessages)} of messages and ${formatBytes(overhead)} of group maps and scratch, ` +
         `${formatBytes(minimum)} in all` +
         (options.storeBands ? ' (the bands of a store being resumed are set)' : options.bands === undefined || bands >= maxBands(space) ? '' : ' (more --shards make bands smaller)'),
     );

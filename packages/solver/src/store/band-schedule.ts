@@ -87,6 +87,17 @@ export function bandSchedule(bands: number, workers: number, kind: ScheduleKind 
   return { kind, bands, workers: w, sliceUnits: kind === 'shared' ? sliceUnits : 0, rounds, roundOf };
 }
 
+/** The parts a shared step of a store is cut into: the schedule's workers (1: not shared). */
+export function sharedParts(bands: { schedule?: ScheduleKind; workers: number }): number {
+  return bands.schedule === 'shared' ? bands.workers : 1;
+}
+
+/** Whether a step of `pass` is one its schedule shares between its workers (pass 1 of 'shared':
+ *  band-step.ts, runSlice and runFinish; the later passes' steps are whole, one at a time). */
+export function isSharedStep(schedule: BandSchedule, step: { pass: number }): boolean {
+  return schedule.kind === 'shared' && schedule.workers > 1 && step.pass === 1;
+}
+
 /** A step in the order of a solve: init is pass 0. */
 export interface StepAt {
   pass: number;

@@ -26,8 +26,8 @@ import { checkMemory, formatBytes } from '../memory.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, checkMoveless } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
-import { type BandSchedule, DEFAULT_SLICE_UNITS, type ScheduleKind, bandSchedule } from './band-schedule.js';
-import { type BandStepJob, type BandStepOutcome, BandStepper } from './band-step.js';
+import { type BandSchedule, DEFAULT_SLICE_UNITS, type ScheduleKind, bandSchedule, isSharedStep, sharedParts } from './band-schedule.js';
+import { type BandStepHooks, type BandStepJob, type BandStepOutcome, BandStepper, type SliceOutcome } from './band-step.js';
 import { shardLayout } from './layout.js';
 import { MESSAGE_CODING } from './message-pack.js';
 import { type BandPassTally, MANIFEST, type Manifest } from './manifest.js';
@@ -83,6 +83,7 @@ export function planBandStore(request: BandStoreRequest): { existing: ShardStore
     ...(bands !== undefined ? { bands } : {}),
     ...(request.memoryLimit !== undefined ? { budget: request.memoryLimit } : {}),
     kernelCopies: 1,
+    bandCopies: sharedParts(existing?.manifest.bands ?? { schedule: request.schedule ?? 'segments', workers: request.workers ?? 1 }) > 1 ? 2 : 1,
     storeBands: existing !== undefined,
   });
   return { existing, space, plan };
@@ -128,12 +129,13 @@ export function storeBandLayout(store: ShardStore): BandLayout {
 /** The local solve: the rounds' steps run one after the other in this process. */
 export async function solveBands(options: ShardedSolveOptions): Promise<ShardedSolveResult> {
   const { existing, space, plan } = planBandStore(options);
-  // Shared steps: this process holds the copies of all W workers (band-step.ts, sharedUnits).
-  const copies = options.schedule === 'shared' || existing?.manifest.bands?.schedule === 'shared' ? (existing?.manifest.bands?.workers ?? options.workers ?? 1) : 1;
-  const needs = plan.bandBytes * copies + plan.messageBytes + plan.overheadBytes;
-  if (copies > 1 && options.memoryLimit !== undefined && needs > options.memoryLimit) {
-    // The plan sized the bands for one copy: more bands make each smaller.
-    throw new CCheckersError('E_USAGE', `shared steps hold ${copies} copies of a band here: ${formatBytes(needs)} in bands of ${formatBytes(plan.bandBytes)}, more than --memory ${formatBytes(options.memoryLimit)}; give --shards for smaller bands`);
+  // Shared steps: this process runs the parts of all W workers at once (band-step.ts, runSlice),
+  // each with its stepper: its copy of the band, the copy as last published, its messages.
+  const parts = sharedParts(existing?.manifest.bands ?? { schedule: options.schedule ?? 'segments', workers: options.workers ?? 1 });
+  const needs = (parts > 1 ? parts * (2 * plan.bandBytes + plan.messageBytes) : plan.bandBytes + plan.messageBytes) + plan.overheadBytes;
+  if (parts > 1 && options.memoryLimit !== undefined && needs > options.memoryLimit) {
+    // The plan sized the bands for one worker: more bands make each smaller.
+    throw new CCheckersError('E_USAGE', `shared steps hold ${parts} workers' copies of a band here: ${formatBytes(needs)} in bands of ${formatBytes(plan.bandBytes)}, more than --memory ${formatBytes(options.memoryLimit)}; give --shards for smaller bands`);
   }
   checkMemory(needs, options.memoryLimit);
   options.onPlan?.(plan);
@@ -143,20 +145,20 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
     store.removeLeftovers();
     const layout = storeBandLayout(store);
     const threads = options.backend.kernelThreads ? Math.max(1, Math.floor(options.threads)) : 1;
-    const stepper =
-      store.manifest.bands === undefined
-        ? undefined
-        : new BandStepper({
-            backend: options.backend,
-            variant: options.variant,
-            rules: options.rules,
-            threads,
-            space,
-            layout,
-            schedule: store.schedule,
-            bandBufferBytes: plan.bandBytes,
-            messageBytes: store.manifest.bands.messageBytes,
-          });
+    const newStepper = () =>
+      new BandStepper({
+        backend: options.backend,
+        variant: options.variant,
+        rules: options.rules,
+        threads,
+        space,
+        layout,
+        schedule: store.schedule,
+        bandBufferBytes: plan.bandBytes,
+        messageBytes: store.manifest.bands!.messageBytes,
+      });
+    const stepper = store.manifest.bands === undefined ? undefined : newStepper();
+    const partSteppers: BandStepper[] = [];
     const checkAbort = () => {
       if (options.signal?.aborted) throw new ShardedSolveInterrupted(options.store, store.manifest);
     };
@@ -168,7 +170,11 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
       runRound: async (steps, progress) => {
         const outcomes: BandStepOutcome[] = [];
         for (const [i, job] of steps.entries()) {
-          outcomes.push(await stepper!.run(store, job, { beforeCall: checkAbort, onProgress: (f) => progress((i + f) / steps.length) }));
+          const onProgress = (f: number) => progress((i + f) / steps.length);
+          if (isSharedStep(store.schedule, job)) {
+            while (partSteppers.length < parts) partSteppers.push(partSteppers.length === 0 ? stepper! : newStepper());
+            outcomes.push(...(await runSharedStep(store, job, partSteppers, { beforeCall: checkAbort, onProgress })));
+          } else outcomes.push(await stepper!.run(store, job, { beforeCall: checkAbort, onProgress }));
         }
         return outcomes;
       },
@@ -187,6 +193,40 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
   } finally {
     unlock();
   }
+}
+
+/**
+ * A shared step run here: its W parts at once in this process, each on a stepper of its own
+ * (they take turns at every kernel call, and exchange proofs through the store's folder as a
+ * cluster's workers do), then the finish on the first. The outcomes to commit: the parts', then
+ * the finish's.
+ */
+export async function runSharedStep(store: ShardStore, job: BandStepJob, steppers: BandStepper[], hooks: BandStepHooks): Promise<BandStepOutcome[]> {
+  const done = new Array<number>(steppers.length).fill(0);
+  const progress = () => hooks.onProgress?.((0.9 * done.reduce((a, b) => a + b, 0)) / steppers.length);
+  const started = performance.now();
+  const settled = await Promise.allSettled(
+    steppers.map((stepper, part) =>
+      stepper.runSlice(store, { ...job, part }, {
+        ...(hooks.beforeCall ? { beforeCall: hooks.beforeCall } : {}),
+        onProgress: (f) => {
+          done[part] = f;
+          progress();
+        },
+      }),
+    ),
+  );
+  // All settled first: a part that failed does not leave the others running behind the solve.
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  const slices = settled.map((r) => (r as PromiseFulfilledResult<SliceOutcome>).value);
+  const finish = await steppers[0]!.runFinish(store, { ...job, slices: slices.map((s) => ({ attempt: s.attempt, proofs: s.proofs })) }, {
+    ...(hooks.beforeCall ? { beforeCall: hooks.beforeCall } : {}),
+    onProgress: (f) => hooks.onProgress?.(0.9 + 0.1 * f),
+  });
+  // A round takes as long as its slowest step: the shared step's time is the finish's.
+  finish.seconds = (performance.now() - started) / 1000;
+  return [...slices, finish];
 }
 
 /** How the rounds of a band solve are run and committed: here, or by a cluster. */

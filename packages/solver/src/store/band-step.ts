@@ -22,10 +22,11 @@ import { type Backend, type BandMap, BandPhase, type BandResult, type RuleMode, 
 import { crc32Of } from '../crc.js';
 import { chunkRanges } from '../solve.js';
 import { type BandLayout, bandBytes } from './band-layout.js';
-import { type BandSchedule, requestsInPass1 } from './band-schedule.js';
+import { type BandSchedule, isSharedStep, requestsInPass1 } from './band-schedule.js';
 import { inboxOf } from './message-pack.js';
 import { type MessageReading, PackReader } from './message-pack-reader.js';
 import { MessagePackWriter } from './message-pack-writer.js';
+import { PROOF_HEADER_BYTES, ProofExchange, orProofs, readProofFile, tableWords } from './proof-exchange.js';
 import { type BandStepFiles, attemptToken, bandFileName } from './manifest.js';
 import type { ShardStore } from './shard-store.js';
 import { writeFileAtomicallyAsync } from './store-files.js';
@@ -66,6 +67,17 @@ export interface BandStepJob {
   generation: number;
 }
 
+/** Worker `part`'s share of a shared step (schedule 'shared', pass 1): BandStepper.runSlice. */
+export interface SliceStepJob extends BandStepJob {
+  part: number;
+}
+
+/** The end of a shared step, once its parts are done: the committed attempt of each part and
+ *  the proof files it wrote (BandStepper.runFinish). */
+export interface FinishStepJob extends BandStepJob {
+  slices: Array<{ attempt: string; proofs: number }>;
+}
+
 /** What a step did, besides the files it wrote. */
 export interface BandStepOutcome extends BandStepFiles {
   pass: number;
@@ -79,6 +91,13 @@ export interface BandStepOutcome extends BandStepFiles {
   bytesRead: number;
   bytesWritten: number;
   seconds: number;
+}
+
+/** What a part of a shared step did: its proof files, and the bytes in them. */
+export interface SliceOutcome extends BandStepOutcome {
+  part: number;
+  proofs: number;
+  proofBytes: number;
 }
 
 export interface BandStepHooks {
@@ -120,16 +139,15 @@ export class BandStepper {
   private bytesPerUnit: number;
   /** The last UNITS call's seconds per unit (0: none yet). */
   private secondsPerUnit = 0;
-  /** Shared steps: the band copies of workers 1 .. W-1 (worker 0's is bandBuffer), and the W
-   *  workers' kernels (each keeps its worker's sweep between calls). */
-  private readonly copies: Uint8Array[] = [];
-  private readonly shareKernels: SolverKernel[] = [];
+  /** A slice of a shared step: its copy of the band as last published (runSlice). */
+  private synced = new Uint8Array(0);
 
   constructor(private readonly o: BandStepperOptions) {
     this.kernel = o.backend.solverKernel(o.variant, o.rules);
     // The TS kernel runs on this thread; the native one has its own threads.
     this.threads = o.backend.kernelThreads ? Math.max(1, Math.floor(o.threads)) : 1;
-    this.bandBuffer = new Uint8Array(o.bandBufferBytes);
+    // Whole 64-bit words, zero past the band: a shared step compares copies word by word.
+    this.bandBuffer = new Uint8Array(Math.ceil(o.bandBufferBytes / 8) * 8);
     // The message bytes: a quarter for messages read (decoded), a sixteenth each for the bytes of
     // message files read and written, a quarter for what a call makes, a quarter for the kernel's
     // outboxes. UNITS and REQUESTS calls are sized to make at most half of their output buffer,
@@ -156,16 +174,11 @@ export class BandStepper {
 
   /** Runs `job` on `store` (its manifest as committed at job.generation). */
   async run(store: ShardStore, job: BandStepJob, hooks: BandStepHooks = {}): Promise<BandStepOutcome> {
+    if (isSharedStep(this.o.schedule, job)) throw new RangeError(`band ${job.band}'s step of pass 1 is shared: it runs as parts (runSlice) and a finish (runFinish)`);
     const started = performance.now();
     const attempt = attemptToken();
     const outcome = job.pass === 0 ? await this.init(job, attempt, hooks) : await this.step(store, job, attempt, hooks);
-    const table = this.bandTable(job.band);
-    if (outcome.changed > 0 || job.pass === 0) {
-      const file = bandFileName(job.band, job.generation + 1, attempt);
-      await writeFileAtomicallyAsync(join(store.dir, file), table, false, `${process.pid}-${attempt}`);
-      outcome.table = { file, crc32: crc32Of(table) };
-      outcome.bytesWritten += table.length;
-    }
+    if (outcome.changed > 0 || job.pass === 0) await this.writeBand(store, job, attempt, this.bandTable(job.band), outcome);
     outcome.seconds = (performance.now() - started) / 1000;
     return outcome;
   }
@@ -206,98 +219,17 @@ export class BandStepper {
   }
 
   private async step(store: ShardStore, job: BandStepJob, attempt: string, hooks: BandStepHooks): Promise<BandStepOutcome> {
-    const { pass, band } = job;
-    const { bands } = this.o.layout;
-    const state = store.manifest.bands!;
-    const table = store.loadBand(band, this.bandTable(band));
-    const inbox = inboxOf(state.messages, this.o.schedule, band, job);
+    const table = store.loadBand(job.band, this.bandTable(job.band));
     const outcome = this.emptyOutcome(job, attempt);
     outcome.bytesRead += table.length;
-    const writer = new MessagePackWriter(store.dir, pass, band, attempt, bands, this.o.backend.messageRuns, this.writeBuffer);
+    const writer = new MessagePackWriter(store.dir, job.pass, job.band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer);
     const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
     try {
-      // What a call decided: its changes here, its messages to the others.
-      // (Shared steps count the band's changes themselves: two copies may prove one state.)
-      const route = (r: BandResult, countChanges = true) => {
-        if (countChanges) outcome.changed += r.wins + r.losses + r.illegal;
-        outcome.moveless += r.moveless;
-        let at = 0;
-        r.counts.forEach((count, target) => {
-          if (r.coded) {
-            const bytes = r.codedBytes![target]!;
-            writer.writeRun(target, 'values', r.coded.subarray(at, at + bytes), count);
-            at += bytes;
-          } else {
-            writer.write(target, 'values', r.messages.subarray(at, at + count));
-            at += count;
-          }
-          outcome.sentValues += count;
-        });
-      };
-      const visit = async (requests: Float64Array) => {
-        // A request makes up to a value and a win per parent: small calls keep the output bounded.
-        const per = Math.max(256, Math.floor(this.inputBuffer.length / 32));
-        for (let at = 0; at < requests.length; at += per) {
-          route(await this.call(hooks, BandPhase.VISIT, table, band, requests.subarray(at, at + per)));
-        }
-      };
-      // The values the others sent, applied by the kernel from the files' bytes, then the visits
-      // they asked for: each pack opened once, its entry for this band read once.
-      const asked: PackReader[] = [];
-      try {
-        for (const pack of inbox) {
-          const reader = PackReader.open(store.dir, pack, bands, band);
-          // Kept open for its requests (closed by the finally below), up to MAX_OPEN_PACKS.
-          const keep = reader.has('requests');
-          if (keep) asked.push(reader);
-          try {
-            await reader.applyValues(this.reading, async (bytes, runState) => {
-              await this.yieldToEvents(hooks);
-              const r = this.kernel.bandApplyRuns(table, this.map(band), bytes, 0, runState, this.threads);
-              outcome.changed += r.wins + r.losses + r.illegal;
-              return r.messages;
-            });
-          } finally {
-            if (!keep || asked.length > MAX_OPEN_PACKS) reader.close();
-          }
-          if (!keep) outcome.bytesRead += reader.bytesRead;
-        }
-        for (const reader of asked) {
-          reader.reopen(bands);
-          await reader.readMessages('requests', this.reading, visit);
-          reader.close();
-          outcome.bytesRead += reader.bytesRead;
-        }
-      } finally {
-        for (const reader of asked) reader.close();
-      }
+      const route = this.router(outcome, writer);
+      await this.takeInbox(store, job, table, outcome, hooks, route);
       progress(0.1);
-      if (pass === 1 && this.o.schedule.kind === 'shared' && this.o.schedule.workers > 1) {
-        outcome.changed += await this.sharedUnits(hooks, band, table, (r) => route(r, false), (f) => progress(0.1 + 0.8 * f));
-      } else if (pass === 1) await this.units(hooks, band, table, route, (f) => progress(0.1 + 0.8 * f));
-      // Requests for the unknown states held here, in slots of at most half the output buffer's
-      // worth of unknown states a call (a request each): the sort keys take the other half, the
-      // kernel's outboxes as much again.
-      const chunks = requestChunks(table, this.o.layout.groupsOf[band]!.length, this.o.space.p2Placements, Math.floor(this.outputBuffer.length / 2));
-      for (const [i, [from, to]] of chunks.entries()) {
-        const r = await this.call(hooks, BandPhase.REQUESTS, table, band, undefined, from, to);
-        let at = 0;
-        let own: Float64Array | undefined;
-        for (let target = 0; target < bands; target++) {
-          const count = r.counts[target]!;
-          const requests = r.messages.subarray(at, at + count);
-          at += count;
-          if (count === 0) continue;
-          // This band's own are copied (the visits' output goes where they are) to the input
-          // buffer, idle meanwhile and as large as the output.
-          if (target === band && pass > 1) {
-            own = this.inputBuffer.subarray(0, count);
-            own.set(requests);
-          } else if (pass > 1 || requestsInPass1(this.o.schedule, band, target)) writer.write(target, 'requests', requests);
-        }
-        if (own) await visit(own);
-        progress(0.9 + (0.1 * (i + 1)) / chunks.length);
-      }
+      if (job.pass === 1) await this.units(hooks, job.band, table, route, (f) => progress(0.1 + 0.8 * f));
+      await this.listRequests(job, table, writer, route, hooks, (f) => progress(0.9 + 0.1 * f));
       const pack = writer.finish();
       if (pack) outcome.pack = pack;
     } finally {
@@ -306,6 +238,105 @@ export class BandStepper {
     outcome.messagesWritten = writer.messagesWritten;
     outcome.bytesWritten += writer.bytesWritten;
     return outcome;
+  }
+
+  /** What a call decided, taken into the outcome: its changes here (counted unless
+   *  `countChanges` is false), its messages to the others into the step's pack. */
+  private router(outcome: BandStepOutcome, writer: MessagePackWriter): (r: BandResult, countChanges?: boolean) => void {
+    return (r, countChanges = true) => {
+      if (countChanges) outcome.changed += r.wins + r.losses + r.illegal;
+      outcome.moveless += r.moveless;
+      let at = 0;
+      r.counts.forEach((count, target) => {
+        if (r.coded) {
+          const bytes = r.codedBytes![target]!;
+          writer.writeRun(target, 'values', r.coded.subarray(at, at + bytes), count);
+          at += bytes;
+        } else {
+          writer.write(target, 'values', r.messages.subarray(at, at + count));
+          at += count;
+        }
+        outcome.sentValues += count;
+      });
+    };
+  }
+
+  /** The requests of `requests`, visited in calls small enough for the output (a request makes
+   *  up to a value and a win per parent), their messages routed. */
+  private async visit(hooks: BandStepHooks, band: number, table: Uint8Array, requests: Float64Array, route: (r: BandResult) => void): Promise<void> {
+    const per = Math.max(256, Math.floor(this.inputBuffer.length / 32));
+    for (let at = 0; at < requests.length; at += per) {
+      route(await this.call(hooks, BandPhase.VISIT, table, band, requests.subarray(at, at + per)));
+    }
+  }
+
+  /**
+   * The values the others sent the band, applied by the kernel from the files' bytes (APPLY),
+   * then the visits they asked for (VISIT), their messages routed: each pack of the step's inbox
+   * opened once, its entry for this band read once.
+   */
+  private async takeInbox(store: ShardStore, job: BandStepJob, table: Uint8Array, outcome: BandStepOutcome, hooks: BandStepHooks, route: (r: BandResult) => void): Promise<void> {
+    const { band } = job;
+    const { bands } = this.o.layout;
+    const inbox = inboxOf(store.manifest.bands!.messages, this.o.schedule, band, job);
+    const asked: PackReader[] = [];
+    try {
+      for (const pack of inbox) {
+        const reader = PackReader.open(store.dir, pack, bands, band);
+        // Kept open for its requests (closed by the finally below), up to MAX_OPEN_PACKS.
+        const keep = reader.has('requests');
+        if (keep) asked.push(reader);
+        try {
+          await reader.applyValues(this.reading, async (bytes, runState) => {
+            await this.yieldToEvents(hooks);
+            const r = this.kernel.bandApplyRuns(table, this.map(band), bytes, 0, runState, this.threads);
+            outcome.changed += r.wins + r.losses + r.illegal;
+            return r.messages;
+          });
+        } finally {
+          if (!keep || asked.length > MAX_OPEN_PACKS) reader.close();
+        }
+        if (!keep) outcome.bytesRead += reader.bytesRead;
+      }
+      for (const reader of asked) {
+        reader.reopen(bands);
+        await reader.readMessages('requests', this.reading, (requests) => this.visit(hooks, band, table, requests, route));
+        reader.close();
+        outcome.bytesRead += reader.bytesRead;
+      }
+    } finally {
+      for (const reader of asked) reader.close();
+    }
+  }
+
+  /**
+   * Requests for the unknown states held here (REQUESTS), in slots of at most half the output
+   * buffer's worth of unknown states a call (a request each): the sort keys take the other half,
+   * the kernel's outboxes as much again. Those for this band are visited at once (pass > 1).
+   */
+  private async listRequests(job: BandStepJob, table: Uint8Array, writer: MessagePackWriter, route: (r: BandResult) => void, hooks: BandStepHooks, progress: (fraction: number) => void): Promise<void> {
+    const { pass, band } = job;
+    const { bands } = this.o.layout;
+    const chunks = requestChunks(table, this.o.layout.groupsOf[band]!.length, this.o.space.p2Placements, Math.floor(this.outputBuffer.length / 2));
+    for (const [i, [from, to]] of chunks.entries()) {
+      const r = await this.call(hooks, BandPhase.REQUESTS, table, band, undefined, from, to);
+      let at = 0;
+      let own: Float64Array | undefined;
+      for (let target = 0; target < bands; target++) {
+        const count = r.counts[target]!;
+        const requests = r.messages.subarray(at, at + count);
+        at += count;
+        if (count === 0) continue;
+        // This band's own are copied (the visits' output goes where they are) to the input
+        // buffer, idle meanwhile and as large as the output.
+        if (target === band && pass > 1) {
+          own = this.inputBuffer.subarray(0, count);
+          own.set(requests);
+        } else if (pass > 1 || requestsInPass1(this.o.schedule, band, target)) writer.write(target, 'requests', requests);
+      }
+      if (own) await this.visit(hooks, band, table, own, route);
+      progress((i + 1) / chunks.length);
+    }
   }
 
   /** Pass 1's visit of every state of the band's units, in calls sized to the message buffer. */
@@ -347,86 +378,140 @@ export class BandStepper {
   }
 
   /**
-   * Pass 1's visit of the band's units shared by the schedule's W workers (schedule 'shared'), as
-   * W workers holding copies of the band would make it: in sub-rounds, worker w visits the w-th
-   * slice of sliceUnits units of each chunk of W slices on its own copy, and between sub-rounds
-   * the copies exchange their proofs, so a chain of proofs crosses from slice to slice a
-   * sub-round later. Each worker's slices are one sweep (UNITS_KEEP: a state its visit left
-   * waiting is revisited REVISIT_LAG of its units later, and those still waiting at the end of the
-   * step, REVISIT), with a kernel of its own. The copies are held here and the slices run one
-   * after the other: what W workers would prove, measured in one process (a cluster refuses the
-   * schedule so far). Returns the states of the band proven (two copies may prove one state: not
-   * the calls' sum).
+   * Worker `part`'s share of a shared step (schedule 'shared', pass 1): on its own copy of the
+   * band, it takes the band's inbox, then visits the part-th slice of sliceUnits units of each
+   * chunk of W slices, one sweep of its kernel (UNITS_KEEP, then REVISIT), and exchanges proofs
+   * with the other parts after each slice without waiting for them (proof-exchange.ts). Its
+   * messages to other bands go in a pack of its own (part `part`); only part 0 sends what the
+   * inbox's visits decide (every part makes the same visits). The band's file is not written:
+   * the step's finish (runFinish) merges the parts' proofs into it. Each part may run anywhere,
+   * at the same time as the others or not.
    */
-  private async sharedUnits(hooks: BandStepHooks, band: number, table: Uint8Array, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<number> {
-    const { workers } = this.o.schedule;
-    const units = this.o.layout.unitsOf[band]!;
-    const states = this.o.layout.groupsOf[band]!.length * this.o.space.p2Placements;
-    const unknownBefore = unknownStates(table, 0, states);
-    while (this.copies.length < workers - 1) this.copies.push(new Uint8Array(this.bandBuffer.length));
-    while (this.shareKernels.length < workers) this.shareKernels.push(this.o.backend.solverKernel(this.o.variant, this.o.rules));
-    const kernels = this.shareKernels.slice(0, workers);
-    const copies = [table, ...this.copies.slice(0, workers - 1).map((c) => c.subarray(0, table.length))];
-    for (const copy of copies.slice(1)) copy.set(table);
+  async runSlice(store: ShardStore, job: SliceStepJob, hooks: BandStepHooks = {}): Promise<SliceOutcome> {
+    const started = performance.now();
+    const attempt = attemptToken();
+    const { band, part } = job;
+    const table = this.zeroPadded(store.loadBand(band, this.bandTable(band)));
+    const synced = this.syncedTable(table.length);
+    // Part 0's first file holds what the inbox decided; the others' start after it.
+    synced.set(table);
+    const outcome: SliceOutcome = { ...this.emptyOutcome(job, attempt), part, proofs: 0, proofBytes: 0 };
+    outcome.bytesRead += table.length;
+    const writer = new MessagePackWriter(store.dir, job.pass, band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer, part);
+    const exchange = new ProofExchange(store.dir, { band, generation: job.generation, part, attempt }, table, synced);
+    const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
     try {
-      await this.sharedSweeps(hooks, band, units, copies, kernels, route, progress);
-    } catch (e) {
-      // Their kept sweeps are of this band: the next step starts with new kernels.
-      this.shareKernels.length = 0;
-      throw e;
+      const route = this.router(outcome, writer);
+      await this.takeInbox(store, job, table, outcome, hooks, part === 0 ? route : () => {});
+      if (part !== 0) synced.set(table);
+      progress(0.1);
+      try {
+        await this.sliceSweep(hooks, job, table, exchange, route, (f) => progress(0.1 + 0.9 * f));
+      } catch (e) {
+        // The kernel keeps this band's sweep: the next step (another band's) starts with a new one.
+        this.kernel = this.o.backend.solverKernel(this.o.variant, this.o.rules);
+        throw e;
+      }
+      const pack = writer.finish();
+      if (pack) outcome.pack = pack;
+    } finally {
+      writer.close();
     }
-    return unknownBefore - unknownStates(table, 0, states);
+    // The band's changes are counted by the finish, once (two parts may prove one state).
+    outcome.changed = 0;
+    outcome.messagesWritten = writer.messagesWritten;
+    outcome.proofs = exchange.files;
+    outcome.proofBytes = exchange.bytesWritten;
+    outcome.bytesRead += exchange.bytesRead;
+    outcome.bytesWritten += writer.bytesWritten + exchange.bytesWritten;
+    outcome.seconds = (performance.now() - started) / 1000;
+    return outcome;
   }
 
-  private async sharedSweeps(
-    hooks: BandStepHooks,
-    band: number,
-    units: Float64Array,
-    copies: Uint8Array[],
-    kernels: SolverKernel[],
-    route: (r: BandResult) => void,
-    progress: (fraction: number) => void,
-  ): Promise<void> {
+  private async sliceSweep(hooks: BandStepHooks, job: SliceStepJob, table: Uint8Array, exchange: ProofExchange, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
     const { workers, sliceUnits } = this.o.schedule;
+    const units = this.o.layout.unitsOf[job.band]!;
     const chunk = workers * sliceUnits;
-    for (let at = 0; at < units.length; at += chunk) {
-      for (let w = 0; w < workers && at + w * sliceUnits < units.length; w++) {
-        const end = Math.min(units.length, at + (w + 1) * sliceUnits);
-        for (let from = at + w * sliceUnits; from < end; ) {
-          const to = Math.min(end, from + this.unitsThatFit());
-          const r = await this.call(hooks, BandPhase.UNITS_KEEP, copies[w]!, band, units.subarray(from, to), 0, 0, kernels[w]);
-          this.bytesPerUnit = Math.max(this.bytesPerUnit * 0.5, (r.counts.reduce((a, b) => a + b, 0) * 8) / (to - from));
-          route(r);
-          from = to;
-        }
+    for (let at = job.part * sliceUnits; at < units.length; at += chunk) {
+      const end = Math.min(units.length, at + sliceUnits);
+      // The others' proofs as late as can be: those of the slices right before this one.
+      await this.yieldToEvents(hooks);
+      exchange.takeOthers();
+      for (let from = at; from < end; ) {
+        const to = Math.min(end, from + this.unitsThatFit());
+        const r = await this.call(hooks, BandPhase.UNITS_KEEP, table, job.band, units.subarray(from, to));
+        this.bytesPerUnit = Math.max(this.bytesPerUnit * 0.5, (r.counts.reduce((a, b) => a + b, 0) * 8) / (to - from));
+        route(r);
+        from = to;
       }
-      exchangeProofs(copies);
+      exchange.publishSoon();
       progress(Math.min(1, (at + chunk) / units.length));
     }
-    // The end of each worker's sweep, then the last exchange.
-    for (let w = 0; w < workers; w++) route(await this.call(hooks, BandPhase.REVISIT, copies[w]!, band, undefined, 0, 0, kernels[w]));
-    exchangeProofs(copies);
+    route(await this.call(hooks, BandPhase.REVISIT, table, job.band, undefined));
+    exchange.publish();
   }
-}
 
-/**
- * The proofs of copies of one band, exchanged: each copy becomes the OR of all. Sound because a
- * state's value only goes from UNKNOWN (0) to a value, set by an OR of its bits
- * (BandTable.proveLocal), and a state proven in two copies has the same value in both.
- */
-export function exchangeProofs(copies: readonly Uint8Array[]): void {
-  const [first, ...rest] = copies;
-  if (first === undefined || rest.length === 0) return;
-  const words = Math.floor(first.length / 4);
-  const aligned = copies.every((c) => c.byteOffset % 4 === 0 && c.length === first.length);
-  if (!aligned) throw new RangeError('exchangeProofs: copies of unequal length or unaligned');
-  const merged = new Int32Array(first.buffer, first.byteOffset, words);
-  for (const copy of rest) {
-    const other = new Int32Array(copy.buffer, copy.byteOffset, words);
-    for (let i = 0; i < words; i++) merged[i]! |= other[i]!;
-    for (let i = words * 4; i < first.length; i++) first[i]! |= copy[i]!;
+  /**
+   * The end of a shared step: the band as committed, with the proofs of the parts' committed
+   * attempts ORed in (proof-exchange.ts: each file checked, and no value changed), written as
+   * the band's new file, and its requests listed as a step lists them. Changes: the band's
+   * states proven in the step.
+   */
+  async runFinish(store: ShardStore, job: FinishStepJob, hooks: BandStepHooks = {}): Promise<BandStepOutcome> {
+    const started = performance.now();
+    const attempt = attemptToken();
+    const { band } = job;
+    const table = this.zeroPadded(store.loadBand(band, this.bandTable(band)));
+    const words = tableWords(table);
+    const states = this.o.layout.groupsOf[band]!.length * this.o.space.p2Placements;
+    const outcome = this.emptyOutcome(job, attempt);
+    outcome.bytesRead += table.length;
+    const unknownBefore = unknownStates(table, 0, states);
+    for (const [part, { attempt: of, proofs }] of job.slices.entries()) {
+      for (let seq = 0; seq < proofs; seq++) {
+        await this.yieldToEvents(hooks);
+        const { path, indices, words: proven } = readProofFile(store.dir, { band, generation: job.generation, part, attempt: of, seq }, words.length);
+        orProofs(path, words, indices, proven);
+        outcome.bytesRead += PROOF_HEADER_BYTES + indices.length * 8;
+      }
+    }
+    outcome.changed = unknownBefore - unknownStates(table, 0, states);
+    const writer = new MessagePackWriter(store.dir, job.pass, band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer);
+    try {
+      await this.listRequests(job, table, writer, this.router(outcome, writer), hooks, (f) => hooks.onProgress?.(f));
+      const pack = writer.finish();
+      if (pack) outcome.pack = pack;
+    } finally {
+      writer.close();
+    }
+    outcome.messagesWritten = writer.messagesWritten;
+    outcome.bytesWritten += writer.bytesWritten;
+    if (outcome.changed > 0) await this.writeBand(store, job, attempt, table, outcome);
+    outcome.seconds = (performance.now() - started) / 1000;
+    return outcome;
   }
-  for (const copy of rest) copy.set(first);
+
+  /** The band's table as its file of the next generation, named in the outcome. */
+  private async writeBand(store: ShardStore, job: BandStepJob, attempt: string, table: Uint8Array, outcome: BandStepOutcome): Promise<void> {
+    const file = bandFileName(job.band, job.generation + 1, attempt);
+    await writeFileAtomicallyAsync(join(store.dir, file), table, false, `${process.pid}-${attempt}`);
+    outcome.table = { file, crc32: crc32Of(table) };
+    outcome.bytesWritten += table.length;
+  }
+
+  /** The buffer a slice keeps its copy as last published in (proof-exchange.ts), zero to the
+   *  end of the band's last word. */
+  private syncedTable(bytes: number): Uint8Array {
+    if (this.synced.length < this.bandBuffer.length) this.synced = new Uint8Array(this.bandBuffer.length);
+    return this.zeroPadded(this.synced.subarray(0, bytes));
+  }
+
+  /** `table`, its buffer zeroed from its end to its last 32-bit word's (a larger band's bytes
+   *  may be there): the words a shared step compares and ORs hold nothing else. */
+  private zeroPadded(table: Uint8Array): Uint8Array {
+    new Uint8Array(table.buffer, table.byteOffset + table.length, (4 - (table.length % 4)) % 4).fill(0);
+    return table;
+  }
 }
 
 /**

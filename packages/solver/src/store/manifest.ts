@@ -72,6 +72,9 @@ export interface BandState {
    *  that step the manifest does not name, and its target has not taken, was lost; of another
    *  attempt (a step run twice), it is a leftover. */
   attempts: string[];
+  /** Shared steps: the attempts of the parts of each band's last committed step ([] until it
+   *  had one), whose packs are named as the step's attempt's are (band-step.ts, runSlice). */
+  sliceAttempts?: string[][];
   /** Message packs written by steps done, not yet taken by all their bands (message-pack.ts),
    *  and their coding. */
   messages: MessagePack[];
@@ -107,6 +110,8 @@ export interface BandStepFiles {
   table?: { file: string; crc32: number };
   /** The message pack it wrote, if it sent anything. */
   pack?: MessagePack;
+  /** A part of a shared step (band-step.ts, runSlice): which part. */
+  part?: number;
 }
 
 export interface Manifest {
@@ -263,7 +268,11 @@ export function checkManifest(path: string, m: Manifest): void {
       const problem = packProblem(pack, b.count);
       if (problem !== undefined) throw bad(`band solve: message files: ${problem}`);
     }
-    if (new Set(b.messages.map((p) => `${p.pass}-${p.source}`)).size !== b.messages.length) throw bad('band solve: message files: two packs of one step');
+    if (new Set(b.messages.map((p) => `${p.pass}-${p.source}-${p.part ?? ''}`)).size !== b.messages.length) throw bad('band solve: message files: two packs of one step');
+    if (b.sliceAttempts !== undefined) {
+      const parts = b.sliceAttempts;
+      if (!Array.isArray(parts) || parts.length !== b.count || !parts.every((a) => Array.isArray(a) && a.length <= b.workers && a.every((t) => typeof t === 'string' && /^[0-9a-f]{8}$/.test(t)))) throw bad('band solve: attempts of shared steps');
+    }
     const next = b.next as { pass?: unknown; round?: unknown } | null;
     const schedule = scheduleOf(b);
     if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.round) || (next.pass as number) < 0 || (next.round as number) < 0 || (next.round as number) >= schedule.rounds.length) {
@@ -274,7 +283,8 @@ export function checkManifest(path: string, m: Manifest): void {
     for (const pack of b.messages) {
       const step = { pass: pack.pass, round: schedule.roundOf[pack.source]! };
       if (!stepBefore(step, b.next)) throw bad(`band solve: message files: ${pack.file} is of a step not committed yet`);
-      if (parseMessageFileName(pack.file)!.attempt !== b.attempts[pack.source]) throw bad(`band solve: message files: ${pack.file} is not of band ${pack.source}'s committed attempt`);
+      const committed = pack.part === undefined ? b.attempts[pack.source] : b.sliceAttempts?.[pack.source]?.[pack.part];
+      if (parseMessageFileName(pack.file)!.attempt !== committed) throw bad(`band solve: message files: ${pack.file} is not of band ${pack.source}'s committed attempt`);
     }
   }
   if (m.bandSchedule !== undefined && !SCHEDULE_KINDS.includes(m.bandSchedule)) throw bad(`band schedule ${String(m.bandSchedule)}`);

@@ -41,6 +41,8 @@ export class MessagePackWriter {
     private readonly bands: number,
     private readonly runs: MessageRuns,
     private readonly buffer: Uint8Array,
+    /** The part of a shared step that writes the pack (band-step.ts, runSlice). */
+    private readonly part?: number,
   ) {
     this.file = messageFileName(pass, source, attempt);
   }
@@ -145,6 +147,7 @@ export class MessagePackWriter {
       count: this.messagesWritten,
       directoryCrc32,
       targets: encodeTargets(targets, this.bands),
+      ...(this.part !== undefined ? { part: this.part } : {}),
     };
   }
 

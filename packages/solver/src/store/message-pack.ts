@@ -11,7 +11,7 @@
  * removed once all of them have stepped: which targets a pack has is in the manifest (a bitset),
  * so a step opens only the packs with a section for its band.
  */
-import { type BandSchedule, type StepAt, stepBefore, takenAt } from './band-schedule.js';
+import { type BandSchedule, MAX_WORKERS, type StepAt, stepBefore, takenAt } from './band-schedule.js';
 
 /** A step's message pack as the manifest records it. */
 export interface MessagePack {
@@ -28,6 +28,8 @@ export interface MessagePack {
   directoryCrc32: number;
   /** The bands it has a section for: a bitset of the band count's bits, base64. */
   targets: string;
+  /** A pack of a part of a shared step (band-step.ts, runSlice): which part. */
+  part?: number;
 }
 
 /** How messages are stored (message-pack-format.ts); a band solve under way whose manifest names
@@ -125,6 +127,7 @@ export function packProblem(p: Partial<MessagePack>, bands: number): string | un
   // Each message takes a byte at least, the index some more.
   if (!Number.isSafeInteger(p.bytes) || p.bytes! <= p.count!) return `${p.file}: ${String(p.bytes)} bytes for ${p.count} messages`;
   if (!Number.isSafeInteger(p.directoryCrc32) || p.directoryCrc32! < 0 || p.directoryCrc32! >= 2 ** 32) return `${p.file}: directory checksum ${String(p.directoryCrc32)}`;
+  if (p.part !== undefined && (!Number.isSafeInteger(p.part) || p.part < 0 || p.part >= MAX_WORKERS)) return `${p.file}: part ${String(p.part)}`;
   const targets = targetsProblem(p.targets, bands, p.source!);
   return targets === undefined ? undefined : `${p.file}: ${targets}`;
 }

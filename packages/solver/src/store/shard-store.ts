@@ -23,6 +23,7 @@ import { type Shard, type ShardLayout, layoutOf } from './layout.js';
 import { BAND_FILE, type BandStepFiles, MANIFEST, type Manifest, SHARD_FILE, STORE_FORMAT, STORE_FORMAT_VERSION, checkManifest, isCrc32, manifestChecksum, newStoreId, resultsDiffer, resultsMismatch, scheduleOf } from './manifest.js';
 import { type MessagePack, parseMessageFileName, takenByAll } from './message-pack.js';
 import { packFileTargets } from './message-pack-reader.js';
+import { parseProofFileName } from './proof-exchange.js';
 import { STORE_READ_FLAGS, irregular, makeFolder, openStoreFile, readAt, refuseIrregular, writeFileAtomically } from './store-files.js';
 
 export class ShardStore {
@@ -321,7 +322,8 @@ export class ShardStore {
         entry.crc32 = step.table.crc32;
       }
       if (!/^[0-9a-f]{8}$/.test(step.attempt)) throw new RangeError(`band ${step.band}: attempt "${step.attempt}" is not a token`);
-      state.attempts[step.band] = step.attempt;
+      if (step.part === undefined) state.attempts[step.band] = step.attempt;
+      else ((state.sliceAttempts ??= Array.from({ length: state.count }, () => []))[step.band]!)[step.part] = step.attempt;
       if (step.pack) added.push(step.pack);
     }
     update(m);
@@ -364,7 +366,7 @@ export class ShardStore {
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
-      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+(\.[0-9a-f]+)?\.bin|msg-[0-9a-z.-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
+      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+(\.[0-9a-f]+)?\.bin|proof-b\d+\.g\d+\.w\d+\.[0-9a-f]{8}\.\d+\.bin|msg-[0-9a-z.-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
       if (keepUnderWay && (/\.tmp-[0-9a-f-]+$/.test(file) || this.underWay(file))) continue;
       // A store writes regular files only: a folder or link under such a name is someone else's.
       if (!lstatSync(join(this.dir, file)).isFile()) continue;
@@ -381,6 +383,9 @@ export class ShardStore {
     if (!bands) return false;
     const band = BAND_FILE.exec(file);
     if (band) return Number(band[2]) > this.manifest.generation;
+    // A shared step's proofs (proof-exchange.ts), read until its round is committed.
+    const proof = parseProofFileName(file);
+    if (proof) return proof.generation >= this.manifest.generation;
     const message = parseMessageFileName(file);
     if (!message || message.source >= bands.count) return false;
     return !stepBefore({ pass: message.pass, round: this.schedule.roundOf[message.source]! }, bands.next);
@@ -403,7 +408,7 @@ export class ShardStore {
       if (!m || named.has(file) || m.source >= bands.count) continue;
       const { pass, source } = m;
       if (!stepBefore({ pass, round: schedule.roundOf[source]! }, bands.next)) continue; // the round under way
-      if (m.attempt !== bands.attempts[source]) continue; // an attempt not committed (or replaced)
+      if (m.attempt !== bands.attempts[source] && !bands.sliceAttempts?.[source]?.includes(m.attempt)) continue; // an attempt not committed (or replaced)
       const targets = packFileTargets(join(this.dir, file), bands.count);
       if (targets === undefined) {
         lost.push({ file, why: 'a message pack of a committed step whose index does not read' });

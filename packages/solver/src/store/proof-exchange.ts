@@ -1,0 +1,232 @@
+/**
+ * The proofs of a shared step's workers, exchanged while they run (band-step.ts, runSlice). In
+ * pass 1 of a store with schedule 'shared', the W workers of a cluster (or the W slices of a local
+ * solve) each hold a copy of the same band and visit every W-th slice of its units. After each of
+ * its slices a worker publishes what its copy proved since it last did (a proof file of changed
+ * 32-bit words) and ORs in the proof files the others have published since: no barrier, no
+ * waiting, and no Redis round trip. A proof that comes late is still sound; it only makes a
+ * chain of proofs wait. The step's finish (runFinish) ORs the committed attempts' files into the
+ * band file.
+ *
+ * Sound because a state's value only goes from UNKNOWN (0) to a value, set by an OR of its bits
+ * (BandTable.proveLocal), and a state proven in two copies has the same value in both: every
+ * worker's copy is the band as committed plus exact proofs, whatever it has taken from whom and
+ * when. A word that would change a value already there is refused (a corrupt or forged file).
+ *
+ * A worker's file holds only its own proofs since its last one: the words where its copy differs
+ * from `synced`, the copy as last published with the others' proofs ORed in. So a worker run
+ * again (its job taken for dead) proves again, and sends again, what its first attempt proved;
+ * the files of an attempt not committed are sound to read and are never merged.
+ *
+ * A file: a header of HEADER_BYTES (magic, band, generation, part, sequence number, word count,
+ * CRC-32 of the rest), then the word indices (uint32, ascending) and the words (uint32).
+ */
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../atomic-file.js';
+import { crc32Of } from '../crc.js';
+import { DatabaseError } from '../database.js';
+import { refuseIrregular } from './store-files.js';
+
+export const PROOF_FILE = /^proof-b(\d{5,})\.g(\d+)\.w(\d+)\.([0-9a-f]{8})\.(\d+)\.bin$/;
+const MAGIC = 'CCPROOF1';
+export const PROOF_HEADER_BYTES = 32;
+/** A sync skips its exchange while finding the changed words took more than this share of the
+ *  work since the last one (a band of 7x7/4 is 755 MiB, a slice of it tens of milliseconds). */
+const MAX_SYNC_SHARE = 0.25;
+/** Words compared at once with memcmp before the changed ones are looked for one by one. */
+const BLOCK_WORDS = 16384;
+
+/** Which file: the shared step's band and generation, the worker's part, its attempt, and the
+ *  file's number in its attempt (0, 1, ...). */
+export interface ProofFileId {
+  band: number;
+  generation: number;
+  part: number;
+  attempt: string;
+  seq: number;
+}
+
+export function proofFileName(id: ProofFileId): string {
+  return `proof-b${String(id.band).padStart(5, '0')}.g${id.generation}.w${id.part}.${id.attempt}.${id.seq}.bin`;
+}
+
+export function parseProofFileName(name: string): ProofFileId | undefined {
+  const m = PROOF_FILE.exec(name);
+  return m ? { band: Number(m[1]), generation: Number(m[2]), part: Number(m[3]), attempt: m[4]!, seq: Number(m[5]) } : undefined;
+}
+
+/** A proof file's bytes: `count` word indices and words. */
+export function encodeProofs(id: ProofFileId, indices: Uint32Array, words: Uint32Array, count: number): Uint8Array {
+  const bytes = new Uint8Array(PROOF_HEADER_BYTES + count * 8);
+  const body = bytes.subarray(PROOF_HEADER_BYTES);
+  body.set(new Uint8Array(indices.buffer, indices.byteOffset, count * 4));
+  body.set(new Uint8Array(words.buffer, words.byteOffset, count * 4), count * 4);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < MAGIC.length; i++) bytes[i] = MAGIC.charCodeAt(i);
+  [id.band, id.generation, id.part, id.seq, count, crc32Of(body)].forEach((x, i) => view.setUint32(8 + 4 * i, x, true));
+  return bytes;
+}
+
+/** The indices and words of a proof file, checked: its header is `id`'s, its CRC-32 its body's,
+ *  its indices ascending and within a band of `tableWords` words. A DatabaseError otherwise. */
+export function decodeProofs(path: string, bytes: Uint8Array, id: ProofFileId, tableWords: number): { indices: Uint32Array; words: Uint32Array } {
+  const bad = (what: string) => new DatabaseError(path, `not a proof file of band ${id.band}'s shared step (${what})`);
+  if (bytes.length < PROOF_HEADER_BYTES) throw bad('too short');
+  for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC.charCodeAt(i)) throw bad('no proof file header');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const [band, generation, part, seq, count, crc] = [0, 1, 2, 3, 4, 5].map((i) => view.getUint32(8 + 4 * i, true)) as [number, number, number, number, number, number];
+  if (band !== id.band || generation !== id.generation || part !== id.part || seq !== id.seq) throw bad(`its header names band ${band}, generation ${generation}, part ${part}, file ${seq}`);
+  if (bytes.length !== PROOF_HEADER_BYTES + count * 8) throw bad(`${bytes.length} bytes for ${count} words`);
+  const body = new Uint8Array(bytes.subarray(PROOF_HEADER_BYTES)); // a copy of its own: a Buffer's bytes sit anywhere in a pool
+  if (crc32Of(body) !== crc) throw bad('CRC-32 mismatch');
+  const indices = new Uint32Array(body.buffer, 0, count);
+  const words = new Uint32Array(body.buffer, count * 4, count);
+  for (let i = 0; i < count; i++) {
+    if (indices[i]! >= tableWords || (i > 0 && indices[i]! <= indices[i - 1]!)) throw bad(`word ${indices[i]} out of order or past the band's ${tableWords} words`);
+  }
+  return { indices, words };
+}
+
+/** Whether OR-ing `word` into `held` would change a 2-bit value already there (0 is unknown). */
+export function conflicts(held: number, word: number): boolean {
+  const both = (held | (held >>> 1)) & (word | (word >>> 1)) & 0x55555555;
+  return ((held ^ word) & (both | (both << 1))) !== 0;
+}
+
+/** ORs the words into `table` (and `also`, where given), refusing a change of a value (a
+ *  DatabaseError naming `path`). */
+export function orProofs(path: string, table: Uint32Array, indices: Uint32Array, words: Uint32Array, also?: Uint32Array): void {
+  for (let i = 0; i < indices.length; i++) {
+    const at = indices[i]!;
+    if (conflicts(table[at]!, words[i]!)) throw new DatabaseError(path, `a proof file that changes a value the band holds (word ${at})`);
+    table[at]! |= words[i]!;
+    if (also) also[at]! |= words[i]!;
+  }
+}
+
+/** Reads and checks a proof file of the store (a regular file, its header `id`'s). */
+export function readProofFile(dir: string, id: ProofFileId, tableWords: number): { path: string; indices: Uint32Array; words: Uint32Array } {
+  const path = join(dir, proofFileName(id));
+  refuseIrregular(path, 'a proof file');
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    throw new DatabaseError(path, `a shared step's proof file cannot be read (${(e as Error).message}); solve --resume runs the step again`);
+  }
+  return { path, ...decodeProofs(path, bytes, id, tableWords) };
+}
+
+/** The 32-bit words of a band table (its bytes padded with zeros to a whole word: the buffer
+ *  behind it is). */
+export function tableWords(table: Uint8Array): Uint32Array {
+  const words = Math.ceil(table.length / 4);
+  if (table.byteOffset % 4 !== 0 || table.buffer.byteLength < table.byteOffset + words * 4) throw new RangeError('tableWords: a table not aligned to whole words');
+  return new Uint32Array(table.buffer, table.byteOffset, words);
+}
+
+/** One worker's side of a shared step's exchange. */
+export class ProofExchange {
+  /** Files this worker published (its attempt's files are numbered 0 .. files - 1). */
+  files = 0;
+  bytesWritten = 0;
+  bytesRead = 0;
+  /** Words taken from the others. */
+  wordsTaken = 0;
+  private readonly taken = new Set<string>();
+  private readonly copy: Uint32Array;
+  private readonly synced: Uint32Array;
+  private indices = new Uint32Array(1024);
+  private words = new Uint32Array(1024);
+  private lastSync = performance.now();
+  private diffSeconds = 0;
+
+  /**
+   * `copy`: this worker's copy of the band (its table); `synced`: the copy as last published
+   * (where the step starts, a copy of what the worker's first file is to hold changes from).
+   */
+  constructor(
+    private readonly dir: string,
+    private readonly id: Omit<ProofFileId, 'seq'>,
+    copy: Uint8Array,
+    synced: Uint8Array,
+  ) {
+    this.copy = tableWords(copy);
+    this.synced = tableWords(synced);
+    if (this.synced.length !== this.copy.length) throw new RangeError('ProofExchange: copy and synced copy of unequal length');
+  }
+
+  /** After a slice: publish, unless finding the changes would cost more than MAX_SYNC_SHARE of
+   *  the work since the last file (then a later slice does). */
+  publishSoon(): void {
+    const work = (performance.now() - this.lastSync) / 1000;
+    if (this.diffSeconds <= MAX_SYNC_SHARE * work) this.publish();
+  }
+
+  /** Writes this copy's proofs since the last file (none: no file). */
+  publish(): void {
+    const started = performance.now();
+    const count = this.changedWords();
+    this.diffSeconds = (performance.now() - started) / 1000;
+    if (count > 0) {
+      const bytes = encodeProofs({ ...this.id, seq: this.files }, this.indices, this.words, count);
+      // Not flushed: a file lost in a crash fails the finish, and the step runs again.
+      writeFileAtomic(join(this.dir, proofFileName({ ...this.id, seq: this.files })), bytes, { syncFolder: false, flush: false, tag: this.id.attempt });
+      this.files++;
+      this.bytesWritten += bytes.length;
+    }
+    this.lastSync = performance.now();
+  }
+
+  /** ORs in the files of the other parts (any attempt) not taken yet. */
+  takeOthers(): void {
+    for (const name of readdirSync(this.dir)) {
+      const id = parseProofFileName(name);
+      if (!id || id.band !== this.id.band || id.generation !== this.id.generation || id.part === this.id.part || this.taken.has(name)) continue;
+      const { path, indices, words } = readProofFile(this.dir, id, this.copy.length);
+      orProofs(path, this.copy, indices, words, this.synced);
+      this.taken.add(name);
+      this.bytesRead += PROOF_HEADER_BYTES + indices.length * 8;
+      this.wordsTaken += indices.length;
+    }
+  }
+
+  /** The words where the copy differs from `synced`, into indices/words; `synced` follows. */
+  private changedWords(): number {
+    const { copy, synced } = this;
+    const a = Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength);
+    const b = Buffer.from(synced.buffer, synced.byteOffset, synced.byteLength);
+    let count = 0;
+    for (let from = 0; from < copy.length; from += BLOCK_WORDS) {
+      const to = Math.min(copy.length, from + BLOCK_WORDS);
+      if (a.compare(b, from * 4, to * 4, from * 4, to * 4) === 0) continue;
+      for (let i = from; i < to; i++) {
+        const word = copy[i]!;
+        if (word === synced[i]) continue;
+        if (count === this.indices.length) this.grow();
+        this.indices[count] = i;
+        this.words[count++] = word;
+        synced[i] = word;
+      }
+    }
+    return count;
+  }
+
+  private grow(): void {
+    const indices = new Uint32Array(this.indices.length * 2);
+    const words = new Uint32Array(this.words.length * 2);
+    indices.set(this.indices);
+    words.set(this.words);
+    this.indices = indices;
+    this.words = words;
+  }
+}
+
+/** Removes the proof files of band `band`'s shared step at `generation` (all parts and attempts). */
+export function removeProofFiles(dir: string, band: number, generation: number): void {
+  for (const name of readdirSync(dir)) {
+    const id = parseProofFileName(name);
+    if (id && id.band === band && id.generation === generation) rmSync(join(dir, name), { force: true });
+  }
+}

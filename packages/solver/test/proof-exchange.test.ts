@@ -1,0 +1,104 @@
+/**
+ * The proofs of a shared step's parts (store/proof-exchange.ts): files that hold exactly what a
+ * copy proved since its last one, taken by the other parts as an OR, checked before use.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { seededRandom } from '@ccheckers/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DatabaseError } from '../src/index.js';
+import { PROOF_HEADER_BYTES, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+function newDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ccheckers-proofs-'));
+  dirs.push(dir);
+  return dir;
+}
+
+const at = (t: Uint8Array, i: number) => (t[Math.floor(i / 4)]! >> ((i % 4) * 2)) & 3;
+const set = (t: Uint8Array, i: number, v: number) => (t[Math.floor(i / 4)]! |= v << ((i % 4) * 2));
+/** A band table of `states` states in a buffer of whole words (as BandStepper's), zero past it. */
+const table = (states: number) => new Uint8Array(new ArrayBuffer(Math.ceil(states / 16) * 4), 0, Math.ceil(states / 4));
+
+describe('proof exchange', () => {
+  it('gives each part every part\'s proofs, the byte past the last whole word too, and publishes only its own', () => {
+    const dir = newDir();
+    const random = seededRandom(11);
+    const states = 4 * 4096 + 3; // a byte past the last whole word
+    const value = (i: number) => 1 + (i % 3);
+    const common = table(states);
+    for (let i = 0; i < states; i += 7) set(common, i, value(i));
+    const parts = 3;
+    const copies = Array.from({ length: parts }, () => table(states));
+    const synced = Array.from({ length: parts }, () => table(states));
+    for (let w = 0; w < parts; w++) {
+      copies[w]!.set(common);
+      synced[w]!.set(common);
+    }
+    const exchanges = copies.map((copy, part) => new ProofExchange(dir, { band: 2, generation: 9, part, attempt: `0000000${part}` }, copy, synced[part]!));
+    const proven = new Set<number>();
+    for (let round = 0; round < 4; round++) {
+      for (let w = 0; w < parts; w++) {
+        for (let k = 0; k < 300; k++) {
+          const i = Math.floor(random() * states);
+          set(copies[w]!, i, value(i)); // some states proven by two parts, with the same value
+          proven.add(i);
+        }
+        if (round === 3 && w === 2) {
+          set(copies[w]!, states - 1, value(states - 1));
+          proven.add(states - 1);
+        }
+        exchanges[w]!.publish();
+        exchanges[w]!.takeOthers();
+      }
+    }
+    for (const e of exchanges) e.takeOthers();
+    for (let w = 0; w < parts; w++) {
+      for (let i = 0; i < states; i++) expect(at(copies[w]!, i), `part ${w}, state ${i}`).toBe(i % 7 === 0 || proven.has(i) ? value(i) : 0);
+      expect(exchanges[w]!.files).toBe(4);
+    }
+    // What is shared is what changed: no file holds a word of the common table alone.
+    const words = new Uint32Array(common.buffer);
+    for (const name of readdirSync(dir)) {
+      const id = { band: 2, generation: 9, part: Number(/\.w(\d)\./.exec(name)![1]), attempt: /\.([0-9a-f]{8})\./.exec(name)![1]!, seq: Number(/\.(\d+)\.bin$/.exec(name)![1]) };
+      const { indices, words: proven } = readProofFile(dir, id, words.length);
+      for (let k = 0; k < indices.length; k++) expect(proven[k]).not.toBe(words[indices[k]!]);
+    }
+  });
+
+  it('sees a value changed in a word: the conflict a forged or corrupt file would make', () => {
+    expect(conflicts(0, 0b01_10_11)).toBe(false);
+    expect(conflicts(0b01_00_11, 0b01_10_11)).toBe(false); // the same values, and one new
+    expect(conflicts(0b01, 0b10)).toBe(true);
+    expect(conflicts(0b11 << 30, 0b01 << 30)).toBe(true); // the top state, as unsigned words are
+    expect(conflicts(0b01 << 30, 0b01 << 28)).toBe(false);
+  });
+
+  it('refuses a file of another band, part or number, a bad CRC, words out of order or past the band, a changed value', () => {
+    const dir = newDir();
+    const id = { band: 1, generation: 3, part: 0, attempt: 'abcdef01', seq: 0 };
+    const good = encodeProofs(id, Uint32Array.of(1, 5), Uint32Array.of(0b01, 0b10), 2);
+    expect(decodeProofs('f', good, id, 6).indices).toEqual(Uint32Array.of(1, 5));
+    expect(() => decodeProofs('f', good, { ...id, part: 1 }, 6)).toThrow(/its header names band 1, generation 3, part 0/);
+    expect(() => decodeProofs('f', good, { ...id, seq: 1 }, 6)).toThrow(DatabaseError);
+    expect(() => decodeProofs('f', good, id, 5)).toThrow(/past the band's 5 words/);
+    expect(() => decodeProofs('f', encodeProofs(id, Uint32Array.of(5, 1), Uint32Array.of(1, 1), 2), id, 6)).toThrow(/out of order/);
+    const flipped = good.slice();
+    flipped[PROOF_HEADER_BYTES + 9]! ^= 4;
+    expect(() => decodeProofs('f', flipped, id, 6)).toThrow(/CRC-32 mismatch/);
+    expect(() => decodeProofs('f', good.subarray(0, good.length - 1), id, 6)).toThrow(/bytes for 2 words/);
+    // A file on disk with a value the band holds otherwise.
+    writeFileSync(join(dir, proofFileName(id)), good);
+    const copy = table(6 * 16);
+    const synced = table(6 * 16);
+    new Uint32Array(copy.buffer)[5] = 0b01;
+    const other = new ProofExchange(dir, { ...id, part: 1 }, copy, synced);
+    expect(() => other.takeOthers()).toThrow(/changes a value the band holds \(word 5\)/);
+    expect(readFileSync(join(dir, proofFileName(id)))).toEqual(Buffer.from(good));
+  });
+});
