@@ -6,8 +6,8 @@
 // passes, pass-1 share, jobs, and per pass the bytes the workers read and wrote and the Redis
 // commands the coordinator sent. The table CRC-32 must equal the in-memory one. A benchmark, not a
 // test: run it on a quiet machine.
-//   node bench/cluster-solve.mjs [board] [pieces] [bands] [workers, comma-separated] [threads per worker] [--memory of each]
-//   node bench/cluster-solve.mjs 7 3 16 2 1
+//   node bench/cluster-solve.mjs [board] [pieces] [bands] [workers, comma-separated] [threads per worker] [--memory of each] [schedules, comma-separated]
+//   node bench/cluster-solve.mjs 7 3 16 2 1 '' segments,shared
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const [board = '7', pieces = '3', shards = '16', workerList = '2', threads = '1', memory = ''] = process.argv.slice(2);
+const [board = '7', pieces = '3', shards = '16', workerList = '2', threads = '1', memory = '', scheduleList = 'segments'] = process.argv.slice(2);
 const budget = memory ? ['--memory', memory] : [];
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'packages/cli/dist/bin.js');
@@ -42,21 +42,22 @@ try {
   const share = (r) => `${((100 * r.passLog[0].proven) / r.storedStates).toFixed(1)}%`;
   console.log(`${board}x${board}/${pieces}: in memory ${inMemory.seconds.toFixed(2)} s, ${inMemory.passes} passes, ${share(inMemory)} in pass 1, ${inMemory.backend}, ${inMemory.threads} thread(s), CRC-32 ${inMemory.tableCrc32.toString(16).padStart(8, '0')}`);
   const local = solveJson(['--store', join(dir, 'local'), '--shards', shards, ...budget]);
-  console.log(`single process: ${local.store.shards} bands, ${local.seconds.toFixed(2)} s, ${local.passes} passes, ${share(local)} in pass 1, ${local.threads} thread(s), CRC-32 ${local.tableCrc32.toString(16).padStart(8, '0')}`);
+  console.log(`single process: ${local.store.shards} bands, ${local.seconds.toFixed(2)} s, ${local.passes} passes, ${share(local)} in pass 1, ${local.threads} thread(s), CRC-32 ${local.tableCrc32.toString(16).padStart(8, '0')}; seconds per pass: ${local.passLog.map((p) => p.seconds.toFixed(1)).join(', ')}`);
   const memory = local;
-  console.log('workers  bands  seconds  ratio  passes  pass 1   jobs  read/pass   written/pass  Redis cmds/pass  table CRC-32');
-  for (const w of workerList.split(',').map(Number)) {
-    const store = join(dir, `store-${w}`);
+  console.log('schedule  workers  bands  seconds  ratio  passes  pass 1   jobs  read/pass   written/pass  Redis cmds/pass  table CRC-32');
+  for (const schedule of scheduleList.split(',')) for (const w of workerList.split(',').map(Number)) {
+    const store = join(dir, `store-${schedule}-${w}`);
     const workers = Array.from({ length: w }, () =>
       spawn(process.execPath, [bin, 'worker', '--redis', url, '--store', store, '--threads', threads, '--quiet'], { stdio: 'ignore' }),
     );
-    const r = solveJson(['--store', store, '--shards', shards, '--workers', String(w), '--redis', url, ...budget]);
+    const r = solveJson(['--store', store, '--shards', shards, '--workers', String(w), '--schedule', schedule, '--redis', url, ...budget]);
     for (const p of workers) p.kill('SIGTERM');
     await Promise.all(workers.map((p) => new Promise((resolve) => p.on('close', resolve))));
     const mean = (f) => r.passLog.reduce((sum, p) => sum + (p[f] ?? 0), 0) / r.passLog.length;
     console.log(
-      `${String(w).padStart(7)} ${String(r.store.shards).padStart(6)} ${r.seconds.toFixed(2).padStart(8)} ${(r.seconds / memory.seconds).toFixed(2).padStart(5)}x ${String(r.passes).padStart(7)} ${share(r).padStart(7)} ${String(r.cluster.jobs).padStart(6)}  ${mib(mean('bytesRead')).padStart(10)}  ${mib(mean('bytesWritten')).padStart(12)}  ${mean('redisCommands').toFixed(0).padStart(15)}  ${r.tableCrc32.toString(16).padStart(8, '0')}`,
+      `${schedule.padEnd(9)} ${String(w).padStart(7)} ${String(r.store.shards).padStart(6)} ${r.seconds.toFixed(2).padStart(8)} ${(r.seconds / memory.seconds).toFixed(2).padStart(5)}x ${String(r.passes).padStart(7)} ${share(r).padStart(7)} ${String(r.cluster.jobs).padStart(6)}  ${mib(mean('bytesRead')).padStart(10)}  ${mib(mean('bytesWritten')).padStart(12)}  ${mean('redisCommands').toFixed(0).padStart(15)}  ${r.tableCrc32.toString(16).padStart(8, '0')}`,
     );
+    console.log(`          seconds per pass: ${r.passLog.map((p) => p.seconds.toFixed(1)).join(', ')}`);
     if (r.tableCrc32 !== inMemory.tableCrc32 || local.tableCrc32 !== inMemory.tableCrc32) {
       console.error('the tables differ');
       process.exitCode = 1;

@@ -40,7 +40,7 @@ describe('proof exchange', () => {
       copies[w]!.set(common);
       synced[w]!.set(common);
     }
-    const exchanges = copies.map((copy, part) => new ProofExchange(dir, { band: 2, generation: 9, part, attempt: `0000000${part}` }, copy, synced[part]!));
+    const exchanges = copies.map((copy, part) => new ProofExchange(dir, { band: 2, generation: 9, part, attempt: `0000000${part}` }, parts, copy, synced[part]!));
     const proven = new Set<number>();
     for (let round = 0; round < 4; round++) {
       for (let w = 0; w < parts; w++) {
@@ -97,7 +97,7 @@ describe('proof exchange', () => {
     const copy = table(6 * 16);
     const synced = table(6 * 16);
     new Uint32Array(copy.buffer)[5] = 0b01;
-    const other = new ProofExchange(dir, { ...id, part: 1 }, copy, synced);
+    const other = new ProofExchange(dir, { ...id, part: 1 }, 2, copy, synced);
     expect(() => other.takeOthers()).toThrow(/changes a value the band holds \(word 5\)/);
     expect(readFileSync(join(dir, proofFileName(id)))).toEqual(Buffer.from(good));
   });

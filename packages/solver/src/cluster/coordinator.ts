@@ -18,7 +18,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CCheckersError, type RuleMode, type Variant } from '@ccheckers/core';
-import type { Queue } from 'bullmq';
+import type { Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { lockOutput } from '../output-file.js';
 import type { ProgressEvent, SolveResult } from '../solve.js';
 import type { BandPlan } from '../store/band-layout.js';
@@ -29,10 +30,10 @@ import { MANIFEST, newStoreId } from '../store/manifest.js';
 import { ShardStore } from '../store/shard-store.js';
 import { storeResult } from '../store/sharded-solve.js';
 import { CoordinatorLease } from './coordinator-lease.js';
-import { type JobQueue, removeJobs, runJobs } from './job-queue.js';
+import { type JobQueue, Waker, removeJobs, runJobs } from './job-queue.js';
 import { checkResult } from './job-result.js';
 import { type ClusterJob, type FinishJob, type JobResult, type SliceJob, type StepJob, jobId } from './jobs.js';
-import { connectRedis, loadBullmq, parseRedisUrl, queueName } from './redis.js';
+import { connectRedis, countCommands, loadBullmq, parseRedisUrl, queueName } from './redis.js';
 
 export interface ClusterSolveOptions {
   variant: Variant;
@@ -113,6 +114,8 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
   let unlock: (() => void) | undefined;
   let lease: CoordinatorLease | undefined;
   let q: Queue | undefined;
+  let events: QueueEvents | undefined;
+  let eventsConnection: Redis | undefined;
   try {
     unlock = lockOutput(join(options.store, MANIFEST), { breakLock: options.breakLock === true }); // other processes, here or on other machines
     if (!existing) {
@@ -128,13 +131,24 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
     await lease.acquire(notice);
     store = ShardStore.open(options.store); // as it is now that the store is ours
     if (store.manifest.id !== id) throw new CCheckersError('E_CLUSTER', `${join(options.store, MANIFEST)} was replaced by another store while this solve started`);
-    const { Queue } = await loadBullmq();
+    const { Queue, QueueEvents } = await loadBullmq();
     q = new Queue(queueName(id), { connection: connection.redis });
     q.on('error', () => {}); // connection errors: reported once above, and retried
+    // A job's end wakes the coordinator at once (a blocking read of the queue's events, on a
+    // connection of its own); its commands are counted with the others.
+    eventsConnection = connection.redis.duplicate();
+    const eventCommands = countCommands(eventsConnection);
+    events = new QueueEvents(q.name, { connection: eventsConnection });
+    events.on('error', () => {});
+    const waker = new Waker();
+    events.on('completed', () => waker.notify());
+    events.on('failed', () => waker.notify());
     options.onPlan?.(plan, q.name);
-    return await coordinate(options, store, plan, q, lease, connection.commands, redisUrl.shown);
+    return await coordinate(options, store, plan, q, lease, () => connection.commands() + eventCommands(), redisUrl.shown, waker);
   } finally {
     await lease?.release();
+    await events?.close().catch(() => {});
+    eventsConnection?.disconnect(); // BullMQ leaves a connection it was given open
     await q?.close().catch(() => {});
     connection.redis.disconnect();
     unlock?.();
@@ -149,6 +163,7 @@ async function coordinate(
   lease: CoordinatorLease,
   commands: () => number,
   shownUrl: string,
+  waker: Waker,
 ): Promise<ClusterSolveResult> {
   const notice = options.onNotice ?? (() => {});
   const backends = new Set<string>();
@@ -168,6 +183,7 @@ async function coordinate(
     },
     shownUrl,
     storePath: options.store,
+    waker,
   };
 
   const take = (r: JobResult) => {
@@ -190,7 +206,7 @@ async function coordinate(
   };
 
   /**
-   * A shared step (pass 1 of schedule 'shared'): its W parts as jobs at once, on any workers, then
+   * A shared step (pass 1 of schedule 'shared', band-schedule.ts isSharedStep): its W parts as jobs at once, on any workers, then
    * its finish, with the committed attempt of each part. The parts stay in Redis until the finish
    * is done, so a coordinator resumed meanwhile finds them (their files checked again).
    */

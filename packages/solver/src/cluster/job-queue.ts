@@ -16,15 +16,40 @@ export interface JobQueue {
   /** The Redis URL as shown (its password masked) and the store folder, for the notices. */
   shownUrl: string;
   storePath: string;
+  /** Woken when a job of the queue completes or fails (BullMQ's events): the polls between are
+   *  a fallback (default: no events, polls only). */
+  waker?: Waker;
+}
+
+/** A sleep that an event cuts short. */
+export class Waker {
+  private wake: (() => void) | undefined;
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+
+  notify(): void {
+    this.wake?.();
+  }
 }
 
 /** How every job is added: retried twice after a second (a worker's crash, I/O), and kept in
  *  Redis when done or failed until the pass is committed (a resumed coordinator finds it). */
 const JOB_OPTIONS = { attempts: 3, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: false, removeOnFail: false } as const;
 
-/** Polling: from FAST_POLL_MS, slower while nothing finishes, up to SLOW_POLL_MS; a poll is one
- *  command (the queue's counts) whatever the jobs, and the pending jobs' states are read only when
- *  the counts moved or every FULL_CHECK_MS (a job lost from Redis). */
+/** Polling: from FAST_POLL_MS, slower while nothing finishes, up to SLOW_POLL_MS, and at once when
+ *  BullMQ says a job completed or failed (JobQueue.waker); a poll is one command (the queue's
+ *  counts) whatever the jobs, and the pending jobs' states are read only when the counts moved or
+ *  every FULL_CHECK_MS (a job lost from Redis). */
 const FAST_POLL_MS = 10;
 const SLOW_POLL_MS = 1000;
 const FULL_CHECK_MS = 15_000;
@@ -120,7 +145,7 @@ export async function runJobs(
           : `${workers} worker(s) connected; waiting for ${pending.size} job(s)`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, wait));
+    await (context.waker?.sleep(wait) ?? new Promise((resolve) => setTimeout(resolve, wait)));
     wait = Math.min(SLOW_POLL_MS, Math.ceil(wait * 1.5));
   }
   if (!keepDone) await removeJobs(q, [...results.keys()]);

@@ -110,7 +110,7 @@ export function parseJob(data: unknown, manifest: Manifest, id?: string): Cluste
   if (schedule.roundOf[band] !== round) throw new JobRefused(`band ${band} is stepped in round ${schedule.roundOf[band]}, not ${round}`);
   const step: StepJob = { kind: 'step', store: manifest.id!, board: manifest.board, pieces: manifest.pieces, rules: manifest.rules, pass: count('pass', d.pass), round, band, generation: count('generation', d.generation) };
   const shared = isSharedStep(schedule, step);
-  if (kind === 'step' && shared) throw new JobRefused(`band ${band}'s step of pass 1 is shared by ${schedule.workers} workers: it runs as parts and a finish`);
+  if (kind === 'step' && shared) throw new JobRefused(`band ${band}'s step of pass ${step.pass} is shared by ${schedule.workers} workers: it runs as parts and a finish`);
   if (kind !== 'step' && !shared) throw new JobRefused(`band ${band}'s step of pass ${step.pass} is not shared (schedule ${schedule.kind}, ${schedule.workers} worker(s)): it has no ${kind}`);
   let job: ClusterJob = step;
   if (kind === 'slice') job = { ...step, kind, part: count('part', d.part, schedule.workers) };

@@ -145,11 +145,16 @@ export async function connectRedis(url: { url: string; shown: string }, onError:
       : 'check the user and password in --redis (redis://[USER]:PASSWORD@host:port)';
     throw new CCheckersError('E_USAGE', `Redis at ${url.shown} refused the connection's credentials (${refused.split(/[.,]/)[0]!.slice(0, 80)}): ${advice}`);
   }
+  return { redis, commands: countCommands(redis) };
+}
+
+/** Counts the commands `redis` sends from now on (a pipeline counts each of its commands). */
+export function countCommands(redis: Redis): () => number {
   let sent = 0;
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
     sent++;
     return send(...args);
   }) as Redis['sendCommand'];
-  return { redis, commands: () => sent };
+  return () => sent;
 }

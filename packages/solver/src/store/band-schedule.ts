@@ -92,8 +92,12 @@ export function sharedParts(bands: { schedule?: ScheduleKind; workers: number })
   return bands.schedule === 'shared' ? bands.workers : 1;
 }
 
-/** Whether a step of `pass` is one its schedule shares between its workers (pass 1 of 'shared':
- *  band-step.ts, runSlice and runFinish; the later passes' steps are whole, one at a time). */
+/**
+ * Whether a step of `pass` is one its schedule shares between its workers: pass 1 of 'shared'
+ * (band-step.ts, runSlice and runFinish). The later passes' steps are whole, one at a time:
+ * shared too (each part listing the requests of every W-th slot range of its copy), 7x7/3 in 16
+ * bands for 2 workers took 12 passes instead of 7, and no less time (docs/sharding.md).
+ */
 export function isSharedStep(schedule: BandSchedule, step: { pass: number }): boolean {
   return schedule.kind === 'shared' && schedule.workers > 1 && step.pass === 1;
 }

@@ -165,7 +165,11 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
     const solve = new BandSolve(store, layout, stepper?.bandBuffer ?? new Uint8Array(plan.bandBytes), {
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.stopAfterPass !== undefined ? { stopAfterPass: options.stopAfterPass } : {}),
-      onCommit: () => options.onSave?.(store.manifest.passLog.length),
+      onCommit: () => {
+        // A shared step's proof files are done with once its round is committed.
+        if (parts > 1) store.removeLeftovers();
+        options.onSave?.(store.manifest.passLog.length);
+      },
       checkAbort,
       runRound: async (steps, progress) => {
         const outcomes: BandStepOutcome[] = [];

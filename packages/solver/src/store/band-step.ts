@@ -16,6 +16,10 @@
  *    (REQUESTS); those for X itself are visited at once, and in pass 1 none go to bands whose
  *    units are visited in a later round (band-schedule.ts, requestsInPass1).
  * Init (pass 0) decides X's illegal, terminal and won-in-one states: it reads no children.
+ *
+ * A store of schedule 'shared' steps each band in pass 1 as W parts and a finish (runSlice,
+ * runFinish): each part on its own copy of the band, the W workers at once, their proofs
+ * exchanged as they go (proof-exchange.ts).
  */
 import { join } from 'node:path';
 import { type Backend, type BandMap, BandPhase, type BandResult, type RuleMode, type SolverKernel, type StateSpace, type Variant, unknownStates } from '@ccheckers/core';
@@ -174,7 +178,7 @@ export class BandStepper {
 
   /** Runs `job` on `store` (its manifest as committed at job.generation). */
   async run(store: ShardStore, job: BandStepJob, hooks: BandStepHooks = {}): Promise<BandStepOutcome> {
-    if (isSharedStep(this.o.schedule, job)) throw new RangeError(`band ${job.band}'s step of pass 1 is shared: it runs as parts (runSlice) and a finish (runFinish)`);
+    if (isSharedStep(this.o.schedule, job)) throw new RangeError(`band ${job.band}'s step of pass ${job.pass} is shared: it runs as parts (runSlice) and a finish (runFinish)`);
     const started = performance.now();
     const attempt = attemptToken();
     const outcome = job.pass === 0 ? await this.init(job, attempt, hooks) : await this.step(store, job, attempt, hooks);
@@ -263,9 +267,10 @@ export class BandStepper {
 
   /** The requests of `requests`, visited in calls small enough for the output (a request makes
    *  up to a value and a win per parent), their messages routed. */
-  private async visit(hooks: BandStepHooks, band: number, table: Uint8Array, requests: Float64Array, route: (r: BandResult) => void): Promise<void> {
+  private async visit(hooks: BandStepHooks, band: number, table: Uint8Array, requests: Float64Array, route: (r: BandResult) => void, share?: PartShare): Promise<void> {
     const per = Math.max(256, Math.floor(this.inputBuffer.length / 32));
     for (let at = 0; at < requests.length; at += per) {
+      if (share && !share.takesNext()) continue;
       route(await this.call(hooks, BandPhase.VISIT, table, band, requests.subarray(at, at + per)));
     }
   }
@@ -275,7 +280,7 @@ export class BandStepper {
    * then the visits they asked for (VISIT), their messages routed: each pack of the step's inbox
    * opened once, its entry for this band read once.
    */
-  private async takeInbox(store: ShardStore, job: BandStepJob, table: Uint8Array, outcome: BandStepOutcome, hooks: BandStepHooks, route: (r: BandResult) => void): Promise<void> {
+  private async takeInbox(store: ShardStore, job: BandStepJob, table: Uint8Array, outcome: BandStepOutcome, hooks: BandStepHooks, route: (r: BandResult) => void, share?: PartShare): Promise<void> {
     const { band } = job;
     const { bands } = this.o.layout;
     const inbox = inboxOf(store.manifest.bands!.messages, this.o.schedule, band, job);
@@ -300,7 +305,7 @@ export class BandStepper {
       }
       for (const reader of asked) {
         reader.reopen(bands);
-        await reader.readMessages('requests', this.reading, (requests) => this.visit(hooks, band, table, requests, route));
+        await reader.readMessages('requests', this.reading, (requests) => this.visit(hooks, band, table, requests, route, share));
         reader.close();
         outcome.bytesRead += reader.bytesRead;
       }
@@ -314,7 +319,14 @@ export class BandStepper {
    * buffer's worth of unknown states a call (a request each): the sort keys take the other half,
    * the kernel's outboxes as much again. Those for this band are visited at once (pass > 1).
    */
-  private async listRequests(job: BandStepJob, table: Uint8Array, writer: MessagePackWriter, route: (r: BandResult) => void, hooks: BandStepHooks, progress: (fraction: number) => void): Promise<void> {
+  private async listRequests(
+    job: BandStepJob,
+    table: Uint8Array,
+    writer: MessagePackWriter,
+    route: (r: BandResult) => void,
+    hooks: BandStepHooks,
+    progress: (fraction: number) => void,
+  ): Promise<void> {
     const { pass, band } = job;
     const { bands } = this.o.layout;
     const chunks = requestChunks(table, this.o.layout.groupsOf[band]!.length, this.o.space.p2Placements, Math.floor(this.outputBuffer.length / 2));
@@ -378,14 +390,14 @@ export class BandStepper {
   }
 
   /**
-   * Worker `part`'s share of a shared step (schedule 'shared', pass 1): on its own copy of the
-   * band, it takes the band's inbox, then visits the part-th slice of sliceUnits units of each
-   * chunk of W slices, one sweep of its kernel (UNITS_KEEP, then REVISIT), and exchanges proofs
-   * with the other parts after each slice without waiting for them (proof-exchange.ts). Its
-   * messages to other bands go in a pack of its own (part `part`); only part 0 sends what the
-   * inbox's visits decide (every part makes the same visits). The band's file is not written:
-   * the step's finish (runFinish) merges the parts' proofs into it. Each part may run anywhere,
-   * at the same time as the others or not.
+   * Worker `part`'s share of a shared step (pass 1: band-schedule.ts, isSharedStep), on its own
+   * copy of the band. It takes the values of the band's inbox (every part: its copy needs them),
+   * visits every W-th block of its requests, then visits the part-th slice of sliceUnits units of
+   * each chunk of W slices, one sweep of its kernel (UNITS_KEEP, then REVISIT), taking the other
+   * parts' proofs before each slice and publishing its own after it, without waiting for them
+   * (proof-exchange.ts). Its messages to other bands go in a pack of its own (part `part`). The
+   * band's file is not written: the step's finish (runFinish) merges the parts' proofs into it.
+   * Each part may run anywhere, at the same time as the others or not.
    */
   async runSlice(store: ShardStore, job: SliceStepJob, hooks: BandStepHooks = {}): Promise<SliceOutcome> {
     const started = performance.now();
@@ -393,17 +405,15 @@ export class BandStepper {
     const { band, part } = job;
     const table = this.zeroPadded(store.loadBand(band, this.bandTable(band)));
     const synced = this.syncedTable(table.length);
-    // Part 0's first file holds what the inbox decided; the others' start after it.
-    synced.set(table);
+    synced.set(table); // the first file holds what the inbox decided
     const outcome: SliceOutcome = { ...this.emptyOutcome(job, attempt), part, proofs: 0, proofBytes: 0 };
     outcome.bytesRead += table.length;
     const writer = new MessagePackWriter(store.dir, job.pass, band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer, part);
-    const exchange = new ProofExchange(store.dir, { band, generation: job.generation, part, attempt }, table, synced);
+    const exchange = new ProofExchange(store.dir, { band, generation: job.generation, part, attempt }, this.o.schedule.workers, table, synced);
     const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
     try {
       const route = this.router(outcome, writer);
-      await this.takeInbox(store, job, table, outcome, hooks, part === 0 ? route : () => {});
-      if (part !== 0) synced.set(table);
+      await this.takeInbox(store, job, table, outcome, hooks, route, new PartShare(part, this.o.schedule.workers));
       progress(0.1);
       try {
         await this.sliceSweep(hooks, job, table, exchange, route, (f) => progress(0.1 + 0.9 * f));
@@ -432,6 +442,7 @@ export class BandStepper {
     const { workers, sliceUnits } = this.o.schedule;
     const units = this.o.layout.unitsOf[job.band]!;
     const chunk = workers * sliceUnits;
+    const statesPerUnit = (this.o.layout.groupsOf[job.band]!.length * this.o.space.p2Placements) / Math.max(1, units.length);
     for (let at = job.part * sliceUnits; at < units.length; at += chunk) {
       const end = Math.min(units.length, at + sliceUnits);
       // The others' proofs as late as can be: those of the slices right before this one.
@@ -444,7 +455,7 @@ export class BandStepper {
         route(r);
         from = to;
       }
-      exchange.publishSoon();
+      exchange.publishSoon((end - at) * statesPerUnit);
       progress(Math.min(1, (at + chunk) / units.length));
     }
     route(await this.call(hooks, BandPhase.REVISIT, table, job.band, undefined));
@@ -511,6 +522,20 @@ export class BandStepper {
   private zeroPadded(table: Uint8Array): Uint8Array {
     new Uint8Array(table.buffer, table.byteOffset + table.length, (4 - (table.length % 4)) % 4).fill(0);
     return table;
+  }
+}
+
+/** A part's share of a shared step's blocks of visits, in an order every part sees alike (the
+ *  packs' requests, read in the same pieces): the part-th of every W. */
+class PartShare {
+  private block = 0;
+  constructor(
+    private readonly part: number,
+    private readonly parts: number,
+  ) {}
+
+  takesNext(): boolean {
+    return this.block++ % this.parts === this.part;
   }
 }
 
