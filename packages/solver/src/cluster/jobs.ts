@@ -9,7 +9,7 @@
  * files; the coordinator commits one attempt's, and only for the exact job it asked for.
  */
 import { CCheckersError, type RuleMode } from '@ccheckers/core';
-import { isSharedStep } from '../store/band-schedule.js';
+import { isSharedStep, roundOfStep } from '../store/band-schedule.js';
 import type { BandStepJob, BandStepOutcome } from '../store/band-step.js';
 import { type Manifest, scheduleOf } from '../store/manifest.js';
 
@@ -106,9 +106,11 @@ export function parseJob(data: unknown, manifest: Manifest, id?: string): Cluste
   const band = count('band', d.band);
   if (band >= bands.count) throw new JobRefused(`band ${band} is not a band of this store (it has ${bands.count})`);
   const round = count('round', d.round);
+  const pass = count('pass', d.pass);
   const schedule = scheduleOf(bands);
-  if (schedule.roundOf[band] !== round) throw new JobRefused(`band ${band} is stepped in round ${schedule.roundOf[band]}, not ${round}`);
-  const step: StepJob = { kind: 'step', store: manifest.id!, board: manifest.board, pieces: manifest.pieces, rules: manifest.rules, pass: count('pass', d.pass), round, band, generation: count('generation', d.generation) };
+  const roundOf = roundOfStep(schedule, pass, band);
+  if (roundOf !== round) throw new JobRefused(`band ${band} is stepped in round ${roundOf}${pass === 0 ? ' of init' : ''}, not ${round}`);
+  const step: StepJob = { kind: 'step', store: manifest.id!, board: manifest.board, pieces: manifest.pieces, rules: manifest.rules, pass, round, band, generation: count('generation', d.generation) };
   const shared = isSharedStep(schedule, step);
   if (kind === 'step' && shared) throw new JobRefused(`band ${band}'s step of pass ${step.pass} is shared by ${schedule.workers} workers: it runs as parts and a finish`);
   if (kind !== 'step' && !shared) throw new JobRefused(`band ${band}'s step of pass ${step.pass} is not shared (schedule ${schedule.kind}, ${schedule.workers} worker(s)): it has no ${kind}`);

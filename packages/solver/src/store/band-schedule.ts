@@ -102,6 +102,24 @@ export function isSharedStep(schedule: BandSchedule, step: { pass: number }): bo
   return schedule.kind === 'shared' && schedule.workers > 1 && step.pass === 1;
 }
 
+/**
+ * The rounds of pass `pass`: the schedule's, but for init (pass 0) of a shared schedule, whose
+ * rounds are a band each: init's steps read no children and send nothing, so its W workers step
+ * W consecutive bands at once (7x7/4 in 10 bands on 2 workers: init stepped one band at a time
+ * left a worker idle for 5 minutes).
+ */
+export function passRounds(schedule: BandSchedule, pass: number): number[][] {
+  if (pass > 0 || schedule.kind !== 'shared') return schedule.rounds;
+  const rounds: number[][] = [];
+  for (let band = 0; band < schedule.bands; band++) (rounds[Math.floor(band / schedule.workers)] ??= []).push(band);
+  return rounds;
+}
+
+/** The round of pass `pass` in which band `band` is stepped (passRounds). */
+export function roundOfStep(schedule: BandSchedule, pass: number, band: number): number {
+  return pass === 0 && schedule.kind === 'shared' ? Math.floor(band / schedule.workers) : schedule.roundOf[band]!;
+}
+
 /** A step in the order of a solve: init is pass 0. */
 export interface StepAt {
   pass: number;

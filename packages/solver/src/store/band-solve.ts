@@ -26,7 +26,7 @@ import { checkMemory, formatBytes } from '../memory.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, checkMoveless } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
-import { type BandSchedule, DEFAULT_SLICE_UNITS, type ScheduleKind, bandSchedule, isSharedStep, sharedParts } from './band-schedule.js';
+import { type BandSchedule, DEFAULT_SLICE_UNITS, type ScheduleKind, bandSchedule, isSharedStep, passRounds, sharedParts } from './band-schedule.js';
 import { type BandStepHooks, type BandStepJob, type BandStepOutcome, BandStepper, type SliceOutcome } from './band-step.js';
 import { shardLayout } from './layout.js';
 import { MESSAGE_CODING } from './message-pack.js';
@@ -313,8 +313,9 @@ export class BandSolve {
   private async round(): Promise<void> {
     this.hooks.checkAbort?.();
     const { pass, round } = this.m.bands!.next;
-    const rounds = this.schedule.rounds.length;
-    const steps = this.schedule.rounds[round]!.map((band): BandStepJob => ({ pass, round, band, generation: this.m.generation }));
+    const passRoundList = passRounds(this.schedule, pass);
+    const rounds = passRoundList.length;
+    const steps = passRoundList[round]!.map((band): BandStepJob => ({ pass, round, band, generation: this.m.generation }));
     const progress = (fraction: number) => {
       this.report({ phase: pass === 0 ? 'init' : 'pass', pass, fraction: (round + Math.min(1, fraction)) / rounds, proven: this.m.proven ?? 0, storedStates: this.space.states });
     };
