@@ -407,6 +407,11 @@ describe('interrupted band solves', () => {
       ['slices', (x) => (x.bands.sliceUnits = 4), /corrupt manifest: band solve: slice units 4/],
       ['shared', (x) => (x.bands.schedule = 'shared'), /corrupt manifest: band solve: slice units undefined/],
       ['slices of none', (x) => Object.assign(x.bands, { schedule: 'shared', sliceUnits: 0 }), /corrupt manifest: band solve: slice units 0/],
+      // Init in blocks of W bands: shared stores made since, and a flag.
+      ['init blocks of segments', (x) => (x.bands.initBlocks = true), /corrupt manifest: band solve: init blocks true/],
+      ['init blocks, not a flag', (x) => Object.assign(x.bands, { schedule: 'shared', sliceUnits: 1, initBlocks: 1 }), /corrupt manifest: band solve: init blocks 1/],
+      // Parts' attempts: a list of tokens for each band.
+      ['parts\' attempts', (x) => (x.bands.sliceAttempts = [['../x']]), /corrupt manifest: band solve: attempts of shared steps/],
       // Last: check below lists what this one lost.
       ['lost', (x) => (x.bands.messages = x.bands.messages.filter((p: MessagePack) => !hasTarget(p, x.bands.next.round))), /corrupt manifest: it does not name msg-.*, which band \d+ has not taken yet/],
     ];

@@ -11,7 +11,7 @@ import { type MessageRuns, RUN_NEXT_OUT, newMessageRunState, seededRandom, tsMes
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseError } from '../src/database.js';
 import { availableBackends } from '../src/index.js';
-import { bandSchedule, stepBefore, takenAt } from '../src/store/band-schedule.js';
+import { bandSchedule, isSharedStep, passRounds, roundOfStep, stepBefore, takenAt } from '../src/store/band-schedule.js';
 import { crc32Of } from '../src/crc.js';
 import { MAX_BANDS } from '../src/store/band-layout.js';
 import { type MessagePack, encodeTargets, inboxOf, lastTakenAt, packProblem, takenByAll, targetCount, targetRank, targetsOf } from '../src/store/message-pack.js';
@@ -518,6 +518,15 @@ describe('message pack entries in a manifest', () => {
     expect(inboxOf([pack], shared, 9, { pass: 3, round: 9 })).toEqual([pack]);
     expect(inboxOf([pack], shared, 0, { pass: 4, round: 0 })).toEqual([pack]);
     expect(() => bandSchedule(10, 2, 'shared', 0)).toThrow(/--slice-units must be a whole number from 1/);
+    // Init (it reads and sends nothing) in rounds of W consecutive bands, the later passes a band
+    // a round; a store made before init went in blocks (no initBlocks) goes on a band a round.
+    const three = bandSchedule(10, 3, 'shared');
+    expect(passRounds(three, 0)).toEqual([[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]);
+    expect(passRounds(three, 1)).toEqual(three.rounds);
+    expect([roundOfStep(three, 0, 7), roundOfStep(three, 1, 7), roundOfStep(blocks, 0, 7)]).toEqual([2, 7, 3]);
+    const older = { ...three, initBlocks: false };
+    expect([passRounds(older, 0), roundOfStep(older, 0, 7)]).toEqual([three.rounds, 7]);
+    expect([isSharedStep(three, { pass: 0 }), isSharedStep(three, { pass: 1 }), isSharedStep(three, { pass: 2 }), isSharedStep(bandSchedule(10, 1, 'shared'), { pass: 1 })]).toEqual([false, true, false, false]);
     // Both sides of the bound on slices (MAX_SLICE_UNITS, 2^20).
     expect(bandSchedule(10, 2, 'shared', 2 ** 20).sliceUnits).toBe(2 ** 20);
     expect(() => bandSchedule(10, 2, 'shared', 2 ** 20 + 1)).toThrow(/--slice-units must be a whole number from 1 to 1048576 \(got 1048577\)/);

@@ -101,4 +101,34 @@ describe('proof exchange', () => {
     expect(() => other.takeOthers()).toThrow(/changes a value the band holds \(word 5\)/);
     expect(readFileSync(join(dir, proofFileName(id)))).toEqual(Buffer.from(good));
   });
+
+  it('cuts a publication into files of at most the cap, and the others take them all', () => {
+    const dir = newDir();
+    const states = 16 * 64;
+    const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
+    const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!, 10);
+    const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
+    for (let i = 0; i < states; i += 16) set(a!, i + 5, 2); // a state in each of 64 words
+    writer.publish();
+    expect(writer.files).toBe(7); // 64 words in files of 10
+    reader.takeOthers();
+    expect(b).toEqual(a);
+  });
+
+  it('skips a file of another part that does not read (a crash left it short), which the finish refuses', () => {
+    const dir = newDir();
+    const states = 16 * 8;
+    const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
+    const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!);
+    set(a!, 3, 1);
+    writer.publish();
+    set(a!, 40, 1);
+    writer.publish();
+    const first = join(dir, proofFileName({ band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa', seq: 0 }));
+    writeFileSync(first, readFileSync(first).subarray(0, PROOF_HEADER_BYTES + 3));
+    const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
+    reader.takeOthers();
+    expect(b!.every((x) => x === 0)).toBe(true); // the attempt is not taken past its short file
+    expect(() => readProofFile(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa', seq: 0 }, 8)).toThrow(/bytes for 1 words/);
+  });
 });

@@ -218,7 +218,15 @@ async function coordinate(
     resumed = false;
     const outcomes = slices.map((job) => take(sliceResults.get(jobId(job))!) as SliceOutcome);
     const finish: FinishJob = { ...base(), ...step, kind: 'finish', slices: outcomes.map((o) => ({ attempt: o.attempt, proofs: o.proofs })) };
-    const done = await runJobs(queue, [finish], check, () => progress(1), true);
+    let done: Map<string, JobResult>;
+    try {
+      done = await runJobs(queue, [finish], check, () => progress(1), true);
+    } catch (e) {
+      // A finish that failed for good (a proof file a crash left short, say): the parts run
+      // again on --resume, with new files.
+      if (!(e instanceof ClusterSolveInterrupted)) await removeJobs(q, [...sliceResults.keys()]);
+      throw e;
+    }
     const last = take(done.get(jobId(finish))!);
     await removeJobs(q, [...sliceResults.keys()]);
     // A round takes as long as its slowest step: the shared step's time is the finish's.

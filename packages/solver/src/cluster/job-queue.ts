@@ -21,11 +21,16 @@ export interface JobQueue {
   waker?: Waker;
 }
 
-/** A sleep that an event cuts short. */
+/** A sleep that an event cuts short (one that came while nobody slept: the next sleep). */
 export class Waker {
   private wake: (() => void) | undefined;
+  private pending = false;
 
   sleep(ms: number): Promise<void> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -38,7 +43,8 @@ export class Waker {
   }
 
   notify(): void {
-    this.wake?.();
+    if (this.wake) this.wake();
+    else this.pending = true;
   }
 }
 

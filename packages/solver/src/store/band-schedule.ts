@@ -46,6 +46,8 @@ export interface BandSchedule {
   rounds: number[][];
   /** The round of each band. */
   roundOf: Int32Array;
+  /** Init in rounds of W consecutive bands (passRounds; shared schedules made since it was). */
+  initBlocks: boolean;
 }
 
 /** The most workers a store may be solved with (the rounds of a pass are at least this long). */
@@ -84,7 +86,7 @@ export function bandSchedule(bands: number, workers: number, kind: ScheduleKind 
       }
     }
   }
-  return { kind, bands, workers: w, sliceUnits: kind === 'shared' ? sliceUnits : 0, rounds, roundOf };
+  return { kind, bands, workers: w, sliceUnits: kind === 'shared' ? sliceUnits : 0, rounds, roundOf, initBlocks: kind === 'shared' };
 }
 
 /** The parts a shared step of a store is cut into: the schedule's workers (1: not shared). */
@@ -109,7 +111,7 @@ export function isSharedStep(schedule: BandSchedule, step: { pass: number }): bo
  * left a worker idle for 5 minutes).
  */
 export function passRounds(schedule: BandSchedule, pass: number): number[][] {
-  if (pass > 0 || schedule.kind !== 'shared') return schedule.rounds;
+  if (pass > 0 || !schedule.initBlocks) return schedule.rounds;
   const rounds: number[][] = [];
   for (let band = 0; band < schedule.bands; band++) (rounds[Math.floor(band / schedule.workers)] ??= []).push(band);
   return rounds;
@@ -117,7 +119,7 @@ export function passRounds(schedule: BandSchedule, pass: number): number[][] {
 
 /** The round of pass `pass` in which band `band` is stepped (passRounds). */
 export function roundOfStep(schedule: BandSchedule, pass: number, band: number): number {
-  return pass === 0 && schedule.kind === 'shared' ? Math.floor(band / schedule.workers) : schedule.roundOf[band]!;
+  return pass === 0 && schedule.initBlocks ? Math.floor(band / schedule.workers) : schedule.roundOf[band]!;
 }
 
 /** A step in the order of a solve: init is pass 0. */

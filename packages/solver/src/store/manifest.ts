@@ -60,6 +60,9 @@ export interface BandState {
   schedule?: ScheduleKind;
   /** Shared steps (schedule 'shared'): units a worker visits between exchanges. */
   sliceUnits?: number;
+  /** Shared steps: init in rounds of W bands (band-schedule.ts, passRounds); absent, a band a
+   *  round, as the stores of earlier versions were made (a resume goes on as they began). */
+  initBlocks?: true;
   /** CRC-32 of the band of every group (band-layout.ts): a resume by a version that cuts the
    *  bands otherwise is refused, not misread. */
   layoutCrc32: number;
@@ -92,8 +95,8 @@ export function bandFileName(band: number, generation: number, attempt: string):
 }
 
 /** The rounds a band solve's state records (segments where it names none: earlier versions). */
-export function scheduleOf(bands: Pick<BandState, 'count' | 'workers' | 'schedule' | 'sliceUnits'>): BandSchedule {
-  return bandSchedule(bands.count, bands.workers, bands.schedule ?? 'segments', bands.sliceUnits);
+export function scheduleOf(bands: Pick<BandState, 'count' | 'workers' | 'schedule' | 'sliceUnits' | 'initBlocks'>): BandSchedule {
+  return { ...bandSchedule(bands.count, bands.workers, bands.schedule ?? 'segments', bands.sliceUnits), initBlocks: bands.initBlocks === true };
 }
 
 /** A token of one attempt at a step, for file names that several machines may write at once. */
@@ -262,6 +265,7 @@ export function checkManifest(path: string, m: Manifest): void {
     if (b.schedule === 'shared' ? !isSliceUnits(b.sliceUnits) : b.sliceUnits !== undefined) {
       throw bad(`band solve: slice units ${String(b.sliceUnits)}`);
     }
+    if (b.initBlocks !== undefined && (b.initBlocks !== true || b.schedule !== 'shared')) throw bad(`band solve: init blocks ${String(b.initBlocks)}`);
     // A pack's entry agrees with its file's name; one pack per step.
     if (!Array.isArray(b.messages)) throw bad('band solve: message files');
     for (const pack of b.messages) {

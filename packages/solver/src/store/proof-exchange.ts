@@ -13,10 +13,14 @@
  * worker's copy is the band as committed plus exact proofs, whatever it has taken from whom and
  * when. A word that would change a value already there is refused (a corrupt or forged file).
  *
- * A worker's file holds only its own proofs since its last one: the words where its copy differs
- * from `synced`, the copy as last published with the others' proofs ORed in. So a worker run
- * again (its job taken for dead) proves again, and sends again, what its first attempt proved;
- * the files of an attempt not committed are sound to read and are never merged.
+ * A worker's file holds its own proofs since its last one: the words where its copy differs from
+ * `synced`, the copy as last published with the others' proofs ORed in (whole words: a word may
+ * carry another part's proof along). The files of an attempt not committed are sound to read and
+ * are never merged; a part run again may take, through another part's words, a proof of its dead
+ * attempt whose messages to other bands that attempt's pack held: the band then has the value,
+ * and the states waiting for the messages ask for them again in the next pass (band-solve.ts).
+ * A file of another attempt that does not read (a crash left it short) is skipped: taking the
+ * others' proofs is optional. The finish reads the committed attempts' files, all of them.
  *
  * A file: a header of HEADER_BYTES (magic, band, generation, part, sequence number, word count,
  * CRC-32 of the rest), then the word indices (uint32, ascending) and the words (uint32).
@@ -40,6 +44,8 @@ export const PROOF_HEADER_BYTES = 32;
  * states, not timed, so that a solve's exchanges are the same on any machine.
  */
 export const BAND_BYTES_PER_STATE = 100;
+/** The most words a file holds (512 MiB of file; a band of 4 GiB may change 2^30 words). */
+export const MAX_FILE_WORDS = 2 ** 26;
 /** Seconds between listings of the store's folder for attempts not seen yet (takeOthers). */
 const RELIST_SECONDS = 5;
 /** Words compared at once with memcmp before the changed ones are looked for one by one. */
@@ -145,6 +151,8 @@ export class ProofExchange {
   /** The next file of each other part's attempt seen (by part and attempt). */
   private readonly next = new Map<string, ProofFileId>();
   private listed = Number.NEGATIVE_INFINITY;
+  /** Attempts with a file that did not read: not taken any further. */
+  private readonly skipped = new Set<string>();
   private readonly copy: Uint32Array;
   private readonly synced: Uint32Array;
   private indices = new Uint32Array(1024);
@@ -162,6 +170,7 @@ export class ProofExchange {
     private readonly parts: number,
     copy: Uint8Array,
     synced: Uint8Array,
+    private readonly maxFileWords = MAX_FILE_WORDS,
   ) {
     this.copy = tableWords(copy);
     this.synced = tableWords(synced);
@@ -175,11 +184,13 @@ export class ProofExchange {
     if (this.visited * BAND_BYTES_PER_STATE >= this.copy.byteLength) this.publish();
   }
 
-  /** Writes this copy's proofs since the last file (none: no file). */
+  /** Writes this copy's proofs since the last file (none: no file), in files of at most
+   *  MAX_FILE_WORDS words. */
   publish(): void {
     const count = this.changedWords();
-    if (count > 0) {
-      const bytes = encodeProofs({ ...this.id, seq: this.files }, this.indices, this.words, count);
+    for (let from = 0; from < count; from += this.maxFileWords) {
+      const n = Math.min(this.maxFileWords, count - from);
+      const bytes = encodeProofs({ ...this.id, seq: this.files }, this.indices.subarray(from), this.words.subarray(from), n);
       // Not flushed: a file lost in a crash fails the finish, and the step runs again.
       writeFileAtomic(join(this.dir, proofFileName({ ...this.id, seq: this.files })), bytes, { syncFolder: false, flush: false, tag: this.id.attempt });
       this.files++;
@@ -203,12 +214,21 @@ export class ProofExchange {
         const id = parseProofFileName(name);
         if (!id || id.band !== this.id.band || id.generation !== this.id.generation || id.part === this.id.part) continue;
         const key = `${id.part}.${id.attempt}`;
-        if (!this.next.has(key)) this.next.set(key, { ...id, seq: 0 });
+        if (!this.next.has(key) && !this.skipped.has(key)) this.next.set(key, { ...id, seq: 0 });
       }
     }
-    for (const id of this.next.values()) {
+    for (const [key, id] of this.next) {
       while (existsSync(join(this.dir, proofFileName(id)))) {
-        const { path, indices, words } = readProofFile(this.dir, id, this.copy.length);
+        let file: ReturnType<typeof readProofFile>;
+        try {
+          file = readProofFile(this.dir, id, this.copy.length);
+        } catch (e) {
+          if (!(e instanceof DatabaseError)) throw e;
+          this.next.delete(key);
+          this.skipped.add(key);
+          break;
+        }
+        const { path, indices, words } = file;
         orProofs(path, this.copy, indices, words, this.synced);
         this.bytesRead += PROOF_HEADER_BYTES + indices.length * 8;
         this.wordsTaken += indices.length;
