@@ -61,6 +61,8 @@ describe('proof exchange', () => {
     for (let w = 0; w < parts; w++) {
       for (let i = 0; i < states; i++) expect(at(copies[w]!, i), `part ${w}, state ${i}`).toBe(i % 7 === 0 || proven.has(i) ? value(i) : 0);
       expect(exchanges[w]!.files).toBe(4);
+      // The attempts it took from: the step stands only if they are all committed.
+      expect([...exchanges[w]!.took].sort()).toEqual(['00000000', '00000001', '00000002'].filter((a) => a !== `0000000${w}`));
     }
     // What is shared is what changed: no file holds a word of the common table alone.
     const words = new Uint32Array(common.buffer);

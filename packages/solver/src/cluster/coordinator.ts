@@ -27,6 +27,7 @@ import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../s
 import type { BandStepJob, BandStepOutcome, SliceOutcome } from '../store/band-step.js';
 import { type ScheduleKind, isSharedStep } from '../store/band-schedule.js';
 import { MANIFEST, newStoreId } from '../store/manifest.js';
+import { removeProofFiles } from '../store/proof-exchange.js';
 import { ShardStore } from '../store/shard-store.js';
 import { storeResult } from '../store/sharded-solve.js';
 import { CoordinatorLease } from './coordinator-lease.js';
@@ -193,7 +194,7 @@ async function coordinate(
     threads = Math.max(threads, r.threads);
     return r.outcome;
   };
-  const check = (job: ClusterJob, value: unknown) => checkResult(value, job, store);
+  const check = (job: ClusterJob, value: unknown, waitForFiles?: boolean) => checkResult(value, job, store, waitForFiles);
 
   /** The round's steps as jobs; their results, checked, as the steps' outcomes. */
   const runRound = async (steps: BandStepJob[], progress: (fraction: number) => void): Promise<BandStepOutcome[]> => {
@@ -206,17 +207,31 @@ async function coordinate(
   };
 
   /**
-   * A shared step (pass 1 of schedule 'shared', band-schedule.ts isSharedStep): its W parts as jobs at once, on any workers, then
-   * its finish, with the committed attempt of each part. The parts stay in Redis until the finish
-   * is done, so a coordinator resumed meanwhile finds them (their files checked again).
+   * A shared step (pass 1 of schedule 'shared', band-schedule.ts isSharedStep): its W parts as
+   * jobs at once, on any workers, then its finish, with the committed attempt of each part. The
+   * parts stay in Redis until the round is committed, so a coordinator resumed meanwhile finds
+   * them (their files checked again).
    */
+  const committedParts: string[] = [];
   const runSharedStep = async (step: BandStepJob, progress: (fraction: number) => void): Promise<BandStepOutcome[]> => {
     const started = performance.now();
     const parts = store.schedule.workers;
     const slices: SliceJob[] = Array.from({ length: parts }, (_, part) => ({ ...base(), ...step, kind: 'slice', part }));
-    const sliceResults = await runJobs(queue, slices, check, (done) => progress((0.9 * done) / parts), resumed, { keepDone: true });
-    resumed = false;
-    const outcomes = slices.map((job) => take(sliceResults.get(jobId(job))!) as SliceOutcome);
+    let sliceResults: Map<string, JobResult>;
+    let outcomes: SliceOutcome[];
+    for (;;) {
+      sliceResults = await runJobs(queue, slices, check, (done) => progress((0.9 * done) / parts), resumed, { keepDone: true });
+      resumed = false;
+      outcomes = slices.map((job) => sliceResults.get(jobId(job))!.outcome as SliceOutcome);
+      // Parts that took proofs of an attempt not committed (a part run twice) lack its messages
+      // (proof-exchange.ts): all run again, from no proof files.
+      const committed = new Set(outcomes.map((o) => o.attempt));
+      if (outcomes.every((o) => o.took.every((t) => committed.has(t)))) break;
+      notice(`band ${step.band}: a part of its shared step took proofs of an attempt run again; its parts run again`);
+      await removeJobs(q, [...sliceResults.keys()]);
+      removeProofFiles(store.dir, step.band, step.generation);
+    }
+    for (const job of slices) take(sliceResults.get(jobId(job))!);
     const finish: FinishJob = { ...base(), ...step, kind: 'finish', slices: outcomes.map((o) => ({ attempt: o.attempt, proofs: o.proofs })) };
     let done: Map<string, JobResult>;
     try {
@@ -228,7 +243,8 @@ async function coordinate(
       throw e;
     }
     const last = take(done.get(jobId(finish))!);
-    await removeJobs(q, [...sliceResults.keys()]);
+    // Removed once the round is committed: a coordinator killed before finds them done.
+    committedParts.push(...sliceResults.keys());
     // A round takes as long as its slowest step: the shared step's time is the finish's.
     last.seconds = (performance.now() - started) / 1000;
     return [...outcomes, last];
@@ -249,6 +265,9 @@ async function coordinate(
       }
     },
     onCommit: () => {
+      // The parts of a shared step just committed go from Redis (not waited for: a part left
+      // there by a failed removal is found done, and checked, by a resumed coordinator).
+      if (committedParts.length > 0) void removeJobs(q, committedParts.splice(0));
       // Files of attempts that were not committed (a step run twice) go.
       const next = store.manifest.bands?.next;
       if (next) store.removeLeftovers({ keepUnderWay: true });

@@ -68,7 +68,7 @@ const IDLE_NOTICE_MS = 10_000;
 export async function runJobs(
   context: JobQueue,
   list: ClusterJob[],
-  check: (job: ClusterJob, value: unknown) => Promise<JobResult>,
+  check: (job: ClusterJob, value: unknown, waitForFiles?: boolean) => Promise<JobResult>,
   onDone: (done: number) => void,
   recheckDone: boolean,
   { keepDone = false }: { keepDone?: boolean } = {},
@@ -89,9 +89,10 @@ export async function runJobs(
     } else if ((await found.getState()) === 'failed') {
       await found.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     } else if (recheckDone && (await found.getState()) === 'completed') {
-      // Done before a resume: its files must still be there, else it runs again.
+      // Done before a resume: its files must still be there (not waited for: they were written
+      // long ago), else it runs again.
       try {
-        await check(job, found.returnvalue);
+        await check(job, found.returnvalue, false);
       } catch {
         await q.remove(id);
         await add(job);

@@ -20,11 +20,12 @@ const VISIBLE_TRIES = 120;
 /**
  * A job's result as the coordinator will commit it: the result of exactly this job, counts that
  * are whole numbers, and files that are this step's (by name) and in the store with the sizes it
- * gives (a shared filesystem may show another machine's new file late: looked for a while). Which
+ * gives (a shared filesystem may show another machine's new file late: looked for a while, unless
+ * `waitForFiles` is false, for a job found done by a resumed coordinator). Which
  * packs the step took, and when they go, follow from the schedule (message-pack.ts), not from the
  * worker's word.
  */
-export async function checkResult(value: unknown, job: ClusterJob, store: ShardStore): Promise<JobResult> {
+export async function checkResult(value: unknown, job: ClusterJob, store: ShardStore, waitForFiles = true): Promise<JobResult> {
   const r = value as Partial<JobResult> | null;
   const bad = (what: string) => new CCheckersError('E_CLUSTER', `job ${jobId(job)} returned ${what}`);
   if (r === null || typeof r !== 'object' || r.kind !== job.kind) throw bad(`no result of a ${job.kind} job`);
@@ -48,6 +49,7 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   if (slice) {
     if (o.table !== undefined || o.changed !== 0) throw bad('a band file, or changes, from a part of a shared step');
     if (slice.part !== (job as SliceJob).part || !count(slice.proofs) || !count(slice.proofBytes)) throw bad('a malformed part of a shared step');
+    if (!Array.isArray(slice.took) || slice.took.length > 2 ** 16 || !slice.took.every((t) => typeof t === 'string' && /^[0-9a-f]{8}$/.test(t))) throw bad('a malformed list of the attempts a part took from');
   }
   let pack: MessagePack | undefined;
   if (o.pack !== undefined) {
@@ -63,7 +65,7 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   if (pack === undefined && o.messagesWritten !== 0) throw bad(`${o.messagesWritten} messages written, and no message pack`);
   const visible = async (file: string) => {
     const path = join(store.dir, file);
-    for (let tries = 0; !existsSync(path) && tries < VISIBLE_TRIES; tries++) await new Promise((resolve) => setTimeout(resolve, 500));
+    for (let tries = 0; waitForFiles && !existsSync(path) && tries < VISIBLE_TRIES; tries++) await new Promise((resolve) => setTimeout(resolve, 500));
     return statSync(path, { throwIfNoEntry: false })?.size;
   };
   const missing = (file: string) => bad(`the file ${file}, which is missing or not of its size in ${store.dir} (is the worker's --store this folder, shared?); solve --resume runs the job again`);

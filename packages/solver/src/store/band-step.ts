@@ -97,11 +97,13 @@ export interface BandStepOutcome extends BandStepFiles {
   seconds: number;
 }
 
-/** What a part of a shared step did: its proof files, and the bytes in them. */
+/** What a part of a shared step did: its proof files, the bytes in them, and the attempts whose
+ *  proofs it took (proof-exchange.ts: the step stands only if they are all committed). */
 export interface SliceOutcome extends BandStepOutcome {
   part: number;
   proofs: number;
   proofBytes: number;
+  took: string[];
 }
 
 export interface BandStepHooks {
@@ -406,7 +408,7 @@ export class BandStepper {
     const table = this.zeroPadded(store.loadBand(band, this.bandTable(band)));
     const synced = this.syncedTable(table.length);
     synced.set(table); // the first file holds what the inbox decided
-    const outcome: SliceOutcome = { ...this.emptyOutcome(job, attempt), part, proofs: 0, proofBytes: 0 };
+    const outcome: SliceOutcome = { ...this.emptyOutcome(job, attempt), part, proofs: 0, proofBytes: 0, took: [] };
     outcome.bytesRead += table.length;
     const writer = new MessagePackWriter(store.dir, job.pass, band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer, part);
     const exchange = new ProofExchange(store.dir, { band, generation: job.generation, part, attempt }, this.o.schedule.workers, table, synced);
@@ -431,6 +433,7 @@ export class BandStepper {
     outcome.changed = 0;
     outcome.messagesWritten = writer.messagesWritten;
     outcome.proofs = exchange.files;
+    outcome.took = [...exchange.took].sort();
     outcome.proofBytes = exchange.bytesWritten;
     outcome.bytesRead += exchange.bytesRead;
     outcome.bytesWritten += writer.bytesWritten + exchange.bytesWritten;

@@ -22,10 +22,18 @@
  * A file of another attempt that does not read (a crash left it short) is skipped: taking the
  * others' proofs is optional. The finish reads the committed attempts' files, all of them.
  *
+ * But a part must take proofs only of attempts that are committed: a proof of an attempt that is
+ * not (a part killed and run again, its files left) comes without its messages to other bands,
+ * which were in that attempt's pack. 7x7/2 in 3 bands, a coordinator killed after a shared step
+ * and its packs lost, parts run again beside the old proof files: a wrong table (CRC-32 48195a81,
+ * not 0b785a50), right without the old files. So each part reports the attempts it took from
+ * (`took`), and a shared step whose parts took from any attempt not committed is run again from
+ * no proof files (cluster/coordinator.ts; a local solve removes them on resume).
+ *
  * A file: a header of HEADER_BYTES (magic, band, generation, part, sequence number, word count,
  * CRC-32 of the rest), then the word indices (uint32, ascending) and the words (uint32).
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic-file.js';
 import { crc32Of } from '../crc.js';
@@ -146,8 +154,9 @@ export class ProofExchange {
   files = 0;
   bytesWritten = 0;
   bytesRead = 0;
-  /** Words taken from the others. */
+  /** Words taken from the others, and the attempts they came from. */
   wordsTaken = 0;
+  readonly took = new Set<string>();
   /** The next file of each other part's attempt seen (by part and attempt). */
   private readonly next = new Map<string, ProofFileId>();
   private listed = Number.NEGATIVE_INFINITY;
@@ -230,6 +239,7 @@ export class ProofExchange {
         }
         const { path, indices, words } = file;
         orProofs(path, this.copy, indices, words, this.synced);
+        this.took.add(id.attempt);
         this.bytesRead += PROOF_HEADER_BYTES + indices.length * 8;
         this.wordsTaken += indices.length;
         id.seq++;
@@ -265,5 +275,13 @@ export class ProofExchange {
     words.set(this.words);
     this.indices = indices;
     this.words = words;
+  }
+}
+
+/** Removes every proof file of band `band`'s shared step at `generation` (all parts and attempts). */
+export function removeProofFiles(dir: string, band: number, generation: number): void {
+  for (const name of readdirSync(dir)) {
+    const id = parseProofFileName(name);
+    if (id && id.band === band && id.generation === generation) rmSync(join(dir, name), { force: true });
   }
 }
