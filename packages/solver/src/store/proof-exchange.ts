@@ -15,14 +15,11 @@
  *
  * A worker's file holds its own proofs since its last one: the words where its copy differs from
  * `synced`, the copy as last published with the others' proofs ORed in (whole words: a word may
- * carry another part's proof along). The files of an attempt not committed are sound to read and
- * are never merged; a part run again may take, through another part's words, a proof of its dead
- * attempt whose messages to other bands that attempt's pack held: the band then has the value,
- * and the states waiting for the messages ask for them again in the next pass (band-solve.ts).
- * A file of another attempt that does not read (a crash left it short) is skipped: taking the
- * others' proofs is optional. The finish reads the committed attempts' files, all of them.
+ * carry another part's proof along). The finish reads the committed attempts' files, all of
+ * them. A file of another attempt that does not read (a crash left it short) is skipped: taking
+ * the others' proofs is optional.
  *
- * But a part must take proofs only of attempts that are committed: a proof of an attempt that is
+ * A part must take proofs only of attempts that are committed, though: a proof of an attempt that is
  * not (a part killed and run again, its files left) comes without its messages to other bands,
  * which were in that attempt's pack. 7x7/2 in 3 bands, a coordinator killed after a shared step
  * and its packs lost, parts run again beside the old proof files: a wrong table (CRC-32 48195a81,
@@ -154,8 +151,7 @@ export class ProofExchange {
   files = 0;
   bytesWritten = 0;
   bytesRead = 0;
-  /** Words taken from the others, and the attempts they came from. */
-  wordsTaken = 0;
+  /** The attempts whose proofs this one took. */
   readonly took = new Set<string>();
   /** The next file of each other part's attempt seen (by part and attempt). */
   private readonly next = new Map<string, ProofFileId>();
@@ -241,7 +237,6 @@ export class ProofExchange {
         orProofs(path, this.copy, indices, words, this.synced);
         this.took.add(id.attempt);
         this.bytesRead += PROOF_HEADER_BYTES + indices.length * 8;
-        this.wordsTaken += indices.length;
         id.seq++;
       }
     }
