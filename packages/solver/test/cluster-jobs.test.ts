@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, parseRedisUrl, sameJob, solveSharded } from '../src/index.js';
+import { checkResult } from '../src/cluster/job-result.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-jobs-'));
 const store = join(dir, 'store');
@@ -186,7 +187,21 @@ describe('the jobs of a shared step', () => {
     const before = readFileSyncText(join(shared, 'manifest.json'));
     const parts = [];
     for (const part of [0, 1]) {
-      const { result } = await runner.run(slice(part), jobId(parseJob(slice(part), m)));
+      const { job, result } = await runner.run(slice(part), jobId(parseJob(slice(part), m)));
+      // The coordinator takes the result as it is, and refuses it forged (a worker's word is
+      // not trusted: its proof files are looked for, with their sizes).
+      const store = ShardStore.open(shared);
+      await expect(checkResult(result, job, store)).resolves.toMatchObject({ outcome: { part, attempt: result.outcome.attempt } });
+      const forged = (change: (o: Record<string, unknown>) => void) => {
+        const copy = structuredClone(result) as unknown as { outcome: Record<string, unknown> };
+        change(copy.outcome);
+        return checkResult(copy, job, store, false);
+      };
+      await expect(forged((o) => (o.took = ['../../etc']))).rejects.toThrow(/a malformed list of the attempts a part took from/);
+      await expect(forged((o) => (o.proofBytes = (o.proofBytes as number) + 1))).rejects.toThrow(/proof files of \d+ bytes, not the \d+ it says/);
+      await expect(forged((o) => (o.proofs = (o.proofs as number) + 1))).rejects.toThrow(/the file proof-b00000\.g\d+\.w\d\.[0-9a-f]{8}\.\d+\.bin, which is missing/);
+      await expect(forged((o) => (o.part = 1 - part))).rejects.toThrow(/a malformed part of a shared step/);
+      await expect(forged((o) => (o.changed = 5))).rejects.toThrow(/no band file for a band it changed/);
       const o = result.outcome as typeof result.outcome & { part: number; proofs: number; proofBytes: number };
       expect(o).toMatchObject({ part, changed: 0 });
       expect(o.table).toBeUndefined();
