@@ -19,6 +19,8 @@ export * from './store/band-layout.js';
 export * from './store/band-schedule.js';
 export * from './store/band-solve.js';
 export * from './store/band-step.js';
+export * from './store/band-step-jobs.js';
+export * from './store/kernel-calls.js';
 export * from './store/manifest.js';
 export * from './store/shard-store.js';
 export * from './store/store-values.js';

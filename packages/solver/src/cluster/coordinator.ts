@@ -24,7 +24,7 @@ import { lockOutput } from '../output-file.js';
 import type { ProgressEvent, SolveResult } from '../solve.js';
 import type { BandPlan } from '../store/band-layout.js';
 import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../store/band-solve.js';
-import type { BandStepJob, BandStepOutcome, SliceOutcome } from '../store/band-step.js';
+import type { BandStepJob, BandStepOutcome, SliceOutcome } from '../store/band-step-jobs.js';
 import { type ScheduleKind, isSharedStep } from '../store/band-schedule.js';
 import { MANIFEST, newStoreId } from '../store/manifest.js';
 import { removeProofFiles } from '../store/proof-exchange.js';

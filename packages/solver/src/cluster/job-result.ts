@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { CCheckersError } from '@ccheckers/core';
 import { bandBytes } from '../store/band-layout.js';
 import { storeBandLayout } from '../store/band-solve.js';
-import type { BandStepOutcome, SliceOutcome } from '../store/band-step.js';
+import type { BandStepOutcome, SliceOutcome } from '../store/band-step-jobs.js';
 import { BAND_FILE, isCrc32 } from '../store/manifest.js';
 import { type MessagePack, packProblem, parseMessageFileName } from '../store/message-pack.js';
 import { PROOF_HEADER_BYTES, proofFileName } from '../store/proof-exchange.js';

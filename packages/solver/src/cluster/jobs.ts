@@ -10,7 +10,7 @@
  */
 import { CCheckersError, type RuleMode } from '@ccheckers/core';
 import { isSharedStep, roundOfStep } from '../store/band-schedule.js';
-import type { BandStepJob, BandStepOutcome } from '../store/band-step.js';
+import type { BandStepJob, BandStepOutcome } from '../store/band-step-jobs.js';
 import { type Manifest, scheduleOf } from '../store/manifest.js';
 
 /** One band step: band `band` in round `round` of pass `pass` (0: init), on the store as

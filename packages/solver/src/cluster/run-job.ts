@@ -5,7 +5,7 @@
  *
  * A job never blocks the event loop for long: BullMQ renews the job's lock from a timer on it,
  * and a lock that runs out hands the job to another worker while this one still works on it. The
- * step yields before each kernel call, its calls are short (band-step.ts, UNITS_CALL_SECONDS;
+ * step yields before each kernel call, its calls are short (kernel-calls.ts, UNITS_CALL_SECONDS;
  * callSeconds), and it writes its band file asynchronously.
  */
 import type { Backend } from '@ccheckers/core';
@@ -24,7 +24,7 @@ export interface JobContext {
   threads: number;
   /** The worker's --memory: a job that would need more is deferred to another worker. */
   memoryLimit?: number;
-  /** Seconds a UNITS kernel call aims at (band-step.ts; the worker's lock is renewed between). */
+  /** Seconds a UNITS kernel call aims at (kernel-calls.ts; the worker's lock is renewed between). */
   callSeconds?: number;
 }
 

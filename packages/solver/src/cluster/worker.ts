@@ -9,7 +9,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Backend, CCheckersError } from '@ccheckers/core';
-import { UNITS_CALL_SECONDS } from '../store/band-step.js';
+import { UNITS_CALL_SECONDS } from '../store/kernel-calls.js';
 import { MANIFEST } from '../store/manifest.js';
 import { ShardStore } from '../store/shard-store.js';
 import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';

@@ -31,87 +31,15 @@ import { inboxOf } from './message-pack.js';
 import { type MessageReading, PackReader } from './message-pack-reader.js';
 import { MessagePackWriter } from './message-pack-writer.js';
 import { PROOF_HEADER_BYTES, ProofExchange, orProofs, readProofFile, tableWords } from './proof-exchange.js';
-import { type BandStepFiles, attemptToken, bandFileName } from './manifest.js';
+import type { BandStepHooks, BandStepJob, BandStepOutcome, FinishStepJob, SliceOutcome, SliceStepJob } from './band-step-jobs.js';
+import { CALLS_PER_BAND, MAX_STATES_PER_CALL, UNITS_CALL_SECONDS, requestChunks, unitsCallSize } from './kernel-calls.js';
+import { attemptToken, bandFileName } from './manifest.js';
 import type { ShardStore } from './shard-store.js';
 import { writeFileAtomicallyAsync } from './store-files.js';
-
-/** Kernel calls per band for init and requests, at least (progress and interruption points). */
-export const CALLS_PER_BAND = 16;
-
-/**
- * Kernel calls are short: the event loop runs between them, and a cluster worker's BullMQ lock is
- * renewed from a timer on it (every half of --stall-seconds). Sized by memory alone, the UNITS
- * calls of 7x7/4 in 5 bands grew to thousands of units, minutes each on a loaded machine: the
- * workers' locks ran out mid-call, their jobs went to the other worker, and no step of pass 1
- * finished in 70 minutes. So UNITS calls aim at UNITS_CALL_SECONDS (at the rate the last call
- * took), and init and requests calls cover at most MAX_STATES_PER_CALL states (under a second).
- */
-export const UNITS_CALL_SECONDS = 2;
-export const MAX_STATES_PER_CALL = 2 ** 26;
-/** Units of a stepper's first UNITS call, before one is timed. */
-const FIRST_UNITS_CALL = 8;
-
-/** Units in the next UNITS call: what is `left`, at most what fills its output (`byMemory`) and
- *  what takes about `callSeconds` at `secondsPerUnit` (FIRST_UNITS_CALL before any call: 0). */
-export function unitsCallSize(left: number, byMemory: number, secondsPerUnit: number, callSeconds: number): number {
-  const byTime = secondsPerUnit > 0 ? Math.floor(callSeconds / secondsPerUnit) : FIRST_UNITS_CALL;
-  return Math.max(1, Math.min(left, byMemory, byTime));
-}
 
 /** Packs a step keeps open from their values to their requests; those past it are closed and
  *  opened again (a store of 4,096 bands has inboxes of up to 4,095 packs). */
 export const MAX_OPEN_PACKS = 1024;
-
-/** A step: band `band` in round `round` of pass `pass` (0: init), on the store as committed at
- *  `generation` (its band file and inbox are the manifest's then). */
-export interface BandStepJob {
-  pass: number;
-  round: number;
-  band: number;
-  generation: number;
-}
-
-/** Worker `part`'s share of a shared step (schedule 'shared', pass 1): BandStepper.runSlice. */
-export interface SliceStepJob extends BandStepJob {
-  part: number;
-}
-
-/** The end of a shared step, once its parts are done: the committed attempt of each part and
- *  the proof files it wrote (BandStepper.runFinish). */
-export interface FinishStepJob extends BandStepJob {
-  slices: Array<{ attempt: string; proofs: number }>;
-}
-
-/** What a step did, besides the files it wrote. */
-export interface BandStepOutcome extends BandStepFiles {
-  pass: number;
-  /** States the band took (its own proofs and the values applied; init: decided). */
-  changed: number;
-  /** Value messages sent, and messages written in all. */
-  sentValues: number;
-  messagesWritten: number;
-  /** Legal non-terminal states without a move (must be 0: checkMoveless). */
-  moveless: number;
-  bytesRead: number;
-  bytesWritten: number;
-  seconds: number;
-}
-
-/** What a part of a shared step did: its proof files, the bytes in them, and the attempts whose
- *  proofs it took (proof-exchange.ts: the step stands only if they are all committed). */
-export interface SliceOutcome extends BandStepOutcome {
-  part: number;
-  proofs: number;
-  proofBytes: number;
-  took: string[];
-}
-
-export interface BandStepHooks {
-  /** Before each kernel call (after the event loop ran): throw to stop the step. */
-  beforeCall?: () => void;
-  /** The share of the step done, 0 to 1. */
-  onProgress?: (fraction: number) => void;
-}
 
 export interface BandStepperOptions {
   backend: Backend;
@@ -540,28 +468,4 @@ class PartShare {
   takesNext(): boolean {
     return this.block++ % this.parts === this.part;
   }
-}
-
-/**
- * Slot ranges [from, to) of a band of `slots` slots of `per` states, each with at most `limit`
- * unknown states (a slot alone may have more if limit < per), at most a sixteenth of the slots
- * (progress, and interruption points) and MAX_STATES_PER_CALL states: REQUESTS calls, which make a request per unknown
- * state. Late passes, with few unknown states left, take a band in a few calls, not hundreds.
- */
-export function requestChunks(table: Uint8Array, slots: number, per: number, limit: number, maxStates = MAX_STATES_PER_CALL): Array<[number, number]> {
-  const chunks: Array<[number, number]> = [];
-  const most = Math.max(1, Math.min(Math.ceil(slots / CALLS_PER_BAND), Math.floor(maxStates / per)));
-  let from = 0;
-  let unknown = 0;
-  for (let slot = 0; slot < slots; slot++) {
-    const n = unknownStates(table, slot * per, (slot + 1) * per);
-    if (slot > from && (unknown + n > limit || slot - from >= most)) {
-      chunks.push([from, slot]);
-      from = slot;
-      unknown = 0;
-    }
-    unknown += n;
-  }
-  if (slots > from) chunks.push([from, slots]);
-  return chunks;
 }
