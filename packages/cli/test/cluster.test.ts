@@ -283,15 +283,23 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     try {
       const notices: string[] = [];
-      const first = new CoordinatorLease(connection, '0123456789abcdef', 'other-machine:b00710ad:4026531836:4242:aaaa');
+      // Leases of 1 s here (10 s in a solve, LEASE_MS): the second waits one out and 2 s more.
+      const first = new CoordinatorLease(connection, '0123456789abcdef', 'other-machine:b00710ad:4026531836:4242:aaaa', 1000);
       await first.acquire(() => {});
-      const second = new CoordinatorLease(connection, '0123456789abcdef');
+      const second = new CoordinatorLease(connection, '0123456789abcdef', undefined, 1000);
       await expect(second.acquire((t) => notices.push(t))).rejects.toThrow(/another coordinator \(other-machine:.*\) is solving this store: its lease .* is still renewed/);
-      expect(notices[0]).toMatch(/waiting up to 10 s for its lease to run out/);
+      expect(notices[0]).toMatch(/waiting up to 1 s for its lease to run out/);
       await first.release();
       await second.acquire(() => {}); // free now
       await second.check();
       await second.release();
+      // A lease of another machine that nobody renews any more is taken once it runs out.
+      await connection.set('ccheckers:coordinator:0123456789abcdef', 'other-machine:x:y:2:dddd', 'PX', 1000);
+      const heir = new CoordinatorLease(connection, '0123456789abcdef', undefined, 1000);
+      const told: string[] = [];
+      await heir.acquire((t) => told.push(t));
+      expect(told).toEqual([expect.stringMatching(/coordinator \(other-machine:x:y:2:dddd\); waiting up to 1 s/)]);
+      await heir.release();
       // A lease left by a process of this machine that is gone is taken over at once.
       const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
       await connection.set('ccheckers:coordinator:0123456789abcdef', `${thisMachine()}:${dead}:bbbb`, 'PX', 60_000);

@@ -39,19 +39,21 @@ export class CoordinatorLease {
   private timer: NodeJS.Timeout | undefined;
   private lost = false;
 
-  /** `token` names the holder: this process of this machine unless given (tests play others). */
+  /** `token` names the holder: this process of this machine unless given (tests play others, and
+   *  shorten the lease so as not to wait for one to run out). */
   constructor(
     private readonly redis: Redis,
     storeId: string,
     private readonly token = `${thisMachine()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    private readonly leaseMs = LEASE_MS,
   ) {
     this.key = `ccheckers:coordinator:${storeId}`;
   }
 
   async acquire(notice: (text: string) => void): Promise<void> {
-    const until = performance.now() + LEASE_MS + 2000;
+    const until = performance.now() + this.leaseMs + 2000;
     let told = false;
-    while ((await this.redis.set(this.key, this.token, 'PX', LEASE_MS, 'NX')) !== 'OK') {
+    while ((await this.redis.set(this.key, this.token, 'PX', this.leaseMs, 'NX')) !== 'OK') {
       const holder = await this.redis.get(this.key);
       if (holder !== null && deadHereAndNow(holder)) {
         // Its coordinator was a process of this machine that is gone (kill -9): no need to wait.
@@ -61,11 +63,11 @@ export class CoordinatorLease {
       if (performance.now() > until) {
         throw new CCheckersError('E_USAGE', `another coordinator (${holder ?? '?'}) is solving this store: its lease ${this.key} in Redis is still renewed`);
       }
-      if (!told) notice(`the store has a coordinator (${holder ?? '?'}); waiting up to ${LEASE_MS / 1000} s for its lease to run out`);
+      if (!told) notice(`the store has a coordinator (${holder ?? '?'}); waiting up to ${this.leaseMs / 1000} s for its lease to run out`);
       told = true;
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
-    this.timer = setInterval(() => void this.renew(), LEASE_MS / 3);
+    this.timer = setInterval(() => void this.renew(), this.leaseMs / 3);
   }
 
   /** Extends the lease if it is still this coordinator's (takes it again if it ran out while Redis
@@ -75,7 +77,7 @@ export class CoordinatorLease {
 if v == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 if v == false then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 return 0`;
-    return (await this.redis.eval(script, 1, this.key, this.token, String(LEASE_MS))) !== 0;
+    return (await this.redis.eval(script, 1, this.key, this.token, String(this.leaseMs))) !== 0;
   }
 
   private async renew(): Promise<void> {
