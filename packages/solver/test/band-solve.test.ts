@@ -202,16 +202,19 @@ describe('copying states between bands and shards', () => {
   it('copies 2-bit states at any offsets, aligned or not', () => {
     const src = Uint8Array.from({ length: 40 }, (_, i) => (i * 37 + 11) & 255);
     const at = (bytes: Uint8Array, i: number) => (bytes[Math.floor(i / 4)]! >> ((i % 4) * 2)) & 3;
-    for (const [from, to, count] of [
-      [0, 0, 100],
-      [4, 8, 61],
-      [3, 6, 77],
-      [1, 0, 9],
-    ]) {
-      const dst = new Uint8Array(40);
-      copyStates(src, from!, dst, to!, count!);
-      for (let i = 0; i < count!; i++) expect(at(dst, to! + i)).toBe(at(src, from! + i));
-      expect(at(dst, to! + count!)).toBe(0);
+    // Every phase of source and destination in a byte, counts that end in each phase, with and
+    // without whole destination bytes; nothing written outside [to, to + count).
+    for (let from = 0; from < 8; from++) {
+      for (let to = 0; to < 8; to++) {
+        for (const count of [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 61, 100]) {
+          const dst = new Uint8Array(40);
+          copyStates(src, from, dst, to, count);
+          for (let i = 0; i < 4 * dst.length; i++) {
+            const want = i >= to && i < to + count ? at(src, from + i - to) : 0;
+            if (at(dst, i) !== want) expect({ from, to, count, state: i, value: at(dst, i) }).toEqual({ from, to, count, state: i, value: want });
+          }
+        }
+      }
     }
   });
   it('copies to states on both sides of 2^32 (a shard of up to 4 GiB holds 2^34)', () => {
