@@ -5,11 +5,13 @@
 // --store --redis --workers W`); per run the wall time (ratio to the single-process band solve),
 // passes, pass-1 share, jobs, and per pass the bytes the workers read and wrote and the Redis
 // commands the coordinator sent. The table CRC-32 must equal the in-memory one. A benchmark, not a
-// test: run it on a quiet machine.
+// test: run it on a quiet machine. With JOB_LOG=FILE, each worker's line for each job goes to FILE
+// with the seconds since the cluster solve started, and pass 1's shared steps are summed up: the
+// parts' worker-seconds, how far apart a step's parts ended, and the finishes.
 //   node bench/cluster-solve.mjs [board] [pieces] [bands] [workers, comma-separated] [threads per worker] [--memory of each] [schedules, comma-separated]
 //   node bench/cluster-solve.mjs 7 3 16 2 1 '' segments,shared
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +32,36 @@ const port = await new Promise((resolve) => {
 const url = `redis://127.0.0.1:${port}`;
 const mib = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
+function solveJsonAsync(args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [bin, 'solve', '--board', board, '--pieces', pieces, '--json', '--quiet', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`solve ${args.join(' ')}: exit ${code}\n${err}`))));
+  });
+}
+
+/** Pass 1's shared steps from the workers' job lines: parts' seconds, parts ending apart, finishes. */
+function sharedStepSummary(lines) {
+  const parts = new Map();
+  let finishes = 0;
+  for (const line of lines) {
+    const m = / job \S+-p1-r\d+-g\d+-b(\d+)-(s\d+|f): .* in ([\d.]+) s$/.exec(line);
+    if (!m) continue;
+    if (m[2] === 'f') finishes += Number(m[3]);
+    else parts.set(m[1], [...(parts.get(m[1]) ?? []), Number(m[3])]);
+  }
+  let work = 0;
+  let apart = 0;
+  for (const seconds of parts.values()) {
+    work += seconds.reduce((a, b) => a + b, 0);
+    apart += Math.max(...seconds) - Math.min(...seconds);
+  }
+  return `pass 1's shared steps: parts ${work.toFixed(1)} worker-s, a step's parts ending ${apart.toFixed(1)} s apart in all, finishes ${finishes.toFixed(2)} s`;
+}
+
 function solveJson(args) {
   const r = spawnSync(process.execPath, [bin, 'solve', '--board', board, '--pieces', pieces, '--json', '--quiet', ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   if (r.status !== 0) throw new Error(`solve ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
@@ -47,10 +79,24 @@ try {
   console.log('schedule  workers  bands  seconds  ratio  passes  pass 1   jobs  read/pass   written/pass  Redis cmds/pass  table CRC-32');
   for (const schedule of scheduleList.split(',')) for (const w of workerList.split(',').map(Number)) {
     const store = join(dir, `store-${schedule}-${w}`);
+    const jobLog = process.env.JOB_LOG;
     const workers = Array.from({ length: w }, () =>
-      spawn(process.execPath, [bin, 'worker', '--redis', url, '--store', store, '--threads', threads, '--quiet'], { stdio: 'ignore' }),
+      spawn(process.execPath, [bin, 'worker', '--redis', url, '--store', store, '--threads', threads, ...(jobLog ? [] : ['--quiet'])], { stdio: ['ignore', 'ignore', jobLog ? 'pipe' : 'ignore'] }),
     );
-    const r = solveJson(['--store', store, '--shards', shards, '--workers', String(w), '--schedule', schedule, '--redis', url, ...budget]);
+    const started = performance.now();
+    const lines = [];
+    if (jobLog) {
+      workers.forEach((p, i) => {
+        let rest = '';
+        p.stderr.on('data', (d) => {
+          const got = (rest + d).split('\n');
+          rest = got.pop();
+          for (const line of got) lines.push(`${((performance.now() - started) / 1000).toFixed(2)} worker ${i}: ${line}`);
+        });
+      });
+    }
+    // Not spawnSync: the workers' lines are timed as they come.
+    const r = await solveJsonAsync(['--store', store, '--shards', shards, '--workers', String(w), '--schedule', schedule, '--redis', url, ...budget]);
     for (const p of workers) p.kill('SIGTERM');
     await Promise.all(workers.map((p) => new Promise((resolve) => p.on('close', resolve))));
     const mean = (f) => r.passLog.reduce((sum, p) => sum + (p[f] ?? 0), 0) / r.passLog.length;
@@ -58,6 +104,10 @@ try {
       `${schedule.padEnd(9)} ${String(w).padStart(7)} ${String(r.store.shards).padStart(6)} ${r.seconds.toFixed(2).padStart(8)} ${(r.seconds / memory.seconds).toFixed(2).padStart(5)}x ${String(r.passes).padStart(7)} ${share(r).padStart(7)} ${String(r.cluster.jobs).padStart(6)}  ${mib(mean('bytesRead')).padStart(10)}  ${mib(mean('bytesWritten')).padStart(12)}  ${mean('redisCommands').toFixed(0).padStart(15)}  ${r.tableCrc32.toString(16).padStart(8, '0')}`,
     );
     console.log(`          seconds per pass: ${r.passLog.map((p) => p.seconds.toFixed(1)).join(', ')}`);
+    if (jobLog) {
+      appendFileSync(jobLog, `${schedule}, ${w} workers\n${lines.join('\n')}\n`);
+      console.log(`          ${sharedStepSummary(lines)} (job lines: ${jobLog})`);
+    }
     if (r.tableCrc32 !== inMemory.tableCrc32 || local.tableCrc32 !== inMemory.tableCrc32) {
       console.error('the tables differ');
       process.exitCode = 1;
