@@ -139,34 +139,36 @@ describe.skipIf(!haveRedis)('a Redis that has no such database', () => {
 });
 
 describe.skipIf(!haveRedis)('cluster solves', () => {
-  // [board, pieces, bands, workers, the workers' backend, schedule, workers started (default:
-  // as many)]: the rounds of every worker count and band count are checked on every backend by
-  // the local solves (solver's band-solve.test.ts); here the same steps run as jobs of real
-  // workers. Shared steps: each band's pass-1 step as W parts at once, exchanging proofs through
-  // the store, then a finish; with fewer workers than parts, a worker runs two parts in turn.
+  // [board, pieces, bands, workers, the workers' backend, --schedule (none: the default, shared
+  // for 2 or more workers), workers started (default: as many)]: the rounds of every worker
+  // count and band count are checked on every backend by the local solves (solver's
+  // band-solve.test.ts); here the same steps run as jobs of real workers. Shared steps: each
+  // band's pass-1 step as W parts at once, exchanging proofs through the store, then a finish;
+  // with fewer workers than parts, a worker runs two parts in turn.
   const runs: Array<[number, number, number, number, string, string?, number?]> = [
     [7, 2, 4, 1, 'native-bmi2'],
     [7, 2, 4, 2, 'native-portable'],
-    [7, 2, 4, 3, 'ts'],
-    [7, 2, 16, 3, 'native-bmi2'],
-    [4, 6, 16, 2, 'ts'],
-    [4, 6, 4, 3, 'native-portable'],
+    [7, 2, 4, 3, 'ts', 'segments'],
+    [7, 2, 16, 3, 'native-bmi2', 'segments'],
+    [4, 6, 16, 2, 'ts', 'segments'],
+    [4, 6, 4, 3, 'native-portable', 'segments'],
     [7, 2, 16, 3, 'ts', 'shared', 2],
     [4, 6, 16, 2, 'native-portable', 'shared'],
-    [7, 3, 16, 2, 'native-bmi2', 'shared'],
+    [7, 3, 16, 2, 'native-bmi2'],
   ];
-  for (const [board, pieces, bands, workers, backend, schedule, started = workers] of runs) {
-    it(`${board}x${board}/${pieces} in ${bands} bands for ${workers} worker(s)${schedule ? ` in ${schedule} steps` : ''}, ${started} on ${backend}: the in-memory table, every job run once`, async () => {
+  for (const [board, pieces, bands, workers, backend, asked, started = workers] of runs) {
+    const schedule = asked ?? (workers > 1 ? 'shared' : 'segments');
+    it(`${board}x${board}/${pieces} in ${bands} bands for ${workers} worker(s) in ${schedule}${asked ? '' : ' (the default)'}, ${started} on ${backend}: the in-memory table, every job run once`, async () => {
       const store = newStore();
       // Steps of 7x7/3 on one thread may hold a worker's event loop past 2 s: a longer lock, so
       // that no step is taken for dead and run twice.
       const crew = Array.from({ length: started }, () => startWorker(redis, store, undefined, backend, 30));
-      const solve = start(solveArgs(board, pieces, store, '--shards', String(bands), '--workers', String(workers), ...(schedule ? ['--schedule', schedule] : [])));
+      const solve = start(solveArgs(board, pieces, store, '--shards', String(bands), '--workers', String(workers), ...(asked ? ['--schedule', asked] : [])));
       const { code } = await solve.exited;
       expect(code, solve.stderr()).toBe(0);
       const out = JSON.parse(solve.stdout());
       expect(out.tableCrc32).toBe(IN_MEMORY.get(`${board}/${pieces}`)!.crc);
-      expect(out.store).toMatchObject({ passes: 'bands', shards: bands, workers });
+      expect(out.store).toMatchObject({ passes: 'bands', shards: bands, workers, schedule });
       expect(out.passLog.at(-1).newlyProven).toBe(0);
       // Every round is a step per band: init and each pass are `bands` jobs; a shared step of
       // pass 1 is W parts and a finish.
@@ -255,7 +257,8 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
         expect(written.length).toBeGreaterThan(0);
         for (const f of written) rmSync(join(store, f));
       }
-      const resumed = start(solveArgs(7, 2, store, '--resume', '--schedule', schedule));
+      // Without --schedule: a store resumed keeps its own, whatever a new store's default.
+      const resumed = start(solveArgs(7, 2, store, '--resume'));
       const { code } = await resumed.exited;
       expect(code, resumed.stderr()).toBe(0);
       expect(resumed.stderr()).toMatch(/resumed from .* after pass \d+/);
@@ -267,9 +270,12 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
 
   it('a second coordinator of the same store is refused while the first one runs', async () => {
     const store = newStore();
-    const first = start(solveArgs(7, 2, store)); // no worker yet: it waits on its init jobs
+    const first = start(solveArgs(7, 2, store, '--workers', '3')); // no worker yet: it waits on its init jobs
     await waitFor('the store', () => existsSync(join(store, 'manifest.json')));
-    const second = start(solveArgs(7, 2, store, '--resume'));
+    // Without --workers: a store resumed keeps its 3 (the default, 2, is a new store's).
+    const resume = solveArgs(7, 2, store, '--resume');
+    resume.splice(resume.indexOf('--workers'), 2);
+    const second = start(resume);
     const { code } = await second.exited;
     expect(code).toBe(2);
     expect(second.stderr()).toMatch(/another solve \(process \d+\) is writing .*manifest\.json/); // this machine: the lock file
@@ -322,7 +328,8 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
   it('forged jobs are refused for good, logged, and write nothing', async () => {
     const store = newStore();
     const helper = startWorker(redis, store);
-    const stopped = start(solveArgs(7, 2, store), { killAfterCommit: 2 }); // a store in its passes
+    // Segments: pass 1's jobs are steps (a shared store's are parts and finishes).
+    const stopped = start(solveArgs(7, 2, store, '--schedule', 'segments'), { killAfterCommit: 2 }); // a store in its passes
     expect((await stopped.exited).signal).toBe('SIGKILL');
     await stopWorker(helper);
     const m = manifestOf(store);
@@ -366,7 +373,7 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
   it('a job put under the id of a step with another payload, done by a rogue worker, is replaced, not taken', async () => {
     const store = newStore();
     const helper = startWorker(redis, store);
-    const stopped = start(solveArgs(7, 2, store), { killAfterCommit: 2 }); // init done: pass 1 next
+    const stopped = start(solveArgs(7, 2, store, '--schedule', 'segments'), { killAfterCommit: 2 }); // init done: pass 1 next
     expect((await stopped.exited).signal).toBe('SIGKILL');
     await stopWorker(helper);
     const m = manifestOf(store);

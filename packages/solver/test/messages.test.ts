@@ -11,7 +11,7 @@ import { type MessageRuns, RUN_NEXT_OUT, newMessageRunState, seededRandom, tsMes
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseError } from '../src/database.js';
 import { availableBackends } from '../src/index.js';
-import { bandSchedule, isSharedStep, passRounds, roundOfStep, stepBefore, takenAt } from '../src/store/band-schedule.js';
+import { bandSchedule, defaultSchedule, isSharedStep, passRounds, roundOfStep, stepBefore, takenAt } from '../src/store/band-schedule.js';
 import { crc32Of } from '../src/crc.js';
 import { MAX_BANDS } from '../src/store/band-layout.js';
 import { type MessagePack, encodeTargets, inboxOf, lastTakenAt, packProblem, takenByAll, targetCount, targetRank, targetsOf } from '../src/store/message-pack.js';
@@ -486,6 +486,11 @@ describe('message pack entries in a manifest', () => {
     ];
     for (const [what, change, problem] of bad) expect(packProblem({ ...pack, ...change }, 10), what).toMatch(problem);
     expect(packProblem({ ...pack, file: 'msg-p3-b00012.00ff00ff.msg', source: 12 }, 10)).toMatch(/source band 12/);
+  });
+
+  it('a new store is shared on a cluster of 2 or more workers, in segments otherwise', () => {
+    expect([1, 2, 8, 4096].map((w) => defaultSchedule(w, true))).toEqual(['segments', 'shared', 'shared', 'shared']);
+    expect([1, 2, 8].map((w) => defaultSchedule(w, false))).toEqual(['segments', 'segments', 'segments']);
   });
 
   it('name the packs a band takes at its step, and drop a pack once all its targets took it', () => {

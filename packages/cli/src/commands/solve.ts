@@ -93,7 +93,8 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (o.schedule !== undefined && !store) throw new UsageError('--schedule needs --store DIR');
   if (o.schedule !== undefined && !SCHEDULE_KINDS.includes(o.schedule as ScheduleKind)) throw new UsageError(`--schedule must be one of ${SCHEDULE_KINDS.join(', ')} (got ${JSON.stringify(o.schedule)})`);
   const schedule = o.schedule as ScheduleKind | undefined;
-  if (o.sliceUnits !== undefined && schedule !== 'shared') throw new UsageError('--slice-units needs --schedule shared');
+  // A cluster's new store is shared by default (band-schedule.ts, defaultSchedule).
+  if (o.sliceUnits !== undefined && schedule !== 'shared' && !(schedule === undefined && o.redis !== undefined)) throw new UsageError('--slice-units needs --schedule shared');
   const sliceUnits = o.sliceUnits === undefined ? undefined : positiveInteger(o.sliceUnits, '--slice-units');
   if (o.redis !== undefined && !store) throw new UsageError('--redis needs --store DIR (the folder every worker mounts)');
   if (o.redis !== undefined) parseRedisUrl(o.redis);

@@ -25,11 +25,11 @@ import type { ProgressEvent, SolveResult } from '../solve.js';
 import type { BandPlan } from '../store/band-layout.js';
 import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../store/band-solve.js';
 import type { BandStepJob, BandStepOutcome, SliceOutcome } from '../store/band-step-jobs.js';
-import { type ScheduleKind, isSharedStep } from '../store/band-schedule.js';
+import { type ScheduleKind, defaultSchedule, isSharedStep } from '../store/band-schedule.js';
 import { MANIFEST, newStoreId } from '../store/manifest.js';
 import { removeProofFiles } from '../store/proof-exchange.js';
 import { ShardStore } from '../store/shard-store.js';
-import { storeResult } from '../store/sharded-solve.js';
+import { storeResult, storeToResume } from '../store/sharded-solve.js';
 import { CoordinatorLease } from './coordinator-lease.js';
 import { type JobQueue, Waker, removeJobs, runJobs } from './job-queue.js';
 import { checkResult } from './job-result.js';
@@ -49,7 +49,7 @@ export interface ClusterSolveOptions {
   memoryLimit?: number;
   /** Workers of a new store: the steps of a round (default 2). */
   workers?: number;
-  /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
+  /** How a new store's rounds are cut (band-schedule.ts; default: shared for 2 or more workers). */
   schedule?: ScheduleKind;
   /** Shared steps of a new store: units a worker visits between exchanges (default 1). */
   sliceUnits?: number;
@@ -96,7 +96,11 @@ export const DEFAULT_WORKERS = 2;
 
 export async function solveOnCluster(options: ClusterSolveOptions): Promise<ClusterSolveResult> {
   const redisUrl = parseRedisUrl(options.redis);
-  const request = { ...options, workers: options.workers ?? DEFAULT_WORKERS };
+  // --workers (default 2) and the default schedule are a new store's: a store resumed keeps its
+  // own, whatever its worker count.
+  const workers = options.workers ?? DEFAULT_WORKERS;
+  const resuming = storeToResume(options) !== undefined;
+  const request = { ...options, ...(resuming ? {} : { workers }), defaultSchedule: defaultSchedule(workers, true) };
   const { existing, space, plan } = planBandStore(request);
   const notice = options.onNotice ?? (() => {});
   // Redis first: one that refuses the credentials ends the command before a store is made.

@@ -72,17 +72,28 @@ export const STORE_TIME_FACTOR = 1.98;
  *  30 s). More bands send more messages per state (2.0 at 5 bands, up to 3.6-4.2 modelled at 16-64:
  *  docs/sharding.md), so large variants may need more. */
 export const STORE_DISK_FACTOR = 25.2e9 / 3_958_834_399;
-/** Work of a band solve in rounds for W workers (segments) against the serial band solve, from
- *  docs/sharding.md, "Parallel band passes: built": W = 2: 7x7/3 in 16 bands, 41.0 s against
- *  33.8 s; W = 4 and 8: 4x4/6 in 16 bands, 11.5 s and 12.7 s against 5.5 s. The W workers share
- *  it; between the measured W the factor is interpolated in log2 W, beyond 8 it is 8's
- *  (extrapolated). */
-export const CLUSTER_WORK_FACTOR: ReadonlyArray<readonly [workers: number, factor: number]> = [
-  [1, 1],
-  [2, 41.0 / 33.8],
-  [4, 11.5 / 5.5],
-  [8, 12.7 / 5.5],
-];
+/** Pass 1's share of a band solve's time (one process, 2 threads): 7x7/3 in 16 bands, 0.880-0.885
+ *  over four runs (24.1 of 27.38 s to 30.6 of 34.59 s; docs/sharding.md, runs D). */
+export const BAND_PASS1_SHARE = 0.88;
+/** What each part of a shared step costs beyond its share of the serial pass 1, as a share of
+ *  the serial pass 1 (it applies all of its band's inbox, scans its copy, reads and writes proof
+ *  files): 0.18 from a profile of 7x7/3 on 2 workers (packages/solver/README.md, the projection);
+ *  the whole parts' time of runs D (1.05-1.21 times the single process's core-seconds) gives
+ *  0.03-0.11. The cautious one. */
+export const SHARED_PART_OVERHEAD = 0.18;
+
+/**
+ * A cluster of W workers, each a machine like this one, against the band solve of one of them:
+ * in shared steps (a cluster's default schedule) pass 1 is shared by the W, each part taking
+ * 1/W of it and SHARED_PART_OVERHEAD more; the later passes and the end run one band at a time,
+ * as in the one process. 7x7/3 in 16 bands on 2 workers of 1 thread (half this machine each)
+ * took 1.29-1.46 times the one process on 2 threads (docs/sharding.md, runs D); this model gives
+ * 1.44.
+ */
+export function clusterTimeFactor(workers: number): number {
+  if (workers <= 1) return 1;
+  return BAND_PASS1_SHARE * (1 / workers + SHARED_PART_OVERHEAD) + (1 - BAND_PASS1_SHARE);
+}
 
 /** The solver's own limits: StateSpace enumerates the P1 placements (at most 2^31), and state
  *  indexes are doubles (exact up to 2^53). */
@@ -200,22 +211,6 @@ export function inMemorySeconds(states: number, pieces: number): number {
   return IN_MEMORY_FIXED_SECONDS + states * inMemorySecondsPerState(pieces);
 }
 
-/** CLUSTER_WORK_FACTOR at `workers`, and whether it is past the measured range. */
-export function clusterWorkFactor(workers: number): { factor: number; extrapolated: boolean } {
-  const points = CLUSTER_WORK_FACTOR;
-  const last = points[points.length - 1]!;
-  if (workers >= last[0]) return { factor: last[1], extrapolated: workers > last[0] };
-  for (let i = 1; i < points.length; i++) {
-    const [w1, f1] = points[i]!;
-    const [w0, f0] = points[i - 1]!;
-    if (workers <= w1) {
-      const t = (Math.log2(workers) - Math.log2(w0)) / (Math.log2(w1) - Math.log2(w0));
-      return { factor: f0 + t * (f1 - f0), extrapolated: false };
-    }
-  }
-  return { factor: last[1], extrapolated: true };
-}
-
 export function plan(options: PlanOptions): Plan {
   const v = options.variant;
   const machine = options.machine ?? machineResources();
@@ -304,35 +299,36 @@ function ways(v: Variant, options: PlanOptions, machine: MachineResources): Way[
   };
   out.push(storeWay);
 
-  // A cluster of W workers, each a machine like this one holding one band within the budget.
+  // A cluster of W workers in shared steps, each a machine like this one holding two copies of a
+  // band (its own and as it last published it) within the budget.
+  let clusterPlan: ReturnType<typeof planBands> | undefined;
+  let clusterRefusal = '';
+  try {
+    clusterPlan = planBands(space, { budget, kernelCopies: 1, bandCopies: 2 });
+  } catch (e) {
+    if (!(e instanceof CCheckersError)) throw e;
+    clusterRefusal = e.message;
+  }
   for (const workers of options.workers ?? [2, 8]) {
-    const { factor, extrapolated } = clusterWorkFactor(workers);
-    // Every worker holds a band of its own: at least W bands (smaller ones where the budget's
-    // plan makes fewer: solve --shards W).
-    let clusterPlan = bandPlan;
-    if (bandPlan && bandPlan.bands < workers) {
-      try {
-        clusterPlan = planBands(space, { bands: workers, budget, kernelCopies: 1 });
-      } catch (e) {
-        if (!(e instanceof CCheckersError)) throw e;
-      }
-    }
+    // One worker: no shared steps, one copy (the store's plan).
+    const shared = workers > 1;
+    const wayPlan = shared ? clusterPlan : bandPlan;
+    const wayRefusal = shared ? clusterRefusal : refusal;
     const why: string[] = [];
-    if (refusal) why.push(refusal);
+    if (wayRefusal) why.push(wayRefusal);
     if (budget > machine.freeMemory) why.push(`a worker's budget is more memory than is free here`);
     if (storeDisk > machine.freeDisk) why.push(`the shared store needs more disk than is free here`);
-    if (extrapolated) why.push(`time extrapolated past 8 workers`);
     out.push({
       way: 'cluster',
-      command: `ccheckers solve ${name} --store DIR${clusterPlan !== bandPlan ? ` --shards ${workers}` : ''} --workers ${workers} --redis URL, ${workers} x ccheckers worker --memory ${budgetText}`,
-      memoryBytes: clusterPlan ? clusterPlan.overheadBytes + clusterPlan.bandBytes + clusterPlan.messageBytes : budget,
+      command: `ccheckers solve ${name} --store DIR --workers ${workers} --redis URL, ${workers} x ccheckers worker --memory ${budgetText}`,
+      memoryBytes: wayPlan ? wayPlan.overheadBytes + (shared ? 2 : 1) * wayPlan.bandBytes + wayPlan.messageBytes : budget,
       diskBytes: storeDisk,
-      seconds: (storeSeconds * factor) / workers,
-      fits: refusal === '' && budget <= machine.freeMemory && storeDisk <= machine.freeDisk,
+      seconds: storeSeconds * clusterTimeFactor(workers),
+      fits: wayRefusal === '' && budget <= machine.freeMemory && storeDisk <= machine.freeDisk,
       why: why.join('; '),
       budget,
       workers,
-      ...(clusterPlan ? { bands: clusterPlan.bands, bandBytes: clusterPlan.bandBytes, messageBytes: clusterPlan.messageBytes } : {}),
+      ...(wayPlan ? { bands: wayPlan.bands, bandBytes: wayPlan.bandBytes, messageBytes: wayPlan.messageBytes } : {}),
     });
   }
   return out;

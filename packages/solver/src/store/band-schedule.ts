@@ -6,9 +6,9 @@
  * next round on: by a later round of the same pass, or by the band's next step in the next pass.
  * With one worker a round is one band and the pass is the serial band pass of band-solve.ts.
  *
- * Two schedules (docs/sharding.md, "Parallel band passes"); the chains of proofs mostly go forward
- * in the proof order from band to band, and a chain waits a pass where its next band is stepped
- * in the same round or an earlier one:
+ * Three schedules (docs/sharding.md, "Parallel band passes"); the chains of proofs mostly go
+ * forward in the proof order from band to band, and a chain waits a pass where its next band is
+ * stepped in the same round or an earlier one:
  *  - "segments": worker w owns a run of consecutive bands, and round t steps the t-th band of
  *    each run. Each segment keeps its own chains; those crossing into the next segment wait. Best
  *    with few bands a worker (tens of bands in all: pass 1 proves about 1.3 / W of what it does
@@ -17,13 +17,28 @@
  *    than a round. The model of 7x7/2 kept 92.8% of pass 1 at W = 8 with one group a band (1,024
  *    bands), but the solver on 7x7/3 in 1,024 bands (18 groups each) proved 0.7% in pass 1 at
  *    W = 8, against 15.6% for segments in 16 bands: the short hops are a few groups long, so
- *    blocks need bands of about a group, which large variants cannot have. Segments are the
- *    default; blocks are there to measure (docs/sharding.md).
+ *    blocks need bands of about a group, which large variants cannot have. There to measure.
+ *  - "shared": one band a round, in order, each band's pass-1 step shared by the W workers
+ *    (band-step.ts, runSlice and runFinish): pass 1 proves what the serial pass does (7x7/3 in 16
+ *    bands: 98.1% for 2 workers, 97.0% for 8), so the passes stay the serial solve's.
+ * A cluster's store of 2 or more workers is shared unless asked otherwise; a local solve's is in
+ * segments (defaultSchedule).
  */
 import { CCheckersError } from '@ccheckers/core';
 
 export type ScheduleKind = 'segments' | 'blocks' | 'shared';
 export const SCHEDULE_KINDS: readonly ScheduleKind[] = ['segments', 'blocks', 'shared'];
+
+/**
+ * The schedule of a new store when none is asked for. A cluster of W >= 2 workers shares each
+ * band's pass-1 step: 7x7/3 in 16 bands on 2 workers took 5 passes against 7 in segments and
+ * 1.34x against 1.46x the single process (docs/sharding.md, run B), the whole 7x7/4 10 passes,
+ * while segments proved 48% of 7x7/4 in pass 1 against 93.6%. A local solve keeps segments: its W
+ * parts of a shared step would all be held in one process (two copies of the band each).
+ */
+export function defaultSchedule(workers: number, cluster: boolean): ScheduleKind {
+  return cluster && workers > 1 ? 'shared' : 'segments';
+}
 
 /** Units a worker visits between exchanges in a shared step (the model kept pass 1 with 1). */
 export const DEFAULT_SLICE_UNITS = 1;

@@ -52,8 +52,10 @@ export interface BandStoreRequest {
   memoryLimit?: number;
   /** Workers of a new store: bands stepped at once (default 1). */
   workers?: number;
-  /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
+  /** How a new store's rounds are cut (band-schedule.ts; default: defaultSchedule). */
   schedule?: ScheduleKind;
+  /** The schedule of a new store when `schedule` is not given (default: segments). */
+  defaultSchedule?: ScheduleKind;
   /** Shared steps of a new store: units a worker visits between exchanges (default 1). */
   sliceUnits?: number;
 }
@@ -84,17 +86,22 @@ export function planBandStore(request: BandStoreRequest): { existing: ShardStore
     ...(bands !== undefined ? { bands } : {}),
     ...(request.memoryLimit !== undefined ? { budget: request.memoryLimit } : {}),
     kernelCopies: 1,
-    bandCopies: sharedParts(existing?.manifest.bands ?? { schedule: request.schedule ?? 'segments', workers: request.workers ?? 1 }) > 1 ? 2 : 1,
+    bandCopies: sharedParts(existing?.manifest.bands ?? { schedule: newStoreSchedule(request), workers: request.workers ?? 1 }) > 1 ? 2 : 1,
     storeBands: existing !== undefined,
   });
   return { existing, space, plan };
+}
+
+/** The schedule a new store of `request` is made with. */
+function newStoreSchedule(request: Pick<BandStoreRequest, 'schedule' | 'defaultSchedule'>): ScheduleKind {
+  return request.schedule ?? request.defaultSchedule ?? 'segments';
 }
 
 /** A new store of the plan's bands, for `workers` workers (its manifest not yet on disk). */
 export function createBandStore(request: BandStoreRequest, space: StateSpace, plan: BandPlan): ShardStore {
   const layout = bandLayout(space, plan.bands);
   const store = ShardStore.create(request.store, request.variant, request.rules, shardLayout(space, plan.bands));
-  const kind = request.schedule ?? 'segments';
+  const kind = newStoreSchedule(request);
   if (request.sliceUnits !== undefined && kind !== 'shared') throw new CCheckersError('E_USAGE', '--slice-units needs --schedule shared');
   const schedule = bandSchedule(plan.bands, request.workers ?? 1, kind, request.sliceUnits ?? DEFAULT_SLICE_UNITS);
   store.manifest.bands = {
@@ -132,7 +139,7 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
   const { existing, space, plan } = planBandStore(options);
   // Shared steps: this process runs the parts of all W workers at once (band-step.ts, runSlice),
   // each with its stepper: its copy of the band, the copy as last published, its messages.
-  const parts = sharedParts(existing?.manifest.bands ?? { schedule: options.schedule ?? 'segments', workers: options.workers ?? 1 });
+  const parts = sharedParts(existing?.manifest.bands ?? { schedule: newStoreSchedule(options), workers: options.workers ?? 1 });
   const needs = (parts > 1 ? parts * (2 * plan.bandBytes + plan.messageBytes) : plan.bandBytes + plan.messageBytes) + plan.overheadBytes;
   if (parts > 1 && options.memoryLimit !== undefined && needs > options.memoryLimit) {
     // The plan sized the bands for one worker: more bands make each smaller.
