@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const [board = '7', pieces = '3', shards = '16', workerList = '2', threads = '1', memory = '', scheduleList = 'segments'] = process.argv.slice(2);
+const [board = '7', pieces = '3', shards = '16', workerList = '2', threads = '1', memory = '', scheduleList = 'shared'] = process.argv.slice(2);
 const budget = memory ? ['--memory', memory] : [];
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'packages/cli/dist/bin.js');
@@ -43,21 +43,22 @@ function solveJsonAsync(args) {
   });
 }
 
-/** Pass 1's shared steps from the workers' job lines: parts' seconds, parts ending apart, finishes. */
+/** Pass 1's shared steps from the timed job lines: the parts' seconds, how far apart a step's
+ *  parts ended (each line is timed as it came, when its job ended), the finishes' seconds. */
 function sharedStepSummary(lines) {
   const parts = new Map();
   let finishes = 0;
   for (const line of lines) {
-    const m = / job \S+-p1-r\d+-g\d+-b(\d+)-(s\d+|f): .* in ([\d.]+) s$/.exec(line);
+    const m = /^([\d.]+) .* job \S+-p1-r\d+-g\d+-b(\d+)-(s\d+|f): .* in ([\d.]+) s$/.exec(line);
     if (!m) continue;
-    if (m[2] === 'f') finishes += Number(m[3]);
-    else parts.set(m[1], [...(parts.get(m[1]) ?? []), Number(m[3])]);
+    if (m[3] === 'f') finishes += Number(m[4]);
+    else parts.set(m[2], [...(parts.get(m[2]) ?? []), { ended: Number(m[1]), seconds: Number(m[4]) }]);
   }
   let work = 0;
   let apart = 0;
-  for (const seconds of parts.values()) {
-    work += seconds.reduce((a, b) => a + b, 0);
-    apart += Math.max(...seconds) - Math.min(...seconds);
+  for (const ps of parts.values()) {
+    work += ps.reduce((sum, p) => sum + p.seconds, 0);
+    apart += Math.max(...ps.map((p) => p.ended)) - Math.min(...ps.map((p) => p.ended));
   }
   return `pass 1's shared steps: parts ${work.toFixed(1)} worker-s, a step's parts ending ${apart.toFixed(1)} s apart in all, finishes ${finishes.toFixed(2)} s`;
 }
@@ -106,7 +107,7 @@ try {
     console.log(`          seconds per pass: ${r.passLog.map((p) => p.seconds.toFixed(1)).join(', ')}`);
     if (jobLog) {
       appendFileSync(jobLog, `${schedule}, ${w} workers\n${lines.join('\n')}\n`);
-      console.log(`          ${sharedStepSummary(lines)} (job lines: ${jobLog})`);
+      console.log(`          ${schedule === 'shared' ? `${sharedStepSummary(lines)} ` : ''}(job lines: ${jobLog})`);
     }
     if (r.tableCrc32 !== inMemory.tableCrc32 || local.tableCrc32 !== inMemory.tableCrc32) {
       console.error('the tables differ');

@@ -70,7 +70,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--memory <size>', 'in-memory: refuse to start when the solve needs more; with --store: the most it may hold (e.g. 1.5G)')
     .option('--store <dir>', 'keep the table in shard files in this folder (out of core, bounded by --memory; resumable)')
     .option('--shards <n>', 'shard count of a new --store (default: from the table size and --memory)')
-    .option('--workers <n>', 'with --store: the workers a new store\'s rounds are made for, bands stepped at once (--redis: default 2; without, the steps run here one after the other, as a cluster of N would)')
+    .option('--workers <n>', 'with --store: the workers a new store\'s rounds are made for (--redis: default 2; without, the steps run here one after the other, as a cluster of N of the same --schedule would)')
     .option('--schedule <kind>', 'with --store: how a new store\'s rounds are cut: shared (the default with --redis and 2 or more workers: the bands in order, the units of each band\'s pass-1 step shared by the W workers in slices, exchanging proofs as they go, the serial pass\'s proofs kept), segments (the default without --redis: each worker a run of consecutive bands) or blocks (round r: bands rW..rW+W-1; there to measure); see docs/sharding.md')
     .option('--slice-units <n>', 'with shared steps: the units each worker visits between exchanges (default 1)')
     .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')

@@ -212,9 +212,10 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       const store = newStore();
       const crew = [startWorker(redis, store), startWorker(redis, store)];
       const solve = start(solveArgs(7, 2, store, '--shards', '4'));
-      await waitFor('pass 2 in the manifest', () => {
+      // After pass 1: a shared store (the default) of 7x7/2 has about 3 passes left.
+      await waitFor('pass 1 in the manifest', () => {
         try {
-          return manifestOf(store).passLog.length >= 2;
+          return manifestOf(store).passLog.length >= 1;
         } catch {
           return false;
         }
@@ -262,7 +263,9 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       const { code } = await resumed.exited;
       expect(code, resumed.stderr()).toBe(0);
       expect(resumed.stderr()).toMatch(/resumed from .* after pass \d+/);
-      expect(JSON.parse(resumed.stdout()).tableCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
+      const out = JSON.parse(resumed.stdout());
+      expect(out.tableCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
+      expect(out.store.schedule).toBe(schedule);
       await Promise.all(crew.map(stopWorker));
       expect(readdirSync(store).filter((f) => f !== 'manifest.json' && !/^shard-\d{5}\.g\d+(\.[0-9a-f]{8})?\.bin$/.test(f))).toEqual([]);
     }, 120_000);

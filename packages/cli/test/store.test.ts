@@ -61,7 +61,10 @@ describe('solve --store', () => {
       expect(x.status, x.stderr).toBe(2);
       expect(x.stderr).toMatch(message);
     };
-    refused(['--slice-units', '2'], /--slice-units needs --schedule shared/);
+    refused(['--slice-units', '2'], /--slice-units needs shared steps: --schedule shared/);
+    // A cluster's new store of 2 or more workers is shared by default; of 1 worker it is not (refused
+    // before Redis is asked: nothing listens on port 1).
+    refused(['--slice-units', '2', '--workers', '1', '--redis', 'redis://127.0.0.1:1'], /--slice-units needs shared steps/);
     refused(['--schedule', 'shared', '--slice-units', '0'], /--slice-units must be a positive integer \(got "0"\)/);
     refused(['--schedule', 'rings'], /--schedule must be one of segments, blocks, shared \(got "rings"\)/);
     // Here the 8 parts' copies of a band sized for --memory are more than it: more bands, smaller.

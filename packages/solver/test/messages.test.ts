@@ -488,11 +488,6 @@ describe('message pack entries in a manifest', () => {
     expect(packProblem({ ...pack, file: 'msg-p3-b00012.00ff00ff.msg', source: 12 }, 10)).toMatch(/source band 12/);
   });
 
-  it('a new store is shared on a cluster of 2 or more workers, in segments otherwise', () => {
-    expect([1, 2, 8, 4096].map((w) => defaultSchedule(w, true))).toEqual(['segments', 'shared', 'shared', 'shared']);
-    expect([1, 2, 8].map((w) => defaultSchedule(w, false))).toEqual(['segments', 'segments', 'segments']);
-  });
-
   it('name the packs a band takes at its step, and drop a pack once all its targets took it', () => {
     // 10 bands for 2 workers in segments: rounds 0-4 step bands (0, 5) .. (4, 9); band 2 is in round 2.
     const segments = bandSchedule(10, 2, 'segments');
@@ -563,5 +558,12 @@ describe('message pack entries in a manifest', () => {
         }
       }
     }
+  });
+});
+
+describe('the schedule of a new store', () => {
+  it('defaultSchedule: shared for a cluster of 2 or more workers, segments otherwise', () => {
+    expect([1, 2, 8, 4096].map((w) => defaultSchedule(w, true))).toEqual(['segments', 'shared', 'shared', 'shared']);
+    expect([1, 2, 8].map((w) => defaultSchedule(w, false))).toEqual(['segments', 'segments', 'segments']);
   });
 });

@@ -14,6 +14,8 @@ import {
   unrankSet,
   variant,
 } from '@ccheckers/core';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   HEADER_BYTES,
@@ -29,12 +31,14 @@ import {
   inMemorySecondsPerState,
   placementCensus,
   plan,
+  planBandStore,
   planBands,
   requiredBytes,
   ruleCells,
   selectBackend,
   sizedSpace,
   solve,
+  stepMemory,
   storedLayout,
 } from '../src/index.js';
 
@@ -287,7 +291,7 @@ describe('plan sizes are the solver\'s', () => {
     expect(store).toMatchObject({ way: 'store', fits: true, bands: 1 });
     // Shared steps: a worker holds two copies of a band, and the bands need not be W.
     expect(cluster).toMatchObject({ way: 'cluster', workers: 2, bands: 1, fits: true });
-    expect(cluster!.memoryBytes).toBe(cluster!.bandBytes! * 2 + cluster!.messageBytes! + planBands(new StateSpace(variant(7, 3)), { budget: 2 ** 30, kernelCopies: 1, bandCopies: 2 }).overheadBytes);
+    expect(cluster!.command).toBe('ccheckers solve --board 7 --pieces 3 --store DIR --workers 2 --memory 1024M --redis URL, 2 x ccheckers worker --memory 1024M');
     expect(cluster!.seconds).toBeCloseTo(store!.seconds * (0.88 * (1 / 2 + 0.18) + 0.12), 6);
     // A machine too small, and a budget below planBands' minimum.
     const tiny = plan({ variant: variant(7, 3), rules: 'clean', machine: { ...machine, freeMemory: 2 ** 20, freeDisk: 2 ** 20 }, budget: 2 ** 20 });
@@ -327,6 +331,26 @@ describe('plan sizes are the solver\'s', () => {
     expect(p.ways[0]!.seconds).toBeCloseTo(REFERENCE_SOLVES['4x4/6'].seconds, 6);
     expect(p.ways[1]!.seconds).toBeCloseTo(REFERENCE_SOLVES['4x4/6'].seconds * STORE_TIME_FACTOR, 6);
     expect(p.inMemoryFixedSeconds + Number(p.storedStates) * p.inMemorySecondsPerState).toBeCloseTo(p.ways[0]!.seconds, 9);
+  });
+
+  it('the cluster command of a plan makes a store whose workers hold its steps within the --memory it gives them', () => {
+    for (const [board, pieces, budget] of [
+      [7, 3, 64 * 2 ** 20],
+      [7, 4, 1.5 * 2 ** 30],
+      [6, 6, 21 * 2 ** 30],
+    ] as const) {
+      const machine = { threads: 2, freeMemory: 2 ** 35, totalMemory: 2 ** 35, freeDisk: 2 ** 50, diskPath: '/x' };
+      const ways = plan({ variant: variant(board, pieces), rules: 'clean', machine, budget, workers: [2, 8] }).ways.filter((w) => w.way === 'cluster');
+      for (const way of ways) {
+        // What the coordinator makes of that command (solve --store --workers W --memory B --redis),
+        // and what each worker then checks before a step (run-job.ts).
+        const made = planBandStore({ variant: variant(board, pieces), rules: 'clean', store: join(tmpdir(), 'ccheckers-plan-no-such-store'), workers: way.workers!, memoryLimit: budget, cluster: true });
+        expect(made.plan.bands, `${board}x${board}/${pieces}, ${way.workers} workers`).toBe(way.bands);
+        const { need } = stepMemory(made.space, made.plan.bands, { schedule: 'shared', workers: way.workers!, messageBytes: made.plan.messageBytes });
+        expect(need, `${board}x${board}/${pieces}, ${way.workers} workers`).toBeLessThanOrEqual(budget);
+        expect(way.memoryBytes).toBe(need);
+      }
+    }
   });
 
   it('cluster time factor: pass 1 shared by W workers, each part paying its overhead, the rest one band at a time', () => {

@@ -15,6 +15,8 @@ import {
   checkMemory,
   checkSolveOutput,
   checkTableLimits,
+  CLUSTER_DEFAULT_WORKERS,
+  defaultSchedule,
   describeStorePlan,
   MAX_WORKERS,
   SCHEDULE_KINDS,
@@ -93,8 +95,6 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   if (o.schedule !== undefined && !store) throw new UsageError('--schedule needs --store DIR');
   if (o.schedule !== undefined && !SCHEDULE_KINDS.includes(o.schedule as ScheduleKind)) throw new UsageError(`--schedule must be one of ${SCHEDULE_KINDS.join(', ')} (got ${JSON.stringify(o.schedule)})`);
   const schedule = o.schedule as ScheduleKind | undefined;
-  // A cluster's new store is shared by default (band-schedule.ts, defaultSchedule).
-  if (o.sliceUnits !== undefined && schedule !== 'shared' && !(schedule === undefined && o.redis !== undefined)) throw new UsageError('--slice-units needs --schedule shared');
   const sliceUnits = o.sliceUnits === undefined ? undefined : positiveInteger(o.sliceUnits, '--slice-units');
   if (o.redis !== undefined && !store) throw new UsageError('--redis needs --store DIR (the folder every worker mounts)');
   if (o.redis !== undefined) parseRedisUrl(o.redis);
@@ -103,6 +103,9 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const shards = o.shards === undefined ? undefined : positiveInteger(o.shards, '--shards');
   const workers = o.workers === undefined ? undefined : positiveInteger(o.workers, '--workers');
   if (workers !== undefined && workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
+  // Shared steps: asked for, or a cluster's new store of 2 or more workers (defaultSchedule).
+  const shared = (schedule ?? defaultSchedule(workers ?? (o.redis !== undefined ? CLUSTER_DEFAULT_WORKERS : 1), o.redis !== undefined)) === 'shared';
+  if (sliceUnits !== undefined && !shared) throw new UsageError('--slice-units needs shared steps: --schedule shared (a cluster of 2 or more workers has them unless --schedule says otherwise)');
   const checkpointMinutes = o.checkpointMinutes === undefined ? undefined : minutesOption(o.checkpointMinutes, '--checkpoint-minutes');
   if (checkpointMinutes !== undefined && (!out || store)) {
     throw new UsageError('--checkpoint-minutes is for in-memory solves with --out FILE (their checkpoints are FILE.ckpt; a --store saves after every step)');

@@ -25,11 +25,11 @@ import type { ProgressEvent, SolveResult } from '../solve.js';
 import type { BandPlan } from '../store/band-layout.js';
 import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../store/band-solve.js';
 import type { BandStepJob, BandStepOutcome, SliceOutcome } from '../store/band-step-jobs.js';
-import { type ScheduleKind, defaultSchedule, isSharedStep } from '../store/band-schedule.js';
+import { type ScheduleKind, isSharedStep } from '../store/band-schedule.js';
 import { MANIFEST, newStoreId } from '../store/manifest.js';
 import { removeProofFiles } from '../store/proof-exchange.js';
 import { ShardStore } from '../store/shard-store.js';
-import { storeResult, storeToResume } from '../store/sharded-solve.js';
+import { storeResult } from '../store/sharded-solve.js';
 import { CoordinatorLease } from './coordinator-lease.js';
 import { type JobQueue, Waker, removeJobs, runJobs } from './job-queue.js';
 import { checkResult } from './job-result.js';
@@ -47,7 +47,7 @@ export interface ClusterSolveOptions {
   shards?: number;
   /** A worker's memory: bands small enough that a worker holds one, and its messages. */
   memoryLimit?: number;
-  /** Workers of a new store: the steps of a round (default 2). */
+  /** Workers of a new store (default 2, CLUSTER_DEFAULT_WORKERS). */
   workers?: number;
   /** How a new store's rounds are cut (band-schedule.ts; default: shared for 2 or more workers). */
   schedule?: ScheduleKind;
@@ -91,16 +91,11 @@ export class ClusterSolveInterrupted extends CCheckersError {
   }
 }
 
-/** Workers a new store's rounds are made for when --workers is not given. */
-export const DEFAULT_WORKERS = 2;
-
 export async function solveOnCluster(options: ClusterSolveOptions): Promise<ClusterSolveResult> {
   const redisUrl = parseRedisUrl(options.redis);
-  // --workers (default 2) and the default schedule are a new store's: a store resumed keeps its
-  // own, whatever its worker count.
-  const workers = options.workers ?? DEFAULT_WORKERS;
-  const resuming = storeToResume(options) !== undefined;
-  const request = { ...options, ...(resuming ? {} : { workers }), defaultSchedule: defaultSchedule(workers, true) };
+  // A new store's workers and schedule default to a cluster's (band-solve.ts, newStoreWorkers);
+  // a store resumed keeps its own.
+  const request = { ...options, cluster: true };
   const { existing, space, plan } = planBandStore(request);
   const notice = options.onNotice ?? (() => {});
   // Redis first: one that refuses the credentials ends the command before a store is made.

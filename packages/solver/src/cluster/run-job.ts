@@ -8,10 +8,11 @@
  * step yields before each kernel call, its calls are short (kernel-calls.ts, UNITS_CALL_SECONDS;
  * callSeconds), and it writes its band file asynchronously.
  */
-import type { Backend } from '@ccheckers/core';
+import type { Backend, StateSpace } from '@ccheckers/core';
 import { checkMemory, formatBytes } from '../memory.js';
-import { planBands } from '../store/band-layout.js';
+import { type BandPlan, planBands } from '../store/band-layout.js';
 import { sharedParts } from '../store/band-schedule.js';
+import type { Manifest } from '../store/manifest.js';
 import { storeBandLayout } from '../store/band-solve.js';
 import { BandStepper } from '../store/band-step.js';
 import { ShardStore } from '../store/shard-store.js';
@@ -26,6 +27,14 @@ export interface JobContext {
   memoryLimit?: number;
   /** Seconds a UNITS kernel call aims at (kernel-calls.ts; the worker's lock is renewed between). */
   callSeconds?: number;
+}
+
+/** What a worker holds for the steps of a store of `bands` bands (its manifest's `bands`): a band
+ *  buffer (two for a part of a shared step: its copy, and the copy as published), the messages,
+ *  the group maps and scratch. */
+export function stepMemory(space: StateSpace, bands: number, state: Pick<NonNullable<Manifest['bands']>, 'schedule' | 'workers' | 'messageBytes'>): { need: number; plan: BandPlan } {
+  const plan = planBands(space, { bands, kernelCopies: 1, storeBands: true });
+  return { need: (sharedParts(state) > 1 ? 2 : 1) * plan.bandBytes + state.messageBytes + plan.overheadBytes, plan };
 }
 
 /** Runs jobs for one worker: keeps the stepper (kernel, buffers) of its store between jobs. */
@@ -66,9 +75,7 @@ export class JobRunner {
     const key = `${m.id}`;
     if (this.stepper && key === this.stepperOf) return this.stepper;
     const { backend, threads, memoryLimit } = this.context;
-    const plan = planBands(store.space, { bands: store.pieces, kernelCopies: 1, storeBands: true });
-    // A part of a shared step holds its copy of the band and the copy as published.
-    const need = (sharedParts(m.bands!) > 1 ? 2 : 1) * plan.bandBytes + m.bands!.messageBytes + plan.overheadBytes;
+    const { need, plan } = stepMemory(store.space, store.pieces, m.bands!);
     if (memoryLimit !== undefined && need > memoryLimit) {
       throw new JobDeferred(
         `this worker's --memory ${formatBytes(memoryLimit)} is too small for the steps of ${store.dir}: ${sharedParts(m.bands!) > 1 ? 'two copies of ' : ''}a band of up to ${formatBytes(plan.bandBytes)}, ` +

@@ -82,6 +82,9 @@ export const BAND_PASS1_SHARE = 0.88;
  *  0.03-0.11. The cautious one. */
 export const SHARED_PART_OVERHEAD = 0.18;
 
+/** The largest cluster the model was measured against (runs D: 2 workers). */
+export const MEASURED_CLUSTER_WORKERS = 2;
+
 /**
  * A cluster of W workers, each a machine like this one, against the band solve of one of them:
  * in shared steps (a cluster's default schedule) pass 1 is shared by the W, each part taking
@@ -318,9 +321,11 @@ function ways(v: Variant, options: PlanOptions, machine: MachineResources): Way[
     if (wayRefusal) why.push(wayRefusal);
     if (budget > machine.freeMemory) why.push(`a worker's budget is more memory than is free here`);
     if (storeDisk > machine.freeDisk) why.push(`the shared store needs more disk than is free here`);
+    if (workers > MEASURED_CLUSTER_WORKERS) why.push(`time modelled past ${MEASURED_CLUSTER_WORKERS} workers`);
     out.push({
       way: 'cluster',
-      command: `ccheckers solve ${name} --store DIR --workers ${workers} --redis URL, ${workers} x ccheckers worker --memory ${budgetText}`,
+      // --memory on the coordinator too: it sets the bands, which each worker must hold.
+      command: `ccheckers solve ${name} --store DIR --workers ${workers} --memory ${budgetText} --redis URL, ${workers} x ccheckers worker --memory ${budgetText}`,
       memoryBytes: wayPlan ? wayPlan.overheadBytes + (shared ? 2 : 1) * wayPlan.bandBytes + wayPlan.messageBytes : budget,
       diskBytes: storeDisk,
       seconds: storeSeconds * clusterTimeFactor(workers),

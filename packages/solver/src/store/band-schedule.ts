@@ -20,7 +20,7 @@
  *    blocks need bands of about a group, which large variants cannot have. There to measure.
  *  - "shared": one band a round, in order, each band's pass-1 step shared by the W workers
  *    (band-step.ts, runSlice and runFinish): pass 1 proves what the serial pass does (7x7/3 in 16
- *    bands: 98.1% for 2 workers, 97.0% for 8), so the passes stay the serial solve's.
+ *    bands: 98.1-98.2% for 2 workers, 97.0% for 8), so the passes stay about the serial solve's.
  * A cluster's store of 2 or more workers is shared unless asked otherwise; a local solve's is in
  * segments (defaultSchedule).
  */
@@ -29,12 +29,17 @@ import { CCheckersError } from '@ccheckers/core';
 export type ScheduleKind = 'segments' | 'blocks' | 'shared';
 export const SCHEDULE_KINDS: readonly ScheduleKind[] = ['segments', 'blocks', 'shared'];
 
+/** Workers a cluster's new store is made for when --workers is not given. */
+export const CLUSTER_DEFAULT_WORKERS = 2;
+
 /**
  * The schedule of a new store when none is asked for. A cluster of W >= 2 workers shares each
  * band's pass-1 step: 7x7/3 in 16 bands on 2 workers took 5 passes against 7 in segments and
- * 1.34x against 1.46x the single process (docs/sharding.md, run B), the whole 7x7/4 10 passes,
- * while segments proved 48% of 7x7/4 in pass 1 against 93.6%. A local solve keeps segments: its W
- * parts of a shared step would all be held in one process (two copies of the band each).
+ * 1.34x against 1.46x the single process (docs/sharding.md, run B; 5-6 passes in runs D, one
+ * process 5), and the whole 7x7/4 10 passes (98.1% of 7x7/3 and 93.6% of 7x7/4 in pass 1), while
+ * segments proved 48.0% of 7x7/4 in pass 1 in 5 bands, where one process proves 93.4%. A local
+ * solve keeps segments: its W parts of a shared step would all be held in one process (two copies
+ * of the band each).
  */
 export function defaultSchedule(workers: number, cluster: boolean): ScheduleKind {
   return cluster && workers > 1 ? 'shared' : 'segments';

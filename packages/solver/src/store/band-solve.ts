@@ -26,7 +26,7 @@ import { checkMemory, formatBytes } from '../memory.js';
 import { lockOutput } from '../output-file.js';
 import { type ProgressEvent, checkMoveless } from '../solve.js';
 import { type BandLayout, type BandPlan, bandBytes, bandLayout, planBands } from './band-layout.js';
-import { type BandSchedule, DEFAULT_SLICE_UNITS, type ScheduleKind, bandSchedule, isSharedStep, passRounds, sharedParts } from './band-schedule.js';
+import { type BandSchedule, CLUSTER_DEFAULT_WORKERS, DEFAULT_SLICE_UNITS, type ScheduleKind, bandSchedule, defaultSchedule, isSharedStep, passRounds, sharedParts } from './band-schedule.js';
 import { BandStepper } from './band-step.js';
 import type { BandStepHooks, BandStepJob, BandStepOutcome, SliceOutcome } from './band-step-jobs.js';
 import { shardLayout } from './layout.js';
@@ -50,12 +50,13 @@ export interface BandStoreRequest {
   shards?: number;
   /** What one worker may hold (the local solve: the process). */
   memoryLimit?: number;
-  /** Workers of a new store: bands stepped at once (default 1). */
+  /** Workers of a new store (default 1, a cluster's CLUSTER_DEFAULT_WORKERS). */
   workers?: number;
   /** How a new store's rounds are cut (band-schedule.ts; default: defaultSchedule). */
   schedule?: ScheduleKind;
-  /** The schedule of a new store when `schedule` is not given (default: segments). */
-  defaultSchedule?: ScheduleKind;
+  /** A cluster's store (solve --redis): a new one is for CLUSTER_DEFAULT_WORKERS workers and in
+   *  shared steps unless asked otherwise; a store resumed keeps its own. */
+  cluster?: boolean;
   /** Shared steps of a new store: units a worker visits between exchanges (default 1). */
   sliceUnits?: number;
 }
@@ -86,15 +87,20 @@ export function planBandStore(request: BandStoreRequest): { existing: ShardStore
     ...(bands !== undefined ? { bands } : {}),
     ...(request.memoryLimit !== undefined ? { budget: request.memoryLimit } : {}),
     kernelCopies: 1,
-    bandCopies: sharedParts(existing?.manifest.bands ?? { schedule: newStoreSchedule(request), workers: request.workers ?? 1 }) > 1 ? 2 : 1,
+    bandCopies: sharedParts(existing?.manifest.bands ?? { schedule: newStoreSchedule(request), workers: newStoreWorkers(request) }) > 1 ? 2 : 1,
     storeBands: existing !== undefined,
   });
   return { existing, space, plan };
 }
 
+/** The workers a new store of `request` is made for. */
+function newStoreWorkers(request: Pick<BandStoreRequest, 'workers' | 'cluster'>): number {
+  return request.workers ?? (request.cluster ? CLUSTER_DEFAULT_WORKERS : 1);
+}
+
 /** The schedule a new store of `request` is made with. */
-function newStoreSchedule(request: Pick<BandStoreRequest, 'schedule' | 'defaultSchedule'>): ScheduleKind {
-  return request.schedule ?? request.defaultSchedule ?? 'segments';
+function newStoreSchedule(request: Pick<BandStoreRequest, 'workers' | 'schedule' | 'cluster'>): ScheduleKind {
+  return request.schedule ?? defaultSchedule(newStoreWorkers(request), request.cluster === true);
 }
 
 /** A new store of the plan's bands, for `workers` workers (its manifest not yet on disk). */
@@ -103,7 +109,7 @@ export function createBandStore(request: BandStoreRequest, space: StateSpace, pl
   const store = ShardStore.create(request.store, request.variant, request.rules, shardLayout(space, plan.bands));
   const kind = newStoreSchedule(request);
   if (request.sliceUnits !== undefined && kind !== 'shared') throw new CCheckersError('E_USAGE', '--slice-units needs --schedule shared');
-  const schedule = bandSchedule(plan.bands, request.workers ?? 1, kind, request.sliceUnits ?? DEFAULT_SLICE_UNITS);
+  const schedule = bandSchedule(plan.bands, newStoreWorkers(request), kind, request.sliceUnits ?? DEFAULT_SLICE_UNITS);
   store.manifest.bands = {
     count: plan.bands,
     workers: schedule.workers,
@@ -139,7 +145,7 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
   const { existing, space, plan } = planBandStore(options);
   // Shared steps: this process runs the parts of all W workers at once (band-step.ts, runSlice),
   // each with its stepper: its copy of the band, the copy as last published, its messages.
-  const parts = sharedParts(existing?.manifest.bands ?? { schedule: newStoreSchedule(options), workers: options.workers ?? 1 });
+  const parts = sharedParts(existing?.manifest.bands ?? { schedule: newStoreSchedule(options), workers: newStoreWorkers(options) });
   const needs = (parts > 1 ? parts * (2 * plan.bandBytes + plan.messageBytes) : plan.bandBytes + plan.messageBytes) + plan.overheadBytes;
   if (parts > 1 && options.memoryLimit !== undefined && needs > options.memoryLimit) {
     // The plan sized the bands for one worker: more bands make each smaller.
