@@ -72,9 +72,10 @@ export const STORE_TIME_FACTOR = 1.98;
  *  30 s). More bands send more messages per state (2.0 at 5 bands, up to 3.6-4.2 modelled at 16-64:
  *  docs/sharding.md), so large variants may need more. */
 export const STORE_DISK_FACTOR = 25.2e9 / 3_958_834_399;
-/** Pass 1's share of a band solve's time (one process, 2 threads): 7x7/3 in 16 bands, 0.880-0.885
- *  over four runs (24.1 of 27.38 s to 30.6 of 34.59 s; docs/sharding.md, runs D). */
-export const BAND_PASS1_SHARE = 0.88;
+/** Pass 1's share of a band solve's time (one process, 2 threads), the smaller measured: 7x7/4 in
+ *  10 bands, 4,153.6 of 4,826.5 s (0.86; docs/sharding.md, 2026-11-27); 7x7/3 in 16 bands,
+ *  0.880-0.885 over four runs (runs D). */
+export const BAND_PASS1_SHARE = 0.86;
 /** What each part of a shared step costs beyond its share of the serial pass 1, as a share of
  *  the serial pass 1 (it applies all of its band's inbox, scans its copy, reads and writes proof
  *  files): 0.18 from a profile of 7x7/3 on 2 workers (packages/solver/README.md, the projection);
@@ -91,7 +92,7 @@ export const MEASURED_CLUSTER_WORKERS = 2;
  * 1/W of it and SHARED_PART_OVERHEAD more; the later passes and the end run one band at a time,
  * as in the one process. 7x7/3 in 16 bands on 2 workers of 1 thread (half this machine each)
  * took 1.29-1.46 times the one process on 2 threads (docs/sharding.md, runs D); this model gives
- * 1.44.
+ * 1.45.
  */
 export function clusterTimeFactor(workers: number): number {
   if (workers <= 1) return 1;
