@@ -137,7 +137,7 @@ export function planText(p: Plan): string {
     `Times are for an idle 2-core machine like the AMD EPYC of docs/performance.md (native-bmi2, 2 threads): in memory`,
     `${p.inMemoryFixedSeconds.toFixed(2)} s plus ${(p.inMemorySecondsPerState * 1e9).toFixed(1)} ns per stored state with ${p.pieces} piece${p.pieces === 1 ? '' : 's'}, from solves of 7x7/3,`,
     '7x7/4, 4x4/6 and 5x5/6; other work on the cores, or slower cores, make a solve slower. A store',
-    '1.98x the in-memory time; a cluster of W machines like this one, in shared steps, shares pass 1',
+    '2.14x the in-memory time; a cluster of W machines like this one, in shared steps, shares pass 1',
     "of the store's band solve (86% of it) among the W, each paying 18% of it more, and runs the",
     'later passes one band at a time (docs/performance.md, docs/sharding.md). Disk: --out keeps a',
     'checkpoint and the database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands).',

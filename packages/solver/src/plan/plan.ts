@@ -62,11 +62,12 @@ export const IN_MEMORY_SECONDS_PER_STATE: ReadonlyArray<readonly [pieces: number
   [6, SECONDS_PER_STATE_6],
 ];
 
-/** A store (band passes) against the in-memory solve: 7x7/3 at a quarter of its table, 2
- *  threads, 1.85-1.98x over 14 runs (docs/sharding.md, "Idle threads help with open units":
- *  the slowest taken); 7x7/4 at --memory 1.5G took 1.72x on 1 thread (5,765 s against 3,352 s,
- *  docs/sharding.md, "7x7/4 sharded, done"). */
-export const STORE_TIME_FACTOR = 1.98;
+/** A store (band passes) against the in-memory solve, the largest measured: 7x7/4 in 10 bands on 2
+ *  threads took 2.14x (4,826.5 s against 2,258.9 s; docs/performance.md, 2026-11-27); 7x7/3 at a
+ *  quarter of its table on 2 threads 1.85-1.98x over 14 runs (docs/sharding.md, "Idle threads
+ *  help with open units"); 7x7/4 at --memory 1.5G took 1.72x on 1 thread (5,765 s against
+ *  3,352 s, docs/sharding.md, "7x7/4 sharded, done"). */
+export const STORE_TIME_FACTOR = 2.14;
 /** Disk a store holds at its peak, per byte of table: 7x7/4 at --memory 1.5G, 5 bands, peaked at
  *  25.2 GB for a 3,958,834,399-byte table (docs/sharding.md, "7x7/4 sharded, done"; sampled every
  *  30 s). More bands send more messages per state (2.0 at 5 bands, up to 3.6-4.2 modelled at 16-64:
