@@ -10,7 +10,7 @@
  */
 import type { Backend, StateSpace } from '@ccheckers/core';
 import { checkMemory, formatBytes } from '../memory.js';
-import { type BandPlan, planBands } from '../store/band-layout.js';
+import { type BandPlan, planBands, workerBytes } from '../store/band-layout.js';
 import { sharedParts } from '../store/band-schedule.js';
 import type { Manifest } from '../store/manifest.js';
 import { storeBandLayout } from '../store/band-solve.js';
@@ -34,7 +34,7 @@ export interface JobContext {
  *  the group maps and scratch. */
 export function stepMemory(space: StateSpace, bands: number, state: Pick<NonNullable<Manifest['bands']>, 'schedule' | 'workers' | 'messageBytes'>): { need: number; plan: BandPlan } {
   const plan = planBands(space, { bands, kernelCopies: 1, storeBands: true });
-  return { need: (sharedParts(state) > 1 ? 2 : 1) * plan.bandBytes + state.messageBytes + plan.overheadBytes, plan };
+  return { need: workerBytes({ ...plan, messageBytes: state.messageBytes }, sharedParts(state) > 1 ? 2 : 1), plan };
 }
 
 /** Runs jobs for one worker: keeps the stepper (kernel, buffers) of its store between jobs. */

@@ -10,7 +10,7 @@ import { availableParallelism, freemem, loadavg, totalmem } from 'node:os';
 import { CCheckersError, type RuleMode, type StateSpace, type Variant } from '@ccheckers/core';
 import { HEADER_BYTES } from '../database.js';
 import { requiredBytes } from '../memory.js';
-import { planBands } from '../store/band-layout.js';
+import { planBands, workerBytes } from '../store/band-layout.js';
 import { type Census, census, storedLayout } from './census.js';
 
 // ------------------------------------------------------------------------------------------------
@@ -290,7 +290,7 @@ function ways(v: Variant, options: PlanOptions, machine: MachineResources): Way[
   if (budget > machine.freeMemory) storeWhy.push(`the budget is more memory than is free`);
   if (storeDisk > machine.freeDisk) storeWhy.push(`needs more disk than is free`);
   const budgetText = formatSizeOption(budget);
-  const storeMemory = bandPlan ? bandPlan.overheadBytes + bandPlan.bandBytes + bandPlan.messageBytes : budget;
+  const storeMemory = bandPlan ? workerBytes(bandPlan, 1) : budget;
   const storeWay: Way = {
     way: 'store',
     command: `ccheckers solve ${name} --store DIR --memory ${budgetText}`,
@@ -328,7 +328,7 @@ function ways(v: Variant, options: PlanOptions, machine: MachineResources): Way[
       way: 'cluster',
       // --memory on the coordinator too: it sets the bands, which each worker must hold.
       command: `ccheckers solve ${name} --store DIR --workers ${workers} --memory ${budgetText} --redis URL, ${workers} x ccheckers worker --memory ${budgetText}`,
-      memoryBytes: wayPlan ? wayPlan.overheadBytes + (shared ? 2 : 1) * wayPlan.bandBytes + wayPlan.messageBytes : budget,
+      memoryBytes: wayPlan ? workerBytes(wayPlan, shared ? 2 : 1) : budget,
       diskBytes: storeDisk,
       seconds: storeSeconds * clusterTimeFactor(workers),
       fits: wayRefusal === '' && budget <= machine.freeMemory && storeDisk <= machine.freeDisk,

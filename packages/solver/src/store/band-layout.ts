@@ -213,6 +213,12 @@ export function planBands(
   return { bands, bandBytes: buffer, messageBytes, overheadBytes: overhead, ...(options.budget === undefined ? {} : { budget: options.budget }) };
 }
 
+/** What a worker holds for a band pass of `plan`: `bandCopies` band buffers (two for a part of a
+ *  shared step: its copy, and the copy as published), the messages, the group maps and scratch. */
+export function workerBytes(plan: Pick<BandPlan, 'bandBytes' | 'messageBytes' | 'overheadBytes'>, bandCopies: number): number {
+  return bandCopies * plan.bandBytes + plan.messageBytes + plan.overheadBytes;
+}
+
 /** The plan in one line, for stderr before a solve starts. */
 export function describeBandPlan(plan: BandPlan): string {
   const budget = plan.budget === undefined ? 'no --memory limit' : `--memory ${formatBytes(plan.budget)}`;
