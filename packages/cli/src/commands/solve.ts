@@ -15,13 +15,12 @@ import {
   checkMemory,
   checkSolveOutput,
   checkTableLimits,
-  CLUSTER_DEFAULT_WORKERS,
-  defaultSchedule,
   describeStorePlan,
   MAX_WORKERS,
   SCHEDULE_KINDS,
   type ScheduleKind,
   exportStore,
+  newStoreSchedule,
   requiredBytes,
   selectBackend,
   parseRedisUrl,
@@ -103,8 +102,8 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const shards = o.shards === undefined ? undefined : positiveInteger(o.shards, '--shards');
   const workers = o.workers === undefined ? undefined : positiveInteger(o.workers, '--workers');
   if (workers !== undefined && workers > MAX_WORKERS) throw new UsageError(`--workers must be at most ${MAX_WORKERS} (got ${workers})`);
-  // Shared steps: asked for, or a cluster's new store of 2 or more workers (defaultSchedule).
-  const shared = (schedule ?? defaultSchedule(workers ?? (o.redis !== undefined ? CLUSTER_DEFAULT_WORKERS : 1), o.redis !== undefined)) === 'shared';
+  // Shared steps: asked for, or a cluster's new store of 2 or more workers.
+  const shared = newStoreSchedule({ workers, schedule, cluster: o.redis !== undefined }) === 'shared';
   if (sliceUnits !== undefined && !shared) throw new UsageError('--slice-units needs shared steps: --schedule shared (a cluster of 2 or more workers has them unless --schedule says otherwise)');
   const checkpointMinutes = o.checkpointMinutes === undefined ? undefined : minutesOption(o.checkpointMinutes, '--checkpoint-minutes');
   if (checkpointMinutes !== undefined && (!out || store)) {

@@ -99,7 +99,7 @@ function newStoreWorkers(request: Pick<BandStoreRequest, 'workers' | 'cluster'>)
 }
 
 /** The schedule a new store of `request` is made with. */
-function newStoreSchedule(request: Pick<BandStoreRequest, 'workers' | 'schedule' | 'cluster'>): ScheduleKind {
+export function newStoreSchedule(request: Pick<BandStoreRequest, 'workers' | 'schedule' | 'cluster'>): ScheduleKind {
   return request.schedule ?? defaultSchedule(newStoreWorkers(request), request.cluster === true);
 }
 
