@@ -32,7 +32,9 @@ const port = await new Promise((resolve) => {
 const url = `redis://127.0.0.1:${port}`;
 const mib = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
-function solveJsonAsync(args) {
+/** `ccheckers solve ... --json` as a child process, not spawnSync: the workers' lines are timed
+ *  as they come meanwhile. */
+function solveJson(args) {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [bin, 'solve', '--board', board, '--pieces', pieces, '--json', '--quiet', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -63,18 +65,12 @@ function sharedStepSummary(lines) {
   return `pass 1's shared steps: parts ${work.toFixed(1)} worker-s, a step's parts ending ${apart.toFixed(1)} s apart in all, finishes ${finishes.toFixed(2)} s`;
 }
 
-function solveJson(args) {
-  const r = spawnSync(process.execPath, [bin, 'solve', '--board', board, '--pieces', pieces, '--json', '--quiet', ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (r.status !== 0) throw new Error(`solve ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
 if (spawnSync('bash', [redisSh, 'start', join(dir, 'redis'), String(port)], { stdio: 'inherit' }).status !== 0) process.exit(2);
 try {
-  const inMemory = solveJson([]);
+  const inMemory = await solveJson([]);
   const share = (r) => `${((100 * r.passLog[0].proven) / r.storedStates).toFixed(1)}%`;
   console.log(`${board}x${board}/${pieces}: in memory ${inMemory.seconds.toFixed(2)} s, ${inMemory.passes} passes, ${share(inMemory)} in pass 1, ${inMemory.backend}, ${inMemory.threads} thread(s), CRC-32 ${inMemory.tableCrc32.toString(16).padStart(8, '0')}`);
-  const local = solveJson(['--store', join(dir, 'local'), '--shards', shards, ...budget]);
+  const local = await solveJson(['--store', join(dir, 'local'), '--shards', shards, ...budget]);
   console.log(`single process: ${local.store.shards} bands, ${local.seconds.toFixed(2)} s, ${local.passes} passes, ${share(local)} in pass 1, ${local.threads} thread(s), CRC-32 ${local.tableCrc32.toString(16).padStart(8, '0')}; seconds per pass: ${local.passLog.map((p) => p.seconds.toFixed(1)).join(', ')}`);
   const memory = local;
   console.log('schedule  workers  bands  seconds  ratio  passes  pass 1   jobs  read/pass   written/pass  Redis cmds/pass  table CRC-32');
@@ -96,8 +92,7 @@ try {
         });
       });
     }
-    // Not spawnSync: the workers' lines are timed as they come.
-    const r = await solveJsonAsync(['--store', store, '--shards', shards, '--workers', String(w), '--schedule', schedule, '--redis', url, ...budget]);
+    const r = await solveJson(['--store', store, '--shards', shards, '--workers', String(w), '--schedule', schedule, '--redis', url, ...budget]);
     for (const p of workers) p.kill('SIGTERM');
     await Promise.all(workers.map((p) => new Promise((resolve) => p.on('close', resolve))));
     const mean = (f) => r.passLog.reduce((sum, p) => sum + (p[f] ?? 0), 0) / r.passLog.length;
