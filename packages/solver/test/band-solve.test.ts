@@ -4,7 +4,7 @@
  * stopped at any save resumes to the same table; a damaged message or band file is refused with
  * its name, and nothing is overwritten.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { crc32 } from 'node:zlib';
 import { join } from 'node:path';
@@ -416,6 +416,10 @@ describe('interrupted band solves', () => {
       // Init in blocks of W bands: shared stores made since, and a flag.
       ['init blocks of segments', (x) => (x.bands.initBlocks = true), /corrupt manifest: band solve: init blocks true/],
       ['init blocks, not a flag', (x) => Object.assign(x.bands, { schedule: 'shared', sliceUnits: 1, initBlocks: 1 }), /corrupt manifest: band solve: init blocks 1/],
+      // The later passes in blocks: shared stores made since (init in blocks too), and a flag.
+      ['later blocks of segments', (x) => (x.bands.laterBlocks = true), /corrupt manifest: band solve: later blocks true/],
+      ['later blocks without init blocks', (x) => Object.assign(x.bands, { schedule: 'shared', sliceUnits: 1, laterBlocks: true }), /corrupt manifest: band solve: later blocks true/],
+      ['later blocks, not a flag', (x) => Object.assign(x.bands, { schedule: 'shared', sliceUnits: 1, initBlocks: true, laterBlocks: 'yes' }), /corrupt manifest: band solve: later blocks yes/],
       // Parts' attempts: a list of tokens for each band.
       ['parts\' attempts', (x) => (x.bands.sliceAttempts = [['../x']]), /corrupt manifest: band solve: attempts of shared steps/],
       // Last: check below lists what this one lost.
@@ -476,6 +480,36 @@ describe('interrupted band solves', () => {
       expect(ShardStore.open(store).manifest.bands).toBeUndefined();
     }
   }, 120_000);
+
+  it('a shared store of 3 workers steps its later passes in blocks of 3 bands; one of 2, or made before, a band a round', async () => {
+    const v = variant(7, 2);
+    const stopped = async (workers: number) => {
+      const store = newStore();
+      await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, shards: 16, workers, schedule: 'shared', stopAfterPass: 1 })).rejects.toThrow(
+        ShardedSolveInterrupted,
+      );
+      return store;
+    };
+    const [three, two] = [await stopped(3), await stopped(2)];
+    const older = newStore();
+    cpSync(three, older, { recursive: true });
+    const manifest = (store: string) => JSON.parse(readFileSync(join(store, 'manifest.json'), 'utf8'));
+    const m = manifest(three);
+    expect([m.bands.initBlocks, m.bands.laterBlocks, m.bands.next]).toEqual([true, true, { pass: 2, round: 0 }]);
+    expect([manifest(two).bands.initBlocks, manifest(two).bands.laterBlocks]).toEqual([true, undefined]);
+    delete m.bands.laterBlocks;
+    writeFileSync(join(older, 'manifest.json'), manifestText(m));
+    // The rounds of pass 2: the commits while the next step is still of pass 2, and the last.
+    const pass2Rounds = async (store: string) => {
+      let rounds = 1;
+      const r = await solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true, onSave: () => {
+        if (manifest(store).bands?.next.pass === 2) rounds++;
+      } });
+      expect(same(r)).toEqual(IN_MEMORY.get('7/2')!);
+      return rounds;
+    };
+    expect([await pass2Rounds(three), await pass2Rounds(two), await pass2Rounds(older)]).toEqual([6, 16, 16]);
+  });
 
   it('refuse a damaged message or band file, naming it, and keep the store as it was', async () => {
     const v = variant(7, 2);

@@ -11,7 +11,7 @@ import { type MessageRuns, RUN_NEXT_OUT, newMessageRunState, seededRandom, tsMes
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseError } from '../src/database.js';
 import { availableBackends } from '../src/index.js';
-import { bandSchedule, defaultSchedule, isSharedStep, passRounds, roundOfStep, stepBefore, takenAt } from '../src/store/band-schedule.js';
+import { LATER_BLOCKS_WORKERS, bandSchedule, defaultSchedule, isSharedStep, passRounds, roundOfStep, stepBefore, takenAt } from '../src/store/band-schedule.js';
 import { crc32Of } from '../src/crc.js';
 import { MAX_BANDS } from '../src/store/band-layout.js';
 import { type MessagePack, encodeTargets, inboxOf, lastTakenAt, packProblem, takenByAll, targetCount, targetRank, targetsOf } from '../src/store/message-pack.js';
@@ -515,17 +515,56 @@ describe('message pack entries in a manifest', () => {
     const shared = bandSchedule(10, 16, 'shared', 4);
     expect(shared.rounds).toEqual(bandSchedule(10, 1).rounds);
     expect([shared.workers, shared.sliceUnits, bandSchedule(10, 16).workers, bandSchedule(10, 2).sliceUnits]).toEqual([16, 4, 10, 0]);
-    expect(inboxOf([pack], shared, 9, { pass: 3, round: 9 })).toEqual([pack]);
-    expect(inboxOf([pack], shared, 0, { pass: 4, round: 0 })).toEqual([pack]);
+    const pass1 = { ...pack, pass: 1, file: 'msg-p1-b00002.00ff00ff.msg' };
+    expect(inboxOf([pass1], shared, 9, { pass: 1, round: 9 })).toEqual([pass1]);
+    expect(inboxOf([pass1], shared, 0, { pass: 2, round: 0 })).toEqual([pass1]);
+    // Its later passes in blocks of 16 workers: all 10 bands in one round, each taking what the
+    // round sent in the next pass.
+    expect(inboxOf([pack], shared, 9, { pass: 3, round: 0 })).toEqual([]);
+    expect(inboxOf([pack], shared, 9, { pass: 4, round: 0 })).toEqual([pack]);
     expect(() => bandSchedule(10, 2, 'shared', 0)).toThrow(/--slice-units must be a whole number from 1/);
-    // Init (it reads and sends nothing) in rounds of W consecutive bands, the later passes a band
-    // a round; a store made before init went in blocks (no initBlocks) goes on a band a round.
+    // Init (it reads and sends nothing) and, for 3 workers, the passes after the first in rounds
+    // of W consecutive bands, pass 1 a band a round; a store made before init went in blocks (no
+    // initBlocks), or before the later passes did (no laterBlocks), goes on as it began.
     const three = bandSchedule(10, 3, 'shared');
-    expect(passRounds(three, 0)).toEqual([[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]);
-    expect(passRounds(three, 1)).toEqual(three.rounds);
-    expect([roundOfStep(three, 0, 7), roundOfStep(three, 1, 7), roundOfStep(blocks, 0, 7)]).toEqual([2, 7, 3]);
-    const older = { ...three, initBlocks: false };
-    expect([passRounds(older, 0), roundOfStep(older, 0, 7)]).toEqual([three.rounds, 7]);
+    const threeBlocks = [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]];
+    expect([passRounds(three, 0), passRounds(three, 1), passRounds(three, 2), passRounds(three, 7)]).toEqual([threeBlocks, three.rounds, threeBlocks, threeBlocks]);
+    expect([0, 1, 2, 3].map((pass) => roundOfStep(three, pass, 7))).toEqual([2, 7, 2, 2]);
+    expect([roundOfStep(blocks, 0, 7), roundOfStep(blocks, 2, 7), roundOfStep(segments, 2, 7)]).toEqual([3, 3, 2]);
+    const older = { ...three, initBlocks: false, laterBlocks: false };
+    expect([passRounds(older, 0), roundOfStep(older, 0, 7), passRounds(older, 2), roundOfStep(older, 2, 7)]).toEqual([three.rounds, 7, three.rounds, 7]);
+    // From 3 workers on (LATER_BLOCKS_WORKERS): 2 workers step the later passes a band a round.
+    const two = bandSchedule(10, 2, 'shared');
+    expect([two.initBlocks, two.laterBlocks, three.laterBlocks, LATER_BLOCKS_WORKERS]).toEqual([true, false, true, 3]);
+    expect([passRounds(two, 0), passRounds(two, 2)]).toEqual([blocks.rounds, two.rounds]);
+    // What pass 1 sends to a band stepped before it is taken at that band's round of pass 2 (a
+    // block): never after the source's own step of pass 2. In the blocks of pass 2, a band of
+    // the same or an earlier round waits for pass 3, a later round takes it in pass 2.
+    expect([takenAt(three, 1, 5, 7), takenAt(three, 1, 7, 5), takenAt(three, 1, 7, 6), takenAt(three, 1, 7, 7)]).toEqual([
+      { pass: 1, round: 7 },
+      { pass: 2, round: 1 },
+      { pass: 2, round: 2 },
+      { pass: 2, round: 2 },
+    ]);
+    expect([takenAt(three, 2, 7, 6), takenAt(three, 2, 7, 9), takenAt(three, 2, 7, 1), takenAt(three, 0, 7, 9)]).toEqual([
+      { pass: 3, round: 2 },
+      { pass: 2, round: 3 },
+      { pass: 3, round: 0 },
+      { pass: 0, round: 3 },
+    ]);
+    for (const [bands, workers] of [[10, 3], [16, 2], [37, 8], [5, 16]] as const) {
+      const schedule = bandSchedule(bands, workers, 'shared');
+      for (let source = 0; source < bands; source++) {
+        for (let target = 0; target < bands; target++) {
+          for (const pass of [1, 2, 3]) {
+            // A pack is taken by all its targets by the source's next step (the manifest keeps
+            // a band's last attempt only).
+            const taken = takenAt(schedule, pass, source, target);
+            expect(stepBefore(taken, { pass: pass + 1, round: roundOfStep(schedule, pass + 1, source) + 1 }), `${bands}/${workers} pass ${pass} ${source} -> ${target}`).toBe(true);
+          }
+        }
+      }
+    }
     expect([isSharedStep(three, { pass: 0 }), isSharedStep(three, { pass: 1 }), isSharedStep(three, { pass: 2 }), isSharedStep(bandSchedule(10, 1, 'shared'), { pass: 1 })]).toEqual([false, true, false, false]);
     // Both sides of the bound on slices (MAX_SLICE_UNITS, 2^20).
     expect(bandSchedule(10, 2, 'shared', 2 ** 20).sliceUnits).toBe(2 ** 20);
@@ -547,12 +586,16 @@ describe('message pack entries in a manifest', () => {
           const targets = Array.from({ length: bands }, (_, t) => t).filter((t) => t !== source && random() < (k % 2 ? 0.1 : 0.9));
           if (targets.length === 0) continue;
           const p: MessagePack = { ...pack, file: `msg-p3-b${String(source).padStart(5, '0')}.00ff00ff.msg`, source, targets: encodeTargets(targets, bands) };
-          const last = targets.map((t) => takenAt(schedule, 3, source, t)).reduce((a, b) => (stepBefore(a, b) ? b : a));
-          expect(lastTakenAt(schedule, p), `${bands}/${workers} ${kind} from ${source}`).toEqual(last);
-          for (const round of new Set([0, last.round, last.round + 1, schedule.rounds.length - 1])) {
-            for (const pass of [3, 4, 5]) {
-              const next = { pass, round };
-              expect(takenByAll(schedule, p, next)).toBe(targets.every((t) => stepBefore(takenAt(schedule, 3, source, t), next)));
+          // Pass 1 and pass 3: a shared schedule's pass 1 goes a band a round, its pass 3 in blocks.
+          for (const sent of [1, 3]) {
+            const q: MessagePack = { ...p, pass: sent, file: `msg-p${sent}-b${String(source).padStart(5, '0')}.00ff00ff.msg` };
+            const last = targets.map((t) => takenAt(schedule, sent, source, t)).reduce((a, b) => (stepBefore(a, b) ? b : a));
+            expect(lastTakenAt(schedule, q), `${bands}/${workers} ${kind} from ${source} in pass ${sent}`).toEqual(last);
+            for (const round of new Set([0, last.round, last.round + 1, schedule.rounds.length - 1])) {
+              for (const pass of [sent, sent + 1, sent + 2]) {
+                const next = { pass, round };
+                expect(takenByAll(schedule, q, next)).toBe(targets.every((t) => stepBefore(takenAt(schedule, sent, source, t), next)));
+              }
             }
           }
         }

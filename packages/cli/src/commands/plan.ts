@@ -139,7 +139,8 @@ export function planText(p: Plan): string {
     '7x7/4, 4x4/6 and 5x5/6; other work on the cores, or slower cores, make a solve slower. A store',
     '2.14x the in-memory time; a cluster of W machines like this one, in shared steps, shares pass 1',
     "of the store's band solve (86% of it) among the W, each paying 18% of it more, and runs the",
-    'later passes one band at a time (docs/performance.md, docs/sharding.md). Disk: --out keeps a',
+    'later passes (11%) a band at a time, or from 3 workers W at a time in more passes',
+    '(docs/performance.md, docs/sharding.md). Disk: --out keeps a',
     'checkpoint and the database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands).',
     ...p.ways.map((w) => `  ${w.way}: ${w.command}`),
   );

@@ -11,6 +11,7 @@ import { CCheckersError, type RuleMode, type StateSpace, type Variant } from '@c
 import { HEADER_BYTES } from '../database.js';
 import { requiredBytes } from '../memory.js';
 import { planBands, workerBytes } from '../store/band-layout.js';
+import { LATER_BLOCKS_WORKERS } from '../store/band-schedule.js';
 import { type Census, census, storedLayout } from './census.js';
 
 // ------------------------------------------------------------------------------------------------
@@ -77,6 +78,16 @@ export const STORE_DISK_FACTOR = 25.2e9 / 3_958_834_399;
  *  10 bands, 4,153.6 of 4,826.5 s (0.86; docs/sharding.md, 2026-11-27); 7x7/3 in 16 bands,
  *  0.880-0.885 over four runs (runs D). */
 export const BAND_PASS1_SHARE = 0.86;
+/** The later passes' share of a band solve's time (one process, 2 threads): 7x7/4 in 10 bands,
+ *  passes 2-10 542.6 of 4,826.5 s (docs/sharding.md, 2026-11-27). The rest is init and the end. */
+export const BAND_LATER_SHARE = 0.11;
+/** Pass 2's share of the later passes' time: 7x7/4 in 10 bands, 316.4 of 542.6 s. */
+export const LATER_PASS2_SHARE = 0.58;
+/** How many times the passes after the second grow in blocks of W bands (band-schedule.ts,
+ *  LATER_BLOCKS_WORKERS), the most measured: 7x7/3 in 16 bands at W = 8, 4 -> 13 (6 -> 15 passes
+ *  in all); at W = 4 4 -> 9, 4x4/6 at W = 8 7 -> 13 (docs/sharding.md). Cautious: the sum of the
+ *  steps' seconds fell (7x7/3 at W = 4, one process: 2.3 -> 1.4 s). */
+export const LATER_PASSES_GROWTH = 2.8;
 /** What each part of a shared step costs beyond its share of the serial pass 1, as a share of
  *  the serial pass 1 (it applies all of its band's inbox, scans its copy, reads and writes proof
  *  files): 0.18 from a profile of 7x7/3 on 2 workers (packages/solver/README.md, the projection);
@@ -90,14 +101,17 @@ export const MEASURED_CLUSTER_WORKERS = 2;
 /**
  * A cluster of W workers, each a machine like this one, against the band solve of one of them:
  * in shared steps (a cluster's default schedule) pass 1 is shared by the W, each part taking
- * 1/W of it and SHARED_PART_OVERHEAD more; the later passes and the end run one band at a time,
- * as in the one process. 7x7/3 in 16 bands on 2 workers of 1 thread (half this machine each)
- * took 1.29-1.46 times the one process on 2 threads (docs/sharding.md, runs D); this model gives
- * 1.45.
+ * 1/W of it and SHARED_PART_OVERHEAD more; the later passes run a band at a time as in the one
+ * process, or from LATER_BLOCKS_WORKERS workers on W bands at a time: pass 2 as it is, the passes
+ * after it LATER_PASSES_GROWTH times as many; init and the end as in the one process. 7x7/3 in 16 bands on 2 workers of 1 thread
+ * (half this machine each) took 1.29-1.46 times the one process on 2 threads (docs/sharding.md,
+ * runs D); this model gives 1.45.
  */
 export function clusterTimeFactor(workers: number): number {
   if (workers <= 1) return 1;
-  return BAND_PASS1_SHARE * (1 / workers + SHARED_PART_OVERHEAD) + (1 - BAND_PASS1_SHARE);
+  const inBlocks = (LATER_PASS2_SHARE + (1 - LATER_PASS2_SHARE) * LATER_PASSES_GROWTH) / workers;
+  const later = BAND_LATER_SHARE * (workers >= LATER_BLOCKS_WORKERS ? inBlocks : 1);
+  return BAND_PASS1_SHARE * (1 / workers + SHARED_PART_OVERHEAD) + later + (1 - BAND_PASS1_SHARE - BAND_LATER_SHARE);
 }
 
 /** The solver's own limits: StateSpace enumerates the P1 placements (at most 2^31), and state

@@ -18,9 +18,10 @@
  *    bands), but the solver on 7x7/3 in 1,024 bands (18 groups each) proved 0.7% in pass 1 at
  *    W = 8, against 15.6% for segments in 16 bands: the short hops are a few groups long, so
  *    blocks need bands of about a group, which large variants cannot have. There to measure.
- *  - "shared": one band a round, in order, each band's pass-1 step shared by the W workers
+ *  - "shared": pass 1 one band a round, in order, each band's step shared by the W workers
  *    (band-step.ts, runSlice and runFinish): pass 1 proves what the serial pass does (7x7/3 in 16
  *    bands: 98.1-98.2% for 2 workers, 97.0% for 8), so the passes stay about the serial solve's.
+ *    Init goes in blocks, and the later passes from 3 workers on (passRounds).
  * A cluster's store of 2 or more workers is shared unless asked otherwise; a local solve's is in
  * segments (defaultSchedule).
  */
@@ -62,13 +63,32 @@ export interface BandSchedule {
   workers: number;
   /** Shared steps: the units a worker visits between exchanges (other kinds: 0). */
   sliceUnits: number;
-  /** The bands of each round of a pass, ascending. */
+  /** The bands of each round of a pass, ascending (passRounds: init and the later passes of a
+   *  shared schedule go otherwise). */
   rounds: number[][];
-  /** The round of each band. */
+  /** The round of each band (roundOfStep). */
   roundOf: Int32Array;
   /** Init in rounds of W consecutive bands (passRounds; shared schedules made since it was). */
   initBlocks: boolean;
+  /** The passes after the first in rounds of W consecutive bands (passRounds; shared schedules
+   *  of LATER_BLOCKS_WORKERS or more made since they were). */
+  laterBlocks: boolean;
 }
+
+/**
+ * The fewest workers whose shared schedule steps the passes after the first in blocks of W bands.
+ * A band a round, the later passes run on one worker while the others wait (7x7/4 on 2 workers:
+ * passes 2-10 took 1,538 s, 30% of pass 1's time); shared as pass 1 is, 7x7/3 took 12 passes
+ * instead of 7. In blocks a message to a band of the same or an earlier round waits a pass
+ * (takenAt), and the passes about double (7x7/3 in 16 bands: 5 -> 8 and 10 passes at W = 2, 5 ->
+ * 10 at 4; 4x4/6: 8 -> 14 at 8; docs/sharding.md): W workers run them W times as fast, so blocks
+ * pay from 3 workers. At 2 the cluster took the same time (7x7/3: 46.4 and 51.8 s against 44.5 and
+ * 52.1 s) in more passes. (Segments took fewer passes than blocks, but let a band step again in
+ * pass 2 before an earlier band took its pass-1 messages, and the manifest keeps each band's last
+ * attempt only: a pack is taken by all its targets before its source steps again, an order blocks
+ * keep, as a pass's rounds keep it from pass to pass.)
+ */
+export const LATER_BLOCKS_WORKERS = 3;
 
 /** The most workers a store may be solved with (the rounds of a pass are at least this long). */
 export const MAX_WORKERS = 4096;
@@ -106,7 +126,7 @@ export function bandSchedule(bands: number, workers: number, kind: ScheduleKind 
       }
     }
   }
-  return { kind, bands, workers: w, sliceUnits: kind === 'shared' ? sliceUnits : 0, rounds, roundOf, initBlocks: kind === 'shared' };
+  return { kind, bands, workers: w, sliceUnits: kind === 'shared' ? sliceUnits : 0, rounds, roundOf, initBlocks: kind === 'shared', laterBlocks: kind === 'shared' && w >= LATER_BLOCKS_WORKERS };
 }
 
 /** The parts a shared step of a store is cut into: the schedule's workers (1: not shared). */
@@ -116,30 +136,38 @@ export function sharedParts(bands: { schedule?: ScheduleKind; workers: number })
 
 /**
  * Whether a step of `pass` is one its schedule shares between its workers: pass 1 of 'shared'
- * (band-step.ts, runSlice and runFinish). The later passes' steps are whole, one at a time:
- * shared too (each part listing the requests of every W-th slot range of its copy), 7x7/3 in 16
- * bands for 2 workers took 12 passes instead of 7, and no less time (docs/sharding.md).
+ * (band-step.ts, runSlice and runFinish). The later passes' steps are whole (W at a time from
+ * LATER_BLOCKS_WORKERS on: passRounds). Shared too (each part listing the requests of every W-th
+ * slot range of its copy), 7x7/3 in 16 bands for 2 workers took 12 passes instead of 7, and no
+ * less time (docs/sharding.md).
  */
 export function isSharedStep(schedule: BandSchedule, step: { pass: number }): boolean {
   return schedule.kind === 'shared' && schedule.workers > 1 && step.pass === 1;
 }
 
 /**
- * The rounds of pass `pass`: the schedule's, but for init (pass 0) of a shared schedule, whose
- * rounds are a band each: init's steps read no children and send nothing, so its W workers step
- * W consecutive bands at once (7x7/4 in 10 bands on 2 workers: init stepped one band at a time
- * left a worker idle for 5 minutes).
+ * Whether pass `pass` of a shared schedule goes in rounds of W consecutive bands, each band's step
+ * whole on one worker, rather than a band a round:
+ *  - init (pass 0): its steps read no children and send nothing (7x7/4 in 10 bands on 2 workers:
+ *    init stepped one band at a time left a worker idle for 5 minutes);
+ *  - the passes after the first, from LATER_BLOCKS_WORKERS workers on (laterBlocks).
+ * Stores made before each of these go on as they began (initBlocks, laterBlocks).
  */
+function inBlocks(schedule: BandSchedule, pass: number): boolean {
+  return pass === 0 ? schedule.initBlocks : pass >= 2 && schedule.laterBlocks;
+}
+
+/** The rounds of pass `pass` (pass 0 is init): the schedule's, or blocks (inBlocks). */
 export function passRounds(schedule: BandSchedule, pass: number): number[][] {
-  if (pass > 0 || !schedule.initBlocks) return schedule.rounds;
+  if (!inBlocks(schedule, pass)) return schedule.rounds;
   const rounds: number[][] = [];
   for (let band = 0; band < schedule.bands; band++) (rounds[Math.floor(band / schedule.workers)] ??= []).push(band);
   return rounds;
 }
 
-/** The round of pass `pass` in which band `band` is stepped (passRounds). */
+/** The round of pass `pass` in which band `band` is stepped (passRounds), in constant time. */
 export function roundOfStep(schedule: BandSchedule, pass: number, band: number): number {
-  return pass === 0 && schedule.initBlocks ? Math.floor(band / schedule.workers) : schedule.roundOf[band]!;
+  return inBlocks(schedule, pass) ? Math.floor(band / schedule.workers) : schedule.roundOf[band]!;
 }
 
 /** A step in the order of a solve: init is pass 0. */
@@ -155,9 +183,8 @@ export function stepBefore(a: StepAt, b: StepAt): boolean {
 /** The step at which `target` takes what band `source` sent in `pass`: its first step in a
  *  later round (this pass if its round comes after the source's, else the next). */
 export function takenAt(schedule: BandSchedule, pass: number, source: number, target: number): StepAt {
-  const from = schedule.roundOf[source]!;
-  const to = schedule.roundOf[target]!;
-  return to > from ? { pass, round: to } : { pass: pass + 1, round: to };
+  const to = roundOfStep(schedule, pass, target);
+  return to > roundOfStep(schedule, pass, source) ? { pass, round: to } : { pass: pass + 1, round: roundOfStep(schedule, pass + 1, target) };
 }
 
 /**

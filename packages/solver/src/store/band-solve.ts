@@ -115,6 +115,7 @@ export function createBandStore(request: BandStoreRequest, space: StateSpace, pl
     workers: schedule.workers,
     schedule: kind,
     ...(kind === 'shared' ? { sliceUnits: schedule.sliceUnits, initBlocks: true as const } : {}),
+    ...(schedule.laterBlocks ? { laterBlocks: true as const } : {}),
     layoutCrc32: layoutCrc32(layout),
     messageBytes: plan.messageBytes,
     files: Array.from({ length: plan.bands }, () => ({ file: '', crc32: 0 })),

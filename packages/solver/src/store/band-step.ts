@@ -96,6 +96,8 @@ export class BandStepper {
     this.bytesPerUnit = o.space.p2Placements * 8;
   }
 
+  /** The kernel's map of the bands. Its rounds are pass 1's: the kernel consults them only in
+   *  pass 1's UNITS calls (BandTable.later), whatever rounds init and later passes go in. */
   private map(band: number): BandMap {
     const { bands, bandOf, slotOf, groupsOf } = this.o.layout;
     return { held: band, bands, bandOf, slotOf, roundOf: this.o.schedule.roundOf, groups: groupsOf[band]! };

@@ -9,7 +9,7 @@ import { RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core'
 import { crc32Of } from '../crc.js';
 import { DatabaseError, type PassRecord, countsNotAddingUp, hex, isCount, isSeconds, passLogProblem } from '../database.js';
 import { type GameCounts } from '../state-index.js';
-import { type BandSchedule, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, isSliceUnits, stepBefore } from './band-schedule.js';
+import { type BandSchedule, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, isSliceUnits, passRounds, roundOfStep, stepBefore } from './band-schedule.js';
 import { layoutOf } from './layout.js';
 import { MANIFEST } from './manifest-name.js';
 import { MESSAGE_CODING, type MessagePack, packProblem, parseMessageFileName } from './message-pack.js';
@@ -63,6 +63,9 @@ export interface BandState {
   /** Shared steps: init in rounds of W bands (band-schedule.ts, passRounds); absent, a band a
    *  round, as the stores of earlier versions were made (a resume goes on as they began). */
   initBlocks?: true;
+  /** Shared steps: the passes after the first in rounds of W bands (passRounds); absent, a band a
+   *  round, as the stores of earlier versions were made. */
+  laterBlocks?: true;
   /** CRC-32 of the band of every group (band-layout.ts): a resume by a version that cuts the
    *  bands otherwise is refused, not misread. */
   layoutCrc32: number;
@@ -95,8 +98,8 @@ export function bandFileName(band: number, generation: number, attempt: string):
 }
 
 /** The rounds a band solve's state records (segments where it names none: earlier versions). */
-export function scheduleOf(bands: Pick<BandState, 'count' | 'workers' | 'schedule' | 'sliceUnits' | 'initBlocks'>): BandSchedule {
-  return { ...bandSchedule(bands.count, bands.workers, bands.schedule ?? 'segments', bands.sliceUnits), initBlocks: bands.initBlocks === true };
+export function scheduleOf(bands: Pick<BandState, 'count' | 'workers' | 'schedule' | 'sliceUnits' | 'initBlocks' | 'laterBlocks'>): BandSchedule {
+  return { ...bandSchedule(bands.count, bands.workers, bands.schedule ?? 'segments', bands.sliceUnits), initBlocks: bands.initBlocks === true, laterBlocks: bands.laterBlocks === true };
 }
 
 /** A token of one attempt at a step, for file names that several machines may write at once. */
@@ -266,6 +269,7 @@ export function checkManifest(path: string, m: Manifest): void {
       throw bad(`band solve: slice units ${String(b.sliceUnits)}`);
     }
     if (b.initBlocks !== undefined && (b.initBlocks !== true || b.schedule !== 'shared')) throw bad(`band solve: init blocks ${String(b.initBlocks)}`);
+    if (b.laterBlocks !== undefined && (b.laterBlocks !== true || b.initBlocks !== true)) throw bad(`band solve: later blocks ${String(b.laterBlocks)}`);
     // A pack's entry agrees with its file's name; one pack per step.
     if (!Array.isArray(b.messages)) throw bad('band solve: message files');
     for (const pack of b.messages) {
@@ -279,13 +283,13 @@ export function checkManifest(path: string, m: Manifest): void {
     }
     const next = b.next as { pass?: unknown; round?: unknown } | null;
     const schedule = scheduleOf(b);
-    if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.round) || (next.pass as number) < 0 || (next.round as number) < 0 || (next.round as number) >= schedule.rounds.length) {
+    if (next === null || typeof next !== 'object' || !Number.isSafeInteger(next.pass) || !Number.isSafeInteger(next.round) || (next.pass as number) < 0 || (next.round as number) < 0 || (next.round as number) >= passRounds(schedule, next.pass as number).length) {
       throw bad('band solve: next step');
     }
     // A pack the manifest names is of a committed step, and of its source's last committed
     // attempt: its targets have all taken it before the source steps again (commitBands).
     for (const pack of b.messages) {
-      const step = { pass: pack.pass, round: schedule.roundOf[pack.source]! };
+      const step = { pass: pack.pass, round: roundOfStep(schedule, pack.pass, pack.source) };
       if (!stepBefore(step, b.next)) throw bad(`band solve: message files: ${pack.file} is of a step not committed yet`);
       const committed = pack.part === undefined ? b.attempts[pack.source] : b.sliceAttempts?.[pack.source]?.[pack.part];
       if (parseMessageFileName(pack.file)!.attempt !== committed) throw bad(`band solve: message files: ${pack.file} is not of band ${pack.source}'s committed attempt`);

@@ -11,7 +11,7 @@
  * removed once all of them have stepped: which targets a pack has is in the manifest (a bitset),
  * so a step opens only the packs with a section for its band.
  */
-import { type BandSchedule, MAX_WORKERS, type StepAt, stepBefore, takenAt } from './band-schedule.js';
+import { type BandSchedule, MAX_WORKERS, type StepAt, roundOfStep, stepBefore, takenAt } from './band-schedule.js';
 
 /** A step's message pack as the manifest records it. */
 export interface MessagePack {
@@ -149,8 +149,8 @@ export function inboxOf(packs: readonly MessagePack[], schedule: BandSchedule, b
  *  4,095 targets each took 260-340 ms a commit by takenAt per target). */
 export function lastTakenAt(schedule: BandSchedule, pack: MessagePack): StepAt {
   const bits = bitsOf(pack);
-  const { roundOf } = schedule;
-  const from = roundOf[pack.source]!;
+  const { pass, source } = pack;
+  const from = roundOfStep(schedule, pass, source);
   // Targets of rounds after the source's take it in this pass, the others in the next.
   let later = -1;
   let next = -1;
@@ -159,12 +159,13 @@ export function lastTakenAt(schedule: BandSchedule, pack: MessagePack): StepAt {
     if (byte === 0) continue;
     for (let b = 0; b < 8; b++) {
       if ((byte & (1 << b)) === 0) continue;
-      const to = roundOf[i * 8 + b]!;
+      const target = i * 8 + b;
+      const to = roundOfStep(schedule, pass, target);
       if (to > from) later = Math.max(later, to);
-      else next = Math.max(next, to);
+      else next = Math.max(next, roundOfStep(schedule, pass + 1, target));
     }
   }
-  return next >= 0 ? { pass: pack.pass + 1, round: next } : { pass: pack.pass, round: later };
+  return next >= 0 ? { pass: pass + 1, round: next } : { pass, round: later };
 }
 
 /** Whether every target of `pack` has taken it once the store's next step is `next`. */

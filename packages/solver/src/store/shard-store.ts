@@ -18,7 +18,7 @@ import { type DatabaseHeader, DatabaseError, IO_CHUNK_BYTES, hex } from '../data
 import { VERIFY_ON_OPEN_BYTES } from '../database-file.js';
 import { refuseStoreFolder } from '../output-file.js';
 import { TableTally } from '../state-index.js';
-import { type BandSchedule, stepBefore, takenAt } from './band-schedule.js';
+import { type BandSchedule, roundOfStep, stepBefore, takenAt } from './band-schedule.js';
 import { type Shard, type ShardLayout, layoutOf } from './layout.js';
 import { BAND_FILE, type BandStepFiles, MANIFEST, type Manifest, SHARD_FILE, STORE_FORMAT, STORE_FORMAT_VERSION, checkManifest, isCrc32, manifestChecksum, newStoreId, resultsDiffer, resultsMismatch, scheduleOf } from './manifest.js';
 import { type MessagePack, parseMessageFileName, takenByAll } from './message-pack.js';
@@ -388,7 +388,7 @@ export class ShardStore {
     if (proof) return proof.generation >= this.manifest.generation;
     const message = parseMessageFileName(file);
     if (!message || message.source >= bands.count) return false;
-    return !stepBefore({ pass: message.pass, round: this.schedule.roundOf[message.source]! }, bands.next);
+    return !stepBefore({ pass: message.pass, round: roundOfStep(this.schedule, message.pass, message.source) }, bands.next);
   }
 
   /**
@@ -407,7 +407,7 @@ export class ShardStore {
       const m = parseMessageFileName(file);
       if (!m || named.has(file) || m.source >= bands.count) continue;
       const { pass, source } = m;
-      if (!stepBefore({ pass, round: schedule.roundOf[source]! }, bands.next)) continue; // the round under way
+      if (!stepBefore({ pass, round: roundOfStep(schedule, pass, source) }, bands.next)) continue; // the round under way
       if (m.attempt !== bands.attempts[source] && !bands.sliceAttempts?.[source]?.includes(m.attempt)) continue; // an attempt not committed (or replaced)
       const targets = packFileTargets(join(this.dir, file), bands.count);
       if (targets === undefined) {
