@@ -181,6 +181,13 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       if (schedule === 'shared') expect(out.passLog[0].proven / out.storedStates).toBeGreaterThan(0.75);
       const ran = await Promise.all(crew.map(stopWorker));
       expect(ran.reduce((a, b) => a + b, 0)).toBe(out.cluster.jobs);
+      // The rounds of the later passes, from the workers' job lines: in shared steps a band a
+      // round for 2 workers, W consecutive bands a round from 3 on.
+      if (schedule === 'shared') {
+        const later = crew.flatMap((w) => [...w.stderr().matchAll(/: pass (\d+) round (\d+) band (\d+):/g)]).map((m) => m.slice(1).map(Number)).filter(([pass]) => pass! >= 2);
+        expect(later.length).toBe(bands * (out.passes - 1));
+        for (const [pass, round, band] of later) expect(round, `pass ${pass} band ${band}`).toBe(workers >= 3 ? Math.floor(band! / workers) : band);
+      }
       // Redis commands per pass stay about flat (polls of the queue's counts, not of each job).
       for (const r of out.passLog) expect(r.redisCommands).toBeLessThan(60 * bands + 10 * r.seconds);
       expect(solve.stderr()).not.toMatch(redis.password); // the URL is shown masked

@@ -511,6 +511,33 @@ describe('interrupted band solves', () => {
     expect([await pass2Rounds(three), await pass2Rounds(two), await pass2Rounds(older)]).toEqual([6, 16, 16]);
   });
 
+  it('resume a shared store of 3 workers from saves inside and between its later passes (blocks)', async () => {
+    const v = variant(7, 2);
+    // 7 bands for 3 workers: init in 3 rounds (saves 1-3), pass 1 in 7 (4-10), the later passes
+    // in 3 each (pass 2: 11-13).
+    const stoppedAt: unknown[] = [];
+    for (const stopAt of [11, 12, 13, 15]) {
+      const store = newStore();
+      const controller = new AbortController();
+      let saves = 0;
+      await expect(
+        solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, shards: 7, workers: 3, schedule: 'shared', signal: controller.signal, onSave: () => {
+          if (++saves === stopAt) controller.abort();
+        } }),
+      ).rejects.toThrow(ShardedSolveInterrupted);
+      stoppedAt.push(JSON.parse(readFileSync(join(store, 'manifest.json'), 'utf8')).bands.next);
+      // The last one resumes on the TS backend (where the native addon loads).
+      const r = await solveSharded({ variant: v, rules: 'clean', backend: stopAt === 15 ? backends.at(-1)! : backends[0]!, threads: 2, store, resume: true });
+      expect(same(r), `stopped at save ${stopAt}`).toEqual(IN_MEMORY.get('7/2')!);
+    }
+    expect(stoppedAt).toEqual([
+      { pass: 2, round: 1 },
+      { pass: 2, round: 2 },
+      { pass: 3, round: 0 },
+      { pass: 3, round: 2 },
+    ]);
+  });
+
   it('refuse a damaged message or band file, naming it, and keep the store as it was', async () => {
     const v = variant(7, 2);
     const store = newStore();

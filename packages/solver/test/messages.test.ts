@@ -557,10 +557,12 @@ describe('message pack entries in a manifest', () => {
       for (let source = 0; source < bands; source++) {
         for (let target = 0; target < bands; target++) {
           for (const pass of [1, 2, 3]) {
-            // A pack is taken by all its targets by the source's next step (the manifest keeps
-            // a band's last attempt only).
+            // A pack is taken after its source's step and by the source's next step (the
+            // manifest keeps a band's last attempt only).
             const taken = takenAt(schedule, pass, source, target);
-            expect(stepBefore(taken, { pass: pass + 1, round: roundOfStep(schedule, pass + 1, source) + 1 }), `${bands}/${workers} pass ${pass} ${source} -> ${target}`).toBe(true);
+            const what = `${bands}/${workers} pass ${pass} ${source} -> ${target}`;
+            expect(stepBefore({ pass, round: roundOfStep(schedule, pass, source) }, taken), what).toBe(true);
+            expect(stepBefore(taken, { pass: pass + 1, round: roundOfStep(schedule, pass + 1, source) + 1 }), what).toBe(true);
           }
         }
       }
