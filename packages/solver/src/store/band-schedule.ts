@@ -73,6 +73,45 @@ export interface BandSchedule {
   /** The passes after the first in rounds of W consecutive bands (passRounds; shared schedules
    *  of LATER_BLOCKS_WORKERS or more made since they were). */
   laterBlocks: boolean;
+  /** Rounds of W consecutive bands (blockRounds): a 'blocks' schedule's own, a shared one's init
+   *  and later passes (passRounds). */
+  blocks: Rounds;
+}
+
+/** Which bands each round steps, and the round of each band. */
+export interface Rounds {
+  rounds: number[][];
+  roundOf: Int32Array;
+}
+
+/** Rounds of `w` consecutive bands: round r steps the bands r w .. r w + w - 1 (w = 1: a band a
+ *  round). */
+function blockRounds(bands: number, w: number): Rounds {
+  const roundOf = new Int32Array(bands);
+  const rounds: number[][] = [];
+  for (let band = 0; band < bands; band++) {
+    const r = Math.floor(band / w);
+    roundOf[band] = r;
+    (rounds[r] ??= []).push(band);
+  }
+  return { rounds, roundOf };
+}
+
+/** Rounds of segments: worker s runs the bands floor(s B / w) .. floor((s + 1) B / w) - 1 in
+ *  order, round t stepping the t-th band of each (w <= B). */
+function segmentRounds(bands: number, w: number): Rounds {
+  const roundOf = new Int32Array(bands);
+  const rounds: number[][] = [];
+  for (let s = 0; s < w; s++) {
+    const first = Math.floor((s * bands) / w);
+    const end = Math.floor(((s + 1) * bands) / w);
+    for (let band = first; band < end; band++) {
+      const t = band - first;
+      roundOf[band] = t;
+      (rounds[t] ??= []).push(band);
+    }
+  }
+  return { rounds, roundOf };
 }
 
 /**
@@ -102,31 +141,10 @@ export function bandSchedule(bands: number, workers: number, kind: ScheduleKind 
   }
   // Shared steps: every worker on every band, so more workers than bands is no waste.
   const w = kind === 'shared' ? workers : Math.min(workers, bands);
-  const roundOf = new Int32Array(bands);
-  const rounds: number[][] = [];
-  if (kind === 'shared') {
-    for (let band = 0; band < bands; band++) {
-      roundOf[band] = band;
-      rounds.push([band]);
-    }
-  } else if (kind === 'blocks') {
-    for (let band = 0; band < bands; band++) {
-      const r = Math.floor(band / w);
-      roundOf[band] = r;
-      (rounds[r] ??= []).push(band);
-    }
-  } else {
-    for (let s = 0; s < w; s++) {
-      const first = Math.floor((s * bands) / w);
-      const end = Math.floor(((s + 1) * bands) / w);
-      for (let band = first; band < end; band++) {
-        const t = band - first;
-        roundOf[band] = t;
-        (rounds[t] ??= []).push(band);
-      }
-    }
-  }
-  return { kind, bands, workers: w, sliceUnits: kind === 'shared' ? sliceUnits : 0, rounds, roundOf, initBlocks: kind === 'shared', laterBlocks: kind === 'shared' && w >= LATER_BLOCKS_WORKERS };
+  // Blocks of more workers than bands are one round, as of as many workers as bands.
+  const blocks = blockRounds(bands, Math.min(workers, bands));
+  const { rounds, roundOf } = kind === 'shared' ? blockRounds(bands, 1) : kind === 'segments' ? segmentRounds(bands, w) : blocks;
+  return { kind, bands, workers: w, sliceUnits: kind === 'shared' ? sliceUnits : 0, rounds, roundOf, initBlocks: kind === 'shared', laterBlocks: kind === 'shared' && w >= LATER_BLOCKS_WORKERS, blocks };
 }
 
 /** The parts a shared step of a store is cut into: the schedule's workers (1: not shared). */
@@ -159,15 +177,18 @@ function inBlocks(schedule: BandSchedule, pass: number): boolean {
 
 /** The rounds of pass `pass` (pass 0 is init): the schedule's, or blocks (inBlocks). */
 export function passRounds(schedule: BandSchedule, pass: number): number[][] {
-  if (!inBlocks(schedule, pass)) return schedule.rounds;
-  const rounds: number[][] = [];
-  for (let band = 0; band < schedule.bands; band++) (rounds[Math.floor(band / schedule.workers)] ??= []).push(band);
-  return rounds;
+  return inBlocks(schedule, pass) ? schedule.blocks.rounds : schedule.rounds;
 }
 
-/** The round of pass `pass` in which band `band` is stepped (passRounds), in constant time. */
+/** The round of each band in pass `pass` (passRounds): for loops over many bands, such as
+ *  lastTakenAt's over a pack's targets. */
+export function passRoundOf(schedule: BandSchedule, pass: number): Int32Array {
+  return inBlocks(schedule, pass) ? schedule.blocks.roundOf : schedule.roundOf;
+}
+
+/** The round of pass `pass` in which band `band` is stepped (passRounds). */
 export function roundOfStep(schedule: BandSchedule, pass: number, band: number): number {
-  return inBlocks(schedule, pass) ? Math.floor(band / schedule.workers) : schedule.roundOf[band]!;
+  return passRoundOf(schedule, pass)[band]!;
 }
 
 /** A step in the order of a solve: init is pass 0. */

@@ -11,7 +11,7 @@
  * removed once all of them have stepped: which targets a pack has is in the manifest (a bitset),
  * so a step opens only the packs with a section for its band.
  */
-import { type BandSchedule, MAX_WORKERS, type StepAt, roundOfStep, stepBefore, takenAt } from './band-schedule.js';
+import { type BandSchedule, MAX_WORKERS, type StepAt, passRoundOf, stepBefore, takenAt } from './band-schedule.js';
 
 /** A step's message pack as the manifest records it. */
 export interface MessagePack {
@@ -150,7 +150,10 @@ export function inboxOf(packs: readonly MessagePack[], schedule: BandSchedule, b
 export function lastTakenAt(schedule: BandSchedule, pack: MessagePack): StepAt {
   const bits = bitsOf(pack);
   const { pass, source } = pack;
-  const from = roundOfStep(schedule, pass, source);
+  // The rounds of this pass and the next, looked up once (a commit asks of every pack).
+  const roundNow = passRoundOf(schedule, pass);
+  const roundNext = passRoundOf(schedule, pass + 1);
+  const from = roundNow[source]!;
   // Targets of rounds after the source's take it in this pass, the others in the next.
   let later = -1;
   let next = -1;
@@ -160,9 +163,9 @@ export function lastTakenAt(schedule: BandSchedule, pack: MessagePack): StepAt {
     for (let b = 0; b < 8; b++) {
       if ((byte & (1 << b)) === 0) continue;
       const target = i * 8 + b;
-      const to = roundOfStep(schedule, pass, target);
+      const to = roundNow[target]!;
       if (to > from) later = Math.max(later, to);
-      else next = Math.max(next, roundOfStep(schedule, pass + 1, target));
+      else next = Math.max(next, roundNext[target]!);
     }
   }
   return next >= 0 ? { pass: pass + 1, round: next } : { pass, round: later };
