@@ -2,9 +2,12 @@
  * Tables past 4 GiB in memory (issue 36): a table of a little more than 4 GiB, allocated once per
  * allocator as a solve allocates it (native backends: the addon's mapping, views of 4 GiB; ts: one
  * SharedArrayBuffer), written and read past byte 2^32 by every backend's kernel; and a database
- * with a 14.7 GiB distance table in the addon's memory, written and read back past 4 GiB. Pages
- * never written stay unmapped (the OS maps them lazily) and zero chunks are written as holes, so
- * this holds little memory or disk, but for the 4 GiB read back once.
+ * with a 14.7 GiB distance table, written and read back past 4 GiB. Zero chunks are written as
+ * holes, so the files take little disk. Memory is another matter: on some kernels (this machine
+ * kind's VMs among them) reading a page never written commits it, as writing does, so a test
+ * that reads 18.4 GiB of fresh tables holds 18.4 GiB (it was killed for memory beside the other
+ * tests). The database's tables are therefore views of one zero block, but for the views that
+ * hold the values put in them.
  */
 import { closeSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +15,6 @@ import { join } from 'node:path';
 import {
   type Backend,
   LOSS,
-  MAX_VIEW_BYTES,
   NO_DISTANCE,
   RANKING_ID,
   StateSpace,
@@ -125,15 +127,42 @@ describe('a table of 4 GiB and 2 MiB, as a solve allocates it', () => {
   });
 });
 
+/** Views of the tables below: 64 MiB divides 2^32, so no view straddles byte 2^32. */
+const VIEW = 2 ** 26;
+
+/**
+ * A table of `length` bytes in views of VIEW bytes: those holding a byte of `written` have memory
+ * of their own, the others are all one block of zeros (never written: nothing aliases what the
+ * test reads). What the database writer and reader see is a table of `length` bytes, mostly zero.
+ */
+function sparseTable(length: number, written: number[], zeros: Uint8Array): TableBytes {
+  const own = new Set(written.map((at) => Math.floor(at / VIEW)));
+  const views: Uint8Array[] = [];
+  for (let at = 0; at < length; at += VIEW) {
+    const bytes = Math.min(VIEW, length - at);
+    views.push(own.has(at / VIEW) ? new Uint8Array(bytes) : zeros.subarray(0, bytes));
+  }
+  return new TableBytes(views);
+}
+
+/** Whether the first `length` bytes of `a` (views of VIEW bytes) equal those of `b` (any views
+ *  that VIEW divides). */
+function sameBytes(a: TableBytes, b: TableBytes, length: number): boolean {
+  for (let at = 0; at < length; at += VIEW) {
+    const n = Math.min(VIEW, length - at);
+    const view = Math.floor(at / b.viewBytes);
+    const from = at - view * b.viewBytes;
+    if (Buffer.compare(a.views[at / VIEW]!.subarray(0, n), b.views[view]!.subarray(from, from + n)) !== 0) return false;
+  }
+  return true;
+}
+
 describe('a database past 4 GiB from tables in memory', () => {
   it('7x7/4 with a 14.7 GiB distance table: written from TableBytes, read back past byte 2^32', () => {
     const backend = backends.find((b) => b.allocateTable) ?? backends[0]!;
     const v = variant(7, 4);
     const space = new StateSpace(v);
-    const table = allocateTable(backend, space.tableBytes);
-    const distances = allocateTable(backend, space.states);
-    expect(distances.views.length).toBe(Math.ceil(space.states / MAX_VIEW_BYTES));
-    // A few values and distances, some past 2^32 bytes; the rest are zero (unwritten pages).
+    // A few values and distances, some past 2^32 bytes; the rest are zero.
     const planted: Array<[number, number, number]> = [
       [0, LOSS, 1],
       [TWO_32 - 1, WIN, 2],
@@ -142,10 +171,15 @@ describe('a database past 4 GiB from tables in memory', () => {
       [2 * TWO_32 + 5, WIN, 5],
       [space.states - 1, LOSS, 6],
     ];
+    const zeros = new Uint8Array(VIEW);
+    const table = sparseTable(space.tableBytes, planted.map(([index]) => stateByte(index)), zeros);
+    const distances = sparseTable(space.states, planted.map(([index]) => index), zeros);
+    expect(distances.views.length).toBe(Math.ceil(space.states / VIEW));
     for (const [index, value, distance] of planted) {
       table.or(stateByte(index), value << stateShift(index));
       distances.set(index, distance);
     }
+    expect(zeros.every((byte) => byte === 0)).toBe(true);
     const path = join(dir, 'big.ccdb');
     const header = {
       board: 7,
@@ -179,8 +213,10 @@ describe('a database past 4 GiB from tables in memory', () => {
     } finally {
       db.close();
     }
-    // Read whole into a table past 4 GiB: the first 4 GiB and 2 MiB of the distance table.
+    // Read whole into a table past 4 GiB as a solve allocates it (views of 4 GiB): the first
+    // 4 GiB and 2 MiB of the distance table.
     const into = allocateTable(backend, BIG);
+    expect(into.views.map((view) => view.length)).toEqual([TWO_32, 2 ** 21]);
     const fd = openSync(path, 'r');
     try {
       readTable(fd, into, HEADER_BYTES + space.tableBytes);
@@ -188,7 +224,6 @@ describe('a database past 4 GiB from tables in memory', () => {
       closeSync(fd);
     }
     for (const [index, , distance] of planted) if (index < BIG) expect(into.get(index)).toBe(distance);
-    expect(Buffer.compare(into.views[0]!, distances.views[0]!)).toBe(0);
-    expect(Buffer.compare(into.views[1]!, distances.views[1]!.subarray(0, BIG - TWO_32))).toBe(0);
+    expect(sameBytes(distances, into, BIG)).toBe(true);
   });
 });
