@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { seededRandom } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseError } from '../src/index.js';
-import { PROOF_HEADER_BYTES, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
+import { PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -26,6 +26,23 @@ const set = (t: Uint8Array, i: number, v: number) => (t[Math.floor(i / 4)]! |= v
 const table = (states: number) => new Uint8Array(new ArrayBuffer(Math.ceil(states / 16) * 4), 0, Math.ceil(states / 4));
 
 describe('proof exchange', () => {
+  it('publishes after each 1/PUBLISHES_PER_STEP of a part\'s share of the band, for any number of parts', () => {
+    const states = 4 * 40_000; // a band of 40,000 bytes
+    for (const parts of [1, 2, 8]) {
+      const dir = newDir();
+      const copy = table(states);
+      const exchange = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: '00000000' }, parts, copy, table(states));
+      const between = states / parts / PUBLISHES_PER_STEP; // states a part visits between files
+      for (let visited = 1; visited <= states / parts; visited++) {
+        set(copy, visited, 1); // a proof with every state, so that each publication is a file
+        exchange.publishSoon(1);
+        if (visited % 100 === 0 || visited % between <= 1) expect(exchange.files, `${parts} parts, ${visited} states visited`).toBe(Math.floor(visited / between));
+      }
+      expect(exchange.files).toBe(PUBLISHES_PER_STEP);
+      expect(readdirSync(dir)).toHaveLength(PUBLISHES_PER_STEP);
+    }
+  });
+
   it('gives each part every part\'s proofs, the byte past the last whole word too, and publishes only its own', () => {
     const dir = newDir();
     const random = seededRandom(11);

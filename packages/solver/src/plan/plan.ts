@@ -90,9 +90,10 @@ export const LATER_PASS2_SHARE = 0.58;
 export const LATER_PASSES_GROWTH = 2.8;
 /** What each part of a shared step costs beyond its share of the serial pass 1, as a share of
  *  the serial pass 1 (it applies all of its band's inbox, scans its copy, reads and writes proof
- *  files): 0.18 from a profile of 7x7/3 on 2 workers (packages/solver/README.md, the projection);
- *  the whole parts' time of runs D (1.05-1.21 times the single process's core-seconds) gives
- *  0.03-0.11. The cautious one. */
+ *  files): 7x7/3 in 16 bands on 2 workers, the parts' 35.0 and 35.8 worker-seconds against the
+ *  single process's pass 1 on 1 thread, 26.0 s (2026-11-27), give 0.17-0.19. The scans of the
+ *  copy are a fixed number a part (proof-exchange.ts, PUBLISHES_PER_STEP), so this share does not
+ *  grow with W. */
 export const SHARED_PART_OVERHEAD = 0.18;
 
 /** The largest cluster the model was measured against (runs D: 2 workers). */

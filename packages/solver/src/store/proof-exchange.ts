@@ -41,14 +41,20 @@ export const PROOF_FILE = /^proof-b(\d{5,})\.g(\d+)\.w(\d+)\.([0-9a-f]{8})\.(\d+
 const MAGIC = 'CCPROOF1';
 export const PROOF_HEADER_BYTES = 32;
 /**
- * A part publishes after a slice once it has visited a state per BAND_BYTES_PER_STATE bytes of its
- * copy since its last file: finding the changed words scans the whole copy (0.17 ns a byte,
- * against 310 ns a state visited: 7x7/3 in 16 bands, native-bmi2), so the scan then costs at most
- * a quarter of the visits. A band of 7x7/3 in 16 (2.2 MiB, 7,700 states a unit) publishes after
- * every unit, one of 7x7/4 in 10 (400 MiB, 74,738 states a unit) after about 12. Counted in
- * states, not timed, so that a solve's exchanges are the same on any machine.
+ * A part publishes after a slice once it has visited 1/PUBLISHES_PER_STEP of its share of the
+ * band's states (1/W of them) since its last file: a proof then reaches the other parts within
+ * about 1/40 of the band's states visited by all, whatever W. Finding the changed words scans
+ * the whole copy (about 0.3 ns a byte, 4 states a byte) against about 170 ns a state visited
+ * (7x7/3, native-bmi2), so the scans cost about 1.8% x W of a part's visits. 7x7/3 in 16 bands on
+ * 2 workers (bench/cluster-solve.mjs, seconds publishing summed over pass 1's parts of about 35-42
+ * worker-seconds), by the files a part wrote a step: about 190, 6.6-7.8 s (the cluster 1.40-1.55x
+ * the single process in 5 runs); 64, 3.0-4.0 s (1.20-1.39x, 4 runs); 40, 2.0-2.4 s (1.21-1.33x, 4
+ * runs); 20, 1.6 s but 8 passes (5-6 from 40 up): proofs that wait longer break more chains, and
+ * they wait W times longer with W parts (7x7/2 in 4 bands on 6 parts, a file every 1/80 of the
+ * band's states a part: 14.6% proven in pass 1, 85% and more at every 1/400). Counted in states,
+ * not timed, so that a solve's exchanges are the same on any machine.
  */
-export const BAND_BYTES_PER_STATE = 100;
+export const PUBLISHES_PER_STEP = 40;
 /** The most words a file holds (512 MiB of file; a band of 4 GiB may change 2^30 words). */
 export const MAX_FILE_WORDS = 2 ** 26;
 /** Seconds between listings of the store's folder for attempts not seen yet (takeOthers). */
@@ -182,11 +188,11 @@ export class ProofExchange {
     if (this.synced.length !== this.copy.length) throw new RangeError('ProofExchange: copy and synced copy of unequal length');
   }
 
-  /** After a slice that visited `states` states: publish, once the visits since the last file
-   *  are worth a scan of the copy (BAND_BYTES_PER_STATE). */
+  /** After a slice that visited `states` states: publish, once they make up 1/PUBLISHES_PER_STEP
+   *  of this part's share of the band (4 states a byte of the copy, 1/W of them). */
   publishSoon(states: number): void {
     this.visited += states;
-    if (this.visited * BAND_BYTES_PER_STATE >= this.copy.byteLength) this.publish();
+    if (this.visited * PUBLISHES_PER_STEP * this.parts >= 4 * this.copy.byteLength) this.publish();
   }
 
   /** Writes this copy's proofs since the last file (none: no file), in files of at most
