@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { seededRandom } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseError } from '../src/index.js';
-import { PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
+import { MAX_BAND_BYTES_PER_STATE, MAX_UNITS_BETWEEN_FILES, PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -26,21 +26,40 @@ const set = (t: Uint8Array, i: number, v: number) => (t[Math.floor(i / 4)]! |= v
 const table = (states: number) => new Uint8Array(new ArrayBuffer(Math.ceil(states / 16) * 4), 0, Math.ceil(states / 4));
 
 describe('proof exchange', () => {
-  it('publishes after each 1/PUBLISHES_PER_STEP of a part\'s share of the band, for any number of parts', () => {
-    const states = 4 * 40_000; // a band of 40,000 bytes
-    for (const parts of [1, 2, 8]) {
-      const dir = newDir();
-      const copy = table(states);
-      const exchange = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: '00000000' }, parts, copy, table(states));
-      const between = states / parts / PUBLISHES_PER_STEP; // states a part visits between files
-      for (let visited = 1; visited <= states / parts; visited++) {
-        set(copy, visited, 1); // a proof with every state, so that each publication is a file
-        exchange.publishSoon(1);
-        if (visited % 100 === 0 || visited % between <= 1) expect(exchange.files, `${parts} parts, ${visited} states visited`).toBe(Math.floor(visited / between));
-      }
-      expect(exchange.files).toBe(PUBLISHES_PER_STEP);
-      expect(readdirSync(dir)).toHaveLength(PUBLISHES_PER_STEP);
+  /** Files a part has published after visiting each of `slices` slices of `states` states in
+   *  `units` units (a proof in each, so that each publication is a file), in a band of `bytes`. */
+  function filesAfterSlices(parts: number, bytes: number, slices: number, states: number, units: number): number[] {
+    const dir = newDir();
+    const copy = table(4 * bytes);
+    const exchange = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: '00000000' }, parts, copy, table(4 * bytes));
+    const files: number[] = [];
+    for (let slice = 1; slice <= slices; slice++) {
+      set(copy, slice, 1);
+      exchange.publishSoon(states, units);
+      files.push(exchange.files);
     }
+    expect(readdirSync(dir)).toHaveLength(exchange.files);
+    return files;
+  }
+
+  it('publishes after each 1/PUBLISHES_PER_STEP of a part\'s share of the band, for any number of parts', () => {
+    const bytes = 40_000; // 160,000 states, in slices of a state and no whole unit
+    for (const parts of [1, 2, 8]) {
+      const between = (4 * bytes) / parts / PUBLISHES_PER_STEP;
+      expect(between * MAX_BAND_BYTES_PER_STATE).toBeGreaterThanOrEqual(bytes); // past the floor
+      const files = filesAfterSlices(parts, bytes, (4 * bytes) / parts, 1, 0);
+      files.forEach((n, i) => expect(n, `${parts} parts, ${i + 1} states`).toBe(Math.floor((i + 1) / between)));
+      expect(files.at(-1)).toBe(PUBLISHES_PER_STEP);
+    }
+  });
+
+  it('publishes every MAX_UNITS_BETWEEN_FILES units when that comes first, never below a state per MAX_BAND_BYTES_PER_STATE bytes', () => {
+    // Units of 1,000 states in a band of 400,000 bytes: the floor is 4 units, 1/40 of a part's
+    // share of 2 is 20 units, the units' bound 16.
+    expect(filesAfterSlices(2, 400_000, 64, 1000, 1)).toEqual(Array.from({ length: 64 }, (_, i) => Math.floor((i + 1) / MAX_UNITS_BETWEEN_FILES)));
+    // Units of 100 states: 16 units are 1,600 states, under the floor of 4,000; 1/40 of the
+    // share is 5,000. So a file every 40 units.
+    expect(filesAfterSlices(2, 400_000, 120, 100, 1)).toEqual(Array.from({ length: 120 }, (_, i) => Math.floor((i + 1) / 40)));
   });
 
   it('gives each part every part\'s proofs, the byte past the last whole word too, and publishes only its own', () => {

@@ -392,7 +392,7 @@ export class BandStepper {
         route(r);
         from = to;
       }
-      exchange.publishSoon((end - at) * statesPerUnit);
+      exchange.publishSoon((end - at) * statesPerUnit, end - at);
       progress(Math.min(1, (at + chunk) / units.length));
     }
     route(await this.call(hooks, BandPhase.REVISIT, table, job.band, undefined));

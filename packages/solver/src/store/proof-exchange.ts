@@ -41,20 +41,28 @@ export const PROOF_FILE = /^proof-b(\d{5,})\.g(\d+)\.w(\d+)\.([0-9a-f]{8})\.(\d+
 const MAGIC = 'CCPROOF1';
 export const PROOF_HEADER_BYTES = 32;
 /**
- * A part publishes after a slice once it has visited 1/PUBLISHES_PER_STEP of its share of the
- * band's states (1/W of them) since its last file: a proof then reaches the other parts within
- * about 1/40 of the band's states visited by all, whatever W. Finding the changed words scans
- * the whole copy (about 0.3 ns a byte, 4 states a byte) against about 170 ns a state visited
- * (7x7/3, native-bmi2), so the scans cost about 1.8% x W of a part's visits. 7x7/3 in 16 bands on
- * 2 workers (bench/cluster-solve.mjs, seconds publishing summed over pass 1's parts of about 35-42
- * worker-seconds), by the files a part wrote a step: about 190, 6.6-7.8 s (the cluster 1.40-1.55x
- * the single process in 5 runs); 64, 3.0-4.0 s (1.20-1.39x, 4 runs); 40, 2.0-2.4 s (1.21-1.33x, 4
- * runs); 20, 1.6 s but 8 passes (5-6 from 40 up): proofs that wait longer break more chains, and
- * they wait W times longer with W parts (7x7/2 in 4 bands on 6 parts, a file every 1/80 of the
- * band's states a part: 14.6% proven in pass 1, 85% and more at every 1/400). Counted in states,
- * not timed, so that a solve's exchanges are the same on any machine.
+ * When a part publishes, after a slice. Finding the changed words scans the whole copy (about
+ * 0.3 ns a byte, 4 states a byte) against about 170 ns a state visited (7x7/3, native-bmi2), so
+ * a part waits at least a state visited per MAX_BAND_BYTES_PER_STATE bytes of its copy (the
+ * scans then cost at most about 17% of its visits). Past that it publishes once it has visited
+ * 1/PUBLISHES_PER_STEP of its share of the band's states (1/W of them: 40 scans a step whatever W,
+ * together about 1.8% of the serial pass 1), or MAX_UNITS_BETWEEN_FILES units if that comes first: a
+ * state left unknown waits REVISIT_LAG (64) units of its part for a revisit, and the proofs it
+ * waits for must have reached it by then, parts drifting apart on a loaded machine included.
+ *
+ * 7x7/3 in 16 bands on 2 workers (a band of 2.2 MiB, 7,700 states a unit: bench/cluster-solve.mjs,
+ * seconds publishing summed over pass 1's parts of about 35-42 worker-seconds): a file every 2.9
+ * units (the floor, as all files were until 2026-11-27), 6.6-7.8 s, the cluster 1.40-1.55x the
+ * single process in 5 runs; every 14 units (1/40 of a part's share), 2.0-2.4 s, 1.13-1.33x in 5
+ * runs, 5-6 passes (9 once, a build running beside it); 28 units (1/20), 8 passes. In 4 bands without the units' bound (a file every
+ * 57 units) the cluster test proved 17.9% in pass 1 beside the other tests (95.0-95.5% on a quiet
+ * machine), 99.0% with it (98.4% at 32). A 7x7/4 band of 10 (377.7 MiB, 74,738 states a unit)
+ * publishes at the floor, every 53 units, as its cluster solve did (93.6% in pass 1). Counted in
+ * states and units, not timed, so that a solve's exchanges are the same on any machine.
  */
+export const MAX_BAND_BYTES_PER_STATE = 100;
 export const PUBLISHES_PER_STEP = 40;
+export const MAX_UNITS_BETWEEN_FILES = 16;
 /** The most words a file holds (512 MiB of file; a band of 4 GiB may change 2^30 words). */
 export const MAX_FILE_WORDS = 2 ** 26;
 /** Seconds between listings of the store's folder for attempts not seen yet (takeOthers). */
@@ -168,8 +176,9 @@ export class ProofExchange {
   private readonly synced: Uint32Array;
   private indices = new Uint32Array(1024);
   private words = new Uint32Array(1024);
-  /** States visited since the last file. */
+  /** States and units visited since the last file. */
   private visited = 0;
+  private visitedUnits = 0;
 
   /**
    * `copy`: this worker's copy of the band (its table); `synced`: the copy as last published
@@ -188,11 +197,14 @@ export class ProofExchange {
     if (this.synced.length !== this.copy.length) throw new RangeError('ProofExchange: copy and synced copy of unequal length');
   }
 
-  /** After a slice that visited `states` states: publish, once they make up 1/PUBLISHES_PER_STEP
-   *  of this part's share of the band (4 states a byte of the copy, 1/W of them). */
-  publishSoon(states: number): void {
+  /** After a slice that visited `states` states in `units` units: publish when due (see
+   *  PUBLISHES_PER_STEP; the band's states are 4 a byte of the copy, a part's share 1/W). */
+  publishSoon(states: number, units: number): void {
     this.visited += states;
-    if (this.visited * PUBLISHES_PER_STEP * this.parts >= 4 * this.copy.byteLength) this.publish();
+    this.visitedUnits += units;
+    const bytes = this.copy.byteLength;
+    if (this.visited * MAX_BAND_BYTES_PER_STATE < bytes) return;
+    if (this.visitedUnits >= MAX_UNITS_BETWEEN_FILES || this.visited * PUBLISHES_PER_STEP * this.parts >= 4 * bytes) this.publish();
   }
 
   /** Writes this copy's proofs since the last file (none: no file), in files of at most
@@ -208,6 +220,7 @@ export class ProofExchange {
       this.bytesWritten += bytes.length;
     }
     this.visited = 0;
+    this.visitedUnits = 0;
   }
 
   /**
