@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { seededRandom } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseError } from '../src/index.js';
-import { MAX_BAND_BYTES_PER_STATE, MAX_UNITS_BETWEEN_FILES, PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
+import { MAX_UNITS_BETWEEN_FILES, PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, SCAN_BYTES_PER_STATE, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -46,14 +46,14 @@ describe('proof exchange', () => {
     const bytes = 40_000; // 160,000 states, in slices of a state and no whole unit
     for (const parts of [1, 2, 8]) {
       const between = (4 * bytes) / parts / PUBLISHES_PER_STEP;
-      expect(between * MAX_BAND_BYTES_PER_STATE).toBeGreaterThanOrEqual(bytes); // past the floor
+      expect(between * SCAN_BYTES_PER_STATE).toBeGreaterThanOrEqual(bytes); // past the floor
       const files = filesAfterSlices(parts, bytes, (4 * bytes) / parts, 1, 0);
       files.forEach((n, i) => expect(n, `${parts} parts, ${i + 1} states`).toBe(Math.floor((i + 1) / between)));
       expect(files.at(-1)).toBe(PUBLISHES_PER_STEP);
     }
   });
 
-  it('publishes every MAX_UNITS_BETWEEN_FILES units when that comes first, never below a state per MAX_BAND_BYTES_PER_STATE bytes', () => {
+  it('publishes every MAX_UNITS_BETWEEN_FILES units when that comes first, never below a state per SCAN_BYTES_PER_STATE bytes', () => {
     // Units of 1,000 states in a band of 400,000 bytes: the floor is 4 units, 1/40 of a part's
     // share of 2 is 20 units, the units' bound 16.
     expect(filesAfterSlices(2, 400_000, 64, 1000, 1)).toEqual(Array.from({ length: 64 }, (_, i) => Math.floor((i + 1) / MAX_UNITS_BETWEEN_FILES)));

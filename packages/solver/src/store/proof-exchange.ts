@@ -43,24 +43,25 @@ export const PROOF_HEADER_BYTES = 32;
 /**
  * When a part publishes, after a slice. Finding the changed words scans the whole copy (about
  * 0.3 ns a byte, 4 states a byte) against about 170 ns a state visited (7x7/3, native-bmi2), so
- * a part waits at least a state visited per MAX_BAND_BYTES_PER_STATE bytes of its copy (the
- * scans then cost at most about 17% of its visits). Past that it publishes once it has visited
- * 1/PUBLISHES_PER_STEP of its share of the band's states (1/W of them: 40 scans a step whatever W,
- * together about 1.8% of the serial pass 1), or MAX_UNITS_BETWEEN_FILES units if that comes first: a
- * state left unknown waits REVISIT_LAG (64) units of its part for a revisit, and the proofs it
- * waits for must have reached it by then, parts drifting apart on a loaded machine included.
+ * a part first visits a state per SCAN_BYTES_PER_STATE bytes of its copy (the scans then cost at
+ * most about 17% of its visits). Past that it publishes once it has visited 1/PUBLISHES_PER_STEP
+ * of its share of the band's states (1/W of them: 40 scans a step whatever W, together about 1.8%
+ * of the serial pass 1), or MAX_UNITS_BETWEEN_FILES units if that comes first: a state left
+ * unknown waits REVISIT_LAG (64) units of its part for a revisit, and the proofs it waits for must
+ * have reached it by then, parts drifting apart on a loaded machine included.
  *
  * 7x7/3 in 16 bands on 2 workers (a band of 2.2 MiB, 7,700 states a unit: bench/cluster-solve.mjs,
  * seconds publishing summed over pass 1's parts of about 35-42 worker-seconds): a file every 2.9
  * units (the floor, as all files were until 2026-11-27), 6.6-7.8 s, the cluster 1.40-1.55x the
  * single process in 5 runs; every 14 units (1/40 of a part's share), 2.0-2.4 s, 1.13-1.33x in 5
- * runs, 5-6 passes (9 once, a build running beside it); 28 units (1/20), 8 passes. In 4 bands without the units' bound (a file every
- * 57 units) the cluster test proved 17.9% in pass 1 beside the other tests (95.0-95.5% on a quiet
- * machine), 99.0% with it (98.4% at 32). A 7x7/4 band of 10 (377.7 MiB, 74,738 states a unit)
- * publishes at the floor, every 53 units, as its cluster solve did (93.6% in pass 1). Counted in
- * states and units, not timed, so that a solve's exchanges are the same on any machine.
+ * runs, 5-6 passes (9 once, a build running beside it); every 28 units (1/20), 8 passes. In 4
+ * bands without the units' bound (a file every 57 units) the cluster test proved 17.9% in pass 1
+ * beside the other tests (95.0-95.5% on a quiet machine), 99.0% with it (98.4% at 32). A 7x7/4
+ * band of 10 (377.7 MiB, 74,738 states a unit) publishes at the floor, every 53 units, as its
+ * cluster solve did (93.6% in pass 1). Counted in states and units, not timed, so that a solve's
+ * exchanges are the same on any machine.
  */
-export const MAX_BAND_BYTES_PER_STATE = 100;
+export const SCAN_BYTES_PER_STATE = 100;
 export const PUBLISHES_PER_STEP = 40;
 export const MAX_UNITS_BETWEEN_FILES = 16;
 /** The most words a file holds (512 MiB of file; a band of 4 GiB may change 2^30 words). */
@@ -203,7 +204,7 @@ export class ProofExchange {
     this.visited += states;
     this.visitedUnits += units;
     const bytes = this.copy.byteLength;
-    if (this.visited * MAX_BAND_BYTES_PER_STATE < bytes) return;
+    if (this.visited * SCAN_BYTES_PER_STATE < bytes) return;
     if (this.visitedUnits >= MAX_UNITS_BETWEEN_FILES || this.visited * PUBLISHES_PER_STEP * this.parts >= 4 * bytes) this.publish();
   }
 
