@@ -54,7 +54,17 @@ struct BandMap {
   uint32_t slots = 0;
   int32_t held = 0;
   uint32_t bands = 0;
+  /** Where given, the call marks each line of kChangedLineStates states (64 bytes of the held band)
+   *  in which it proves a state: bit (L & 31) of changedLines[L >> 5] for line L. A shared step's
+   *  part then publishes its proofs at the cost of the lines they touch, not of its whole copy
+   *  (core's ProofExchange). At least changedLineWords(bytes) words. */
+  uint32_t* changedLines = nullptr;
 };
+
+/** States in a line of BandMap::changedLines: 64 bytes of a band, 16 of its 32-bit words. */
+constexpr uint64_t kChangedLineStates = 256;
+/** The words of a band's changed-lines bitmap: a bit per line of its `bytes`. */
+inline uint64_t changedLineWords(uint64_t bytes) { return (bytes + 64 * 32 - 1) / (64 * 32); }
 
 /** What a band call does (core's BandPhase): init the held band's slots [from, to); visit every
  *  state of the units `input` (positions in the proof order, whose children the band holds; pass

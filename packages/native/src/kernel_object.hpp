@@ -197,11 +197,12 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     if (a.ElementLength() < length) throw Napi::RangeError::New(o.Env(), std::string("band map.") + name + " is shorter than it must be");
     return reinterpret_cast<const T*>(static_cast<const uint8_t*>(a.ArrayBuffer().Data()) + a.ByteOffset());
   }
-  // solverBand(phase, table, map {held, bands, bandOf, slotOf, roundOf, groups}, input: Float64Array | undefined,
+  // solverBand(phase, table, map {held, bands, bandOf, slotOf, roundOf, groups, changedLines?}, input: Float64Array | undefined,
   // from, to, threads, output?: Float64Array, code?: boolean) -> {wins, losses, ..., messages: Float64Array,
   // counts: Float64Array, and where coded (see BandOutput) coded: Uint8Array, codedBytes: Float64Array}
-  /** The band map of argument i: {held, bands, bandOf, slotOf, roundOf, groups} (views of the caller's arrays). */
-  cck::BandMap bandMapArg(const Napi::CallbackInfo& info, size_t i) {
+  /** The band map of argument i, for a band of `bytes`: {held, bands, bandOf, slotOf, roundOf, groups,
+   *  changedLines?} (views of the caller's arrays). */
+  cck::BandMap bandMapArg(const Napi::CallbackInfo& info, size_t i, size_t bytes) {
     Napi::Env env = info.Env();
     if (!info[i].IsObject()) throw Napi::TypeError::New(env, "argument " + std::to_string(i) + " must be a band map object");
     Napi::Object m = info[i].As<Napi::Object>();
@@ -223,6 +224,9 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     Napi::Value slots = m.Get("groups");
     map.slots = slots.IsTypedArray() ? static_cast<uint32_t>(slots.As<Napi::TypedArray>().ElementLength()) : 0;
     map.groups = bandArray<uint32_t>(m, "groups", napi_uint32_array, map.slots);
+    if (!m.Get("changedLines").IsUndefined()) {
+      map.changedLines = const_cast<uint32_t*>(bandArray<uint32_t>(m, "changedLines", napi_uint32_array, cck::changedLineWords(bytes)));
+    }
     return map;
   }
   Napi::Value SolverBand(const Napi::CallbackInfo& info) {
@@ -231,7 +235,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     if (phase < 0 || phase > static_cast<int>(cck::BandPhase::Revisit)) throw Napi::RangeError::New(env, "unknown band phase");
     size_t bytes = 0;
     uint8_t* table = bytesArg(info, 1, bytes);
-    const cck::BandMap map = bandMapArg(info, 2);
+    const cck::BandMap map = bandMapArg(info, 2, bytes);
     const double* input = nullptr;
     size_t inputCount = 0;
     if (!info[3].IsUndefined()) {
@@ -284,7 +288,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     Napi::Env env = info.Env();
     size_t bytes = 0, count = 0;
     uint8_t* table = bytesArg(info, 0, bytes);
-    const cck::BandMap map = bandMapArg(info, 1);
+    const cck::BandMap map = bandMapArg(info, 1, bytes);
     const uint8_t* runs = bytesArg(info, 2, count);
     const size_t from = indexArg(info, 3, count);
     double* state = runStateArg(info, 4);

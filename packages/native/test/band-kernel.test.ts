@@ -25,6 +25,7 @@ import {
   WIN,
   WORDS,
   bandMessage,
+  changedLineWords,
   RUN_NEXT_OUT,
   atRunBoundary,
   newMessageRunState,
@@ -145,6 +146,21 @@ function sameBytes(a: ArrayBufferView, b: ArrayBufferView): boolean {
   return Buffer.compare(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), new Uint8Array(b.buffer, b.byteOffset, b.byteLength)) === 0;
 }
 
+/** `map` with a changed-lines bitmap of its own, all clear, for a band of `bytes`. */
+function marking(map: BandMap, bytes: number): BandMap & { changedLines: Uint32Array } {
+  return { ...map, changedLines: new Uint32Array(changedLineWords(bytes)) };
+}
+
+/** Expects `lines` (BandMap.changedLines) to mark exactly the lines of 64 bytes in which `after`
+ *  differs from `before`: the lines where the call proved a state. */
+function expectChangedLines(before: Uint8Array, after: Uint8Array, lines: Uint32Array, what: string): void {
+  const expected = new Uint32Array(lines.length);
+  for (let byte = 0; byte < after.length; byte++) {
+    if (after[byte] !== before[byte]) expected[byte >> 11]! |= 1 << ((byte >> 6) & 31);
+  }
+  expect(Array.from(lines), `${what}: the lines marked`).toEqual(Array.from(expected));
+}
+
 /** Expects two calls to have given the same counts and the same messages, each band's in order. */
 function expectSameResult(got: BandResult, expected: BandResult, what: string): void {
   expect(statsOf(got), what).toEqual(statsOf(expected));
@@ -213,9 +229,15 @@ describe.each(cases)('band calls, %s with %i pieces, %s rules', (_name, pieces, 
   /** The phases in turn on every kernel from the same start, compared with the TS kernel's. */
   it(`INIT, APPLY, UNITS, REQUESTS, VISIT agree on every kernel (${kernels.map(([n]) => n).join(', ')}) and with the solve`, () => {
     const tables = kernels.map(() => new Uint8Array(bandBytes(space, map)));
-    const run = (what: string, call: (k: SolverKernel, table: Uint8Array, threads?: number) => BandResult, twoThreads?: 'same' | 'consistent') => {
+    // Each call marks the lines it proves states in (BandMap.changedLines): exactly those that change.
+    const run = (what: string, call: (k: SolverKernel, table: Uint8Array, m: BandMap, threads?: number) => BandResult, twoThreads?: 'same' | 'consistent') => {
       const before = tables[0]!.slice();
-      const results = kernels.map(([, k], i) => call(k, tables[i]!));
+      const results = kernels.map(([name, k], i) => {
+        const m = marking(map, tables[i]!.length);
+        const r = call(k, tables[i]!, m);
+        expectChangedLines(before, tables[i]!, m.changedLines, `${what}: ${name}`);
+        return r;
+      });
       for (let i = 1; i < kernels.length; i++) {
         expect(sameBytes(tables[i]!, tables[0]!), `${what}: ${kernels[i]![0]}'s band table`).toBe(true);
         expectSameResult(results[i]!, results[0]!, `${what}: ${kernels[i]![0]}`);
@@ -231,7 +253,9 @@ describe.each(cases)('band calls, %s with %i pieces, %s rules', (_name, pieces, 
         const [name, backend] = natives[0]!;
         const k = backend.solverKernel(v, rules);
         const table = before.slice();
-        const r = call(k, table, 2);
+        const m = marking(map, table.length);
+        const r = call(k, table, m, 2);
+        expectChangedLines(before, table, m.changedLines, `${what}: ${name} on 2 threads`);
         if (twoThreads === 'same') {
           expect(sameBytes(table, tables[0]!), `${what}: ${name} on 2 threads, band table`).toBe(true);
           expectSameResult(r, results[0]!, `${what}: ${name} on 2 threads`);
@@ -250,7 +274,7 @@ describe.each(cases)('band calls, %s with %i pieces, %s rules', (_name, pieces, 
       return results[0]!;
     };
 
-    const init = run('INIT', (k, t, threads = 1) => k.band(BandPhase.INIT, t, map, undefined, 0, slots, threads), 'same');
+    const init = run('INIT', (k, t, m, threads = 1) => k.band(BandPhase.INIT, t, m, undefined, 0, slots, threads), 'same');
     expect(init.illegal + init.terminal + init.wins).toBeGreaterThan(0);
     expect(init.messages.length).toBe(0);
 
@@ -261,17 +285,17 @@ describe.each(cases)('band calls, %s with %i pieces, %s rules', (_name, pieces, 
       if (readValue(tables[0]!, local) === UNKNOWN && value !== UNKNOWN) values.push(bandMessage(local, value));
     }
     values.push(values[0]!);
-    const apply = run('APPLY', (k, t, threads = 1) => k.band(BandPhase.APPLY, t, map, Float64Array.from(values), 0, 0, threads));
+    const apply = run('APPLY', (k, t, m, threads = 1) => k.band(BandPhase.APPLY, t, m, Float64Array.from(values), 0, 0, threads));
     expect(apply.wins + apply.losses).toBe(values.length - 1);
 
-    const unitCall = run('UNITS', (k, t, threads = 1) => k.band(BandPhase.UNITS, t, map, units, 0, 0, threads), 'consistent');
+    const unitCall = run('UNITS', (k, t, m, threads = 1) => k.band(BandPhase.UNITS, t, m, units, 0, 0, threads), 'consistent');
     expect(unitCall.wins + unitCall.losses).toBeGreaterThan(0);
     // Messages only for the other bands (values of states held elsewhere, and wins of parents).
     expect(unitCall.counts[map.held]).toBe(0);
     expect(unitCall.messages.length).toBeGreaterThan(0);
     for (const m of unitCall.messages) expect(m % 4 === 1 || m % 4 === 2).toBe(true);
 
-    const requests = run('REQUESTS', (k, t, threads = 1) => k.band(BandPhase.REQUESTS, t, map, undefined, 0, slots, threads), 'same');
+    const requests = run('REQUESTS', (k, t, m, threads = 1) => k.band(BandPhase.REQUESTS, t, m, undefined, 0, slots, threads), 'same');
     let unknown = 0;
     for (let local = 0; local < slots * per; local++) if (readValue(tables[0]!, local) === UNKNOWN) unknown++;
     expect(requests.messages.length).toBe(unknown);
@@ -280,7 +304,7 @@ describe.each(cases)('band calls, %s with %i pieces, %s rules', (_name, pieces, 
     const own = requests.messages.slice(offset, offset + requests.counts[map.held]!);
     expect(own.length).toBeGreaterThan(0);
 
-    const visit = run('VISIT', (k, t, threads = 1) => k.band(BandPhase.VISIT, t, map, own, 0, 0, threads), 'consistent');
+    const visit = run('VISIT', (k, t, m, threads = 1) => k.band(BandPhase.VISIT, t, m, own, 0, 0, threads), 'consistent');
     expect(visit.wins + visit.losses + visit.messages.length).toBeGreaterThan(0);
   });
 
@@ -307,9 +331,11 @@ describe.each(cases)('band calls, %s with %i pieces, %s rules', (_name, pieces, 
           ['pieces of 1 to 7 bytes', (i: number) => (i < 300 ? 1 + (i % 7) : bytes.length)],
         ] as const) {
           const table = start.slice();
-          const r = applyInPieces(k, table, map, bytes, sizes, threads);
+          const m = marking(map, table.length);
+          const r = applyInPieces(k, table, m, bytes, sizes, threads);
           const what = `${name} on ${threads} thread(s), ${pieces}`;
           expect(sameBytes(table, expected), `${what}: band table`).toBe(true);
+          expectChangedLines(start, table, m.changedLines, what);
           expect({ ...statsOf(r), messages: r.messages }, what).toEqual({ ...applied, messages: values.length });
         }
       }
@@ -416,8 +442,11 @@ describe.each(cases)('band calls, %s with %i pieces, %s rules', (_name, pieces, 
         ['a fractional unit', () => k.band(BandPhase.UNITS, table, map, Float64Array.of(units[0]! + 0.5), 0, 0, 1)],
         ['a message that is not an integer', () => k.band(BandPhase.APPLY, table, map, Float64Array.of(Number.NaN), 0, 0, 1)],
         ['a negative request', () => k.band(BandPhase.VISIT, table, map, Float64Array.of(-4), 0, 0, 1)],
+        ['changed lines a word short', () => k.band(BandPhase.INIT, table, { ...map, changedLines: new Uint32Array(changedLineWords(table.length) - 1) }, undefined, 0, 1, 1)],
       ];
       for (const [what, call] of calls) expect(call, `${name}: ${what}`).toThrow(RangeError);
+      const notWords = { ...map, changedLines: new Int32Array(changedLineWords(table.length)) as unknown as Uint32Array };
+      expect(() => k.band(BandPhase.INIT, table, notWords, undefined, 0, 1, 1), `${name}: changed lines not a Uint32Array`).toThrow(TypeError);
     }
   });
 });

@@ -5,10 +5,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { seededRandom } from '@ccheckers/core';
+import { CHANGED_LINE_STATES, seededRandom } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseError } from '../src/index.js';
-import { MAX_UNITS_BETWEEN_FILES, PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, SCAN_BYTES_PER_STATE, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
+import { MAX_UNITS_BETWEEN_FILES, PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -22,6 +22,12 @@ function newDir(): string {
 
 const at = (t: Uint8Array, i: number) => (t[Math.floor(i / 4)]! >> ((i % 4) * 2)) & 3;
 const set = (t: Uint8Array, i: number, v: number) => (t[Math.floor(i / 4)]! |= v << ((i % 4) * 2));
+/** Sets a value in a part's copy and marks its line, as a kernel call does (BandMap.changedLines). */
+function prove(exchange: ProofExchange, t: Uint8Array, i: number, v: number): void {
+  set(t, i, v);
+  const line = Math.floor(i / CHANGED_LINE_STATES);
+  exchange.changedLines[Math.floor(line / 32)]! |= 1 << line % 32;
+}
 /** A band table of `states` states in a buffer of whole words (as BandStepper's), zero past it. */
 const table = (states: number) => new Uint8Array(new ArrayBuffer(Math.ceil(states / 16) * 4), 0, Math.ceil(states / 4));
 
@@ -34,7 +40,7 @@ describe('proof exchange', () => {
     const exchange = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: '00000000' }, parts, copy, table(4 * bytes));
     const files: number[] = [];
     for (let slice = 1; slice <= slices; slice++) {
-      set(copy, slice, 1);
+      prove(exchange, copy, slice, 1);
       exchange.publishSoon(states, units);
       files.push(exchange.files);
     }
@@ -46,20 +52,39 @@ describe('proof exchange', () => {
     const bytes = 40_000; // 160,000 states, in slices of a state and no whole unit
     for (const parts of [1, 2, 8]) {
       const between = (4 * bytes) / parts / PUBLISHES_PER_STEP;
-      expect(between * SCAN_BYTES_PER_STATE).toBeGreaterThanOrEqual(bytes); // past the floor
       const files = filesAfterSlices(parts, bytes, (4 * bytes) / parts, 1, 0);
       files.forEach((n, i) => expect(n, `${parts} parts, ${i + 1} states`).toBe(Math.floor((i + 1) / between)));
       expect(files.at(-1)).toBe(PUBLISHES_PER_STEP);
     }
   });
 
-  it('publishes every MAX_UNITS_BETWEEN_FILES units when that comes first, never below a state per SCAN_BYTES_PER_STATE bytes', () => {
-    // Units of 1,000 states in a band of 400,000 bytes: the floor is 4 units, 1/40 of a part's
-    // share of 2 is 20 units, the units' bound 16.
+  it('publishes every MAX_UNITS_BETWEEN_FILES units when that comes first, in a band of any size', () => {
+    // Units of 1,000 states in a band of 400,000 bytes: 1/40 of a part's share of 2 is 20 units,
+    // the units' bound 16.
     expect(filesAfterSlices(2, 400_000, 64, 1000, 1)).toEqual(Array.from({ length: 64 }, (_, i) => Math.floor((i + 1) / MAX_UNITS_BETWEEN_FILES)));
-    // Units of 100 states: 16 units are 1,600 states, under the floor of 4,000; 1/40 of the
-    // share is 5,000. So a file every 40 units.
-    expect(filesAfterSlices(2, 400_000, 120, 100, 1)).toEqual(Array.from({ length: 120 }, (_, i) => Math.floor((i + 1) / 40)));
+    // Units of 100 states (a band of 4,000 units, where a scan of the whole copy once waited for
+    // 40 units): still a file every 16.
+    expect(filesAfterSlices(2, 400_000, 120, 100, 1)).toEqual(Array.from({ length: 120 }, (_, i) => Math.floor((i + 1) / MAX_UNITS_BETWEEN_FILES)));
+    // Units of 10,000 states: 1/40 of the share (20,000 states) comes first, every 2 units.
+    expect(filesAfterSlices(2, 400_000, 40, 10_000, 1)).toEqual(Array.from({ length: 40 }, (_, i) => Math.floor((i + 1) / 2)));
+  });
+
+  it('publishes the words of the lines marked, and only those', () => {
+    const dir = newDir();
+    const states = 4 * CHANGED_LINE_STATES;
+    const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
+    const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!);
+    const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
+    prove(writer, a!, 1, 2); // line 0
+    prove(writer, a!, 2 * CHANGED_LINE_STATES + 17, 1); // line 2
+    prove(writer, a!, 3 * CHANGED_LINE_STATES - 1, 3); // line 2's last state
+    set(a!, CHANGED_LINE_STATES + 5, 1); // line 1, not marked: not a kernel's proof
+    writer.publish();
+    expect(writer.changedLines.every((w) => w === 0)).toBe(true);
+    reader.takeOthers();
+    for (let i = 0; i < states; i++) expect(at(b!, i), `state ${i}`).toBe(i === CHANGED_LINE_STATES + 5 ? 0 : at(a!, i));
+    writer.publish(); // nothing marked since: no file
+    expect(writer.files).toBe(1);
   });
 
   it('gives each part every part\'s proofs, the byte past the last whole word too, and publishes only its own', () => {
@@ -82,11 +107,11 @@ describe('proof exchange', () => {
       for (let w = 0; w < parts; w++) {
         for (let k = 0; k < 300; k++) {
           const i = Math.floor(random() * states);
-          set(copies[w]!, i, value(i)); // some states proven by two parts, with the same value
+          prove(exchanges[w]!, copies[w]!, i, value(i)); // some states proven by two parts, with the same value
           proven.add(i);
         }
         if (round === 3 && w === 2) {
-          set(copies[w]!, states - 1, value(states - 1));
+          prove(exchanges[w]!, copies[w]!, states - 1, value(states - 1));
           proven.add(states - 1);
         }
         exchanges[w]!.publish();
@@ -146,7 +171,7 @@ describe('proof exchange', () => {
     const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
     const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!, 10);
     const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
-    for (let i = 0; i < states; i += 16) set(a!, i + 5, 2); // a state in each of 64 words
+    for (let i = 0; i < states; i += 16) prove(writer, a!, i + 5, 2); // a state in each of 64 words
     writer.publish();
     expect(writer.files).toBe(7); // 64 words in files of 10
     reader.takeOthers();
@@ -158,9 +183,9 @@ describe('proof exchange', () => {
     const states = 16 * 8;
     const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
     const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!);
-    set(a!, 3, 1);
+    prove(writer, a!, 3, 1);
     writer.publish();
-    set(a!, 40, 1);
+    prove(writer, a!, 40, 1);
     writer.publish();
     const first = join(dir, proofFileName({ band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa', seq: 0 }));
     writeFileSync(first, readFileSync(first).subarray(0, PROOF_HEADER_BYTES + 3));

@@ -120,7 +120,18 @@ struct BandTable {
   bool proveLocal(uint64_t local, int value) const {
     const uint8_t shift = static_cast<uint8_t>((local & 3) << 1);
     const uint8_t old = __atomic_fetch_or(localByte(local), static_cast<uint8_t>(value << shift), __ATOMIC_RELAXED);
-    return ((old >> shift) & 3) == 0;
+    const bool proven = ((old >> shift) & 3) == 0;
+    if (proven) markChanged(local);
+    return proven;
+  }
+  /** Marks the line of local state `local` in map.changedLines, where given (see BandMap). Read
+   *  first: most proofs fall in lines marked already, and a read does not take the cache line. */
+  void markChanged(uint64_t local) const {
+    if (map.changedLines == nullptr) return;
+    const uint64_t line = local / kChangedLineStates;
+    uint32_t* word = map.changedLines + (line >> 5);
+    const uint32_t bit = uint32_t{1} << (line & 31);
+    if ((__atomic_load_n(word, __ATOMIC_RELAXED) & bit) == 0) __atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
   }
   bool prove(uint64_t index, int value) const { return proveLocal(localOf(index, groupOf(index)), value); }
 };

@@ -125,6 +125,19 @@ export interface BandMap {
   slotOf: Int32Array;
   roundOf: Int32Array;
   groups: Uint32Array;
+  /** Where given, the call marks each line of CHANGED_LINE_STATES states (64 bytes of the held
+   *  band) in which it proves a state: bit (L & 31) of changedLines[L >>> 5] for line L. A shared
+   *  step's part then publishes its proofs at the cost of the lines they touch, not of its whole
+   *  copy (solver's ProofExchange). At least changedLineWords(table.length) words. */
+  changedLines?: Uint32Array;
+}
+
+/** States in a line of BandMap.changedLines: 64 bytes of a band, 16 of its 32-bit words. */
+export const CHANGED_LINE_STATES = 256;
+
+/** The words of a band's changed-lines bitmap: a bit per line of its `bytes`. */
+export function changedLineWords(bytes: number): number {
+  return Math.ceil(bytes / (64 * 32));
 }
 
 /**

@@ -11,7 +11,7 @@
  * Indices reach past 2^32 (value-table.ts): nothing here shifts one; divisions are exact below
  * 2^53, and `& 3` keeps the two lowest bits of any integer below 2^53.
  */
-import type { BandMap } from '../backend/backend.js';
+import { type BandMap, CHANGED_LINE_STATES, changedLineWords } from '../backend/backend.js';
 import { type StateSpace, UNKNOWN } from './state-space.js';
 import { isShared } from './table-parts.js';
 import { readValue, stateByte, stateShift } from './value-table.js';
@@ -50,6 +50,7 @@ export class BandTable {
   private bandOfGroup: Int32Array = new Int32Array(0);
   private slotOfGroup: Int32Array = new Int32Array(0);
   private roundOfBand: Int32Array = new Int32Array(0);
+  private changedLines: Uint32Array | undefined;
   private held = 0;
   /** States per group: C(N - k, k). */
   readonly per: number;
@@ -78,6 +79,10 @@ export class BandTable {
     if (map.held >= map.bands) throw new RangeError('band map: the held band is not one of its bands');
     for (let b = 0; b < map.bands; b++) if (!(map.roundOf[b]! >= 0)) throw new RangeError('band map: a band without a round');
     if (table.length < Math.ceil((slots * this.per) / 4)) throw new RangeError('band table is smaller than its groups');
+    if (map.changedLines !== undefined) {
+      if (!(map.changedLines instanceof Uint32Array)) throw new TypeError('band map.changedLines must be a Uint32Array');
+      if (map.changedLines.length < changedLineWords(table.length)) throw new RangeError('band map.changedLines is shorter than it must be');
+    }
     // Every group's band and slot (native: a message is filed under its band).
     for (let g = 0; g < groupCount; g++) {
       const b = map.bandOf[g]!;
@@ -94,6 +99,7 @@ export class BandTable {
     this.bandOfGroup = map.bandOf;
     this.slotOfGroup = map.slotOf;
     this.roundOfBand = map.roundOf;
+    this.changedLines = map.changedLines;
     this.held = map.held;
     this.groups = map.groups;
     this.bands = map.bands;
@@ -179,12 +185,23 @@ export class BandTable {
     const shift = stateShift(local);
     const old = this.shared ? Atomics.or(table, byte, value << shift) : table[byte]!;
     if (!this.shared) table[byte] = old | (value << shift);
-    return ((old >>> shift) & 3) === UNKNOWN;
+    const proven = ((old >>> shift) & 3) === UNKNOWN;
+    if (proven && this.changedLines) markChangedLine(this.changedLines, local);
+    return proven;
   }
 
   prove(index: number, value: number): boolean {
     return this.proveLocal(this.localOf(index, this.groupOf(index)), value);
   }
+}
+
+/** Marks the line of local state `local` in a changed-lines bitmap (BandMap.changedLines). */
+export function markChangedLine(changedLines: Uint32Array, local: number): void {
+  const line = Math.floor(local / CHANGED_LINE_STATES);
+  const bit = 1 << line % 32;
+  const at = Math.floor(line / 32);
+  if (isShared(changedLines)) Atomics.or(changedLines, at, bit);
+  else changedLines[at]! |= bit;
 }
 
 /** Checks a request of BandPhase.VISIT (a message of value 0) and returns its stored index. */

@@ -55,6 +55,6 @@ export class TableParts {
 }
 
 /** Whether the bytes may be written by other threads at once (then written atomically). */
-export function isShared(bytes: Uint8Array): boolean {
+export function isShared(bytes: ArrayBufferView): boolean {
   return typeof SharedArrayBuffer !== 'undefined' && bytes.buffer instanceof SharedArrayBuffer;
 }

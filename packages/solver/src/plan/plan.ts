@@ -89,11 +89,12 @@ export const LATER_PASS2_SHARE = 0.58;
  *  steps' seconds fell (7x7/3 at W = 4, one process: 2.3 -> 1.4 s). */
 export const LATER_PASSES_GROWTH = 2.8;
 /** What each part of a shared step costs beyond its share of the serial pass 1, as a share of
- *  the serial pass 1 (it applies all of its band's inbox, scans its copy, reads and writes proof
- *  files): 7x7/3 in 16 bands on 2 workers, the parts' 35.0 and 35.8 worker-seconds against the
- *  single process's pass 1 on 1 thread, 26.0 s (2026-11-27), give 0.17-0.19. A part scans its
- *  copy about 40 times a step, or once per 16 of its units, and never more than 400 / W times
- *  (proof-exchange.ts, PUBLISHES_PER_STEP): none of these grows with W, so neither does this share. */
+ *  the serial pass 1 (it applies all of its band's inbox, finds what its copy changed, reads and
+ *  writes proof files): 7x7/3 in 16 bands on 2 workers, the parts' 35.0 and 35.8 worker-seconds
+ *  against the single process's pass 1 on 1 thread, 26.0 s (2026-11-27), give 0.17-0.19. A part
+ *  publishes about 40 times a step, or once per 16 of its units, each file costing the lines its
+ *  kernel marked (proof-exchange.ts, PUBLISHES_PER_STEP): none of this grows with W, so neither
+ *  does this share. */
 export const SHARED_PART_OVERHEAD = 0.18;
 
 /** The largest cluster the model was measured against (runs D: 2 workers). */

@@ -75,6 +75,9 @@ export class BandStepper {
   private secondsPerUnit = 0;
   /** A slice of a shared step: its copy of the band as last published (runSlice). */
   private synced = new Uint8Array(0);
+  /** While a slice runs: the lines its kernel calls mark where they prove a state (its
+   *  ProofExchange's, BandMap.changedLines). */
+  private changedLines: Uint32Array | undefined;
 
   constructor(private readonly o: BandStepperOptions) {
     this.kernel = o.backend.solverKernel(o.variant, o.rules);
@@ -100,7 +103,9 @@ export class BandStepper {
    *  pass 1's UNITS calls (BandTable.later), whatever rounds init and later passes go in. */
   private map(band: number): BandMap {
     const { bands, bandOf, slotOf, groupsOf } = this.o.layout;
-    return { held: band, bands, bandOf, slotOf, roundOf: this.o.schedule.roundOf, groups: groupsOf[band]! };
+    const map: BandMap = { held: band, bands, bandOf, slotOf, roundOf: this.o.schedule.roundOf, groups: groupsOf[band]! };
+    if (this.changedLines) map.changedLines = this.changedLines;
+    return map;
   }
 
   /** The buffer's view of band `band`'s table. */
@@ -347,6 +352,7 @@ export class BandStepper {
     const writer = new MessagePackWriter(store.dir, job.pass, band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer, part);
     const exchange = new ProofExchange(store.dir, { band, generation: job.generation, part, attempt }, this.o.schedule.workers, table, synced);
     const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
+    this.changedLines = exchange.changedLines;
     try {
       const route = this.router(outcome, writer);
       await this.takeInbox(store, job, table, outcome, hooks, route, new PartShare(part, this.o.schedule.workers));
@@ -361,6 +367,7 @@ export class BandStepper {
       const pack = writer.finish();
       if (pack) outcome.pack = pack;
     } finally {
+      this.changedLines = undefined;
       writer.close();
     }
     // The band's changes are counted by the finish, once (two parts may prove one state).

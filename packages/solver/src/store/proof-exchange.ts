@@ -34,6 +34,7 @@ import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic-file.js';
 import { crc32Of } from '../crc.js';
+import { CHANGED_LINE_STATES, changedLineWords } from '@ccheckers/core';
 import { DatabaseError } from '../database.js';
 import { refuseIrregular } from './store-files.js';
 
@@ -41,35 +42,34 @@ export const PROOF_FILE = /^proof-b(\d{5,})\.g(\d+)\.w(\d+)\.([0-9a-f]{8})\.(\d+
 const MAGIC = 'CCPROOF1';
 export const PROOF_HEADER_BYTES = 32;
 /**
- * When a part publishes, after a slice. Finding the changed words scans the whole copy (about
- * 0.3 ns a byte, 4 states a byte) against about 170 ns a state visited (7x7/3, native-bmi2), so
- * a part first visits a state per SCAN_BYTES_PER_STATE bytes of its copy (the scans then cost at
- * most about 17% of its visits). Past that it publishes once it has visited 1/PUBLISHES_PER_STEP
- * of its share of the band's states (1/W of them: 40 scans a step whatever W, together about 1.8%
- * of the serial pass 1), or MAX_UNITS_BETWEEN_FILES units if that comes first: a state left
- * unknown waits REVISIT_LAG (64) units of its part for a revisit, and the proofs it waits for must
- * have reached it by then, parts drifting apart on a loaded machine included.
+ * When a part publishes, after a slice. The kernel marks the lines of its copy where it proves a
+ * state (BandMap.changedLines: 64 bytes, 256 states a line), so a file costs the lines its proofs
+ * touch, not the whole copy: a part publishes once it has visited 1/PUBLISHES_PER_STEP of its share
+ * of the band's states (1/W of them: 40 files a step whatever W), or MAX_UNITS_BETWEEN_FILES units
+ * if that comes first. A state left unknown waits REVISIT_LAG (64) units of its part for a
+ * revisit, and the proofs it waits for must have reached it by then, parts drifting apart on a
+ * loaded machine included. Counted in states and units, not timed, so that a solve's exchanges are
+ * the same on any machine.
  *
  * 7x7/3 in 16 bands on 2 workers (a band of 2.2 MiB, 7,700 states a unit: bench/cluster-solve.mjs,
- * seconds publishing summed over pass 1's parts of about 35-42 worker-seconds): a file every 2.9
- * units (the floor, as all files were until 2026-11-27), 6.6-7.8 s, the cluster 1.40-1.55x the
+ * seconds publishing summed over pass 1's parts of about 35-42 worker-seconds), when a file was
+ * still a scan of the whole copy: a file every 2.9 units, 6.6-7.8 s, the cluster 1.40-1.55x the
  * single process in 5 runs; every 14 units (1/40 of a part's share), 2.0-2.4 s, 1.13-1.33x in 5
  * runs, 5-6 passes (9 once, a build running beside it); every 28 units (1/20), 8 passes. In 4
  * bands without the units' bound (a file every 57 units) the cluster test proved 17.9% in pass 1
- * beside the other tests (95.0-95.5% on a quiet machine), 99.0% with it (98.4% at 32). A 7x7/4
- * band of 10 (377.7 MiB, 74,738 states a unit) publishes at the floor, every 53 units, as its
- * cluster solve did (93.6% in pass 1). Counted in states and units, not timed, so that a solve's
- * exchanges are the same on any machine.
+ * beside the other tests (95.0-95.5% on a quiet machine), 99.0% with it (98.4% at 32). The scans
+ * then kept a part from publishing before it had visited a state per 100 bytes of its copy: a 7x7/4
+ * band of 10 (377.7 MiB, 74,738 states a unit) published every 53 units, a 6x6/6 band of 4 GiB
+ * would have every 145, past REVISIT_LAG; with the marks both publish every 16.
  */
-export const SCAN_BYTES_PER_STATE = 100;
 export const PUBLISHES_PER_STEP = 40;
 export const MAX_UNITS_BETWEEN_FILES = 16;
 /** The most words a file holds (512 MiB of file; a band of 4 GiB may change 2^30 words). */
 export const MAX_FILE_WORDS = 2 ** 26;
 /** Seconds between listings of the store's folder for attempts not seen yet (takeOthers). */
 const RELIST_SECONDS = 5;
-/** Words compared at once with memcmp before the changed ones are looked for one by one. */
-const BLOCK_WORDS = 16384;
+/** The 32-bit words of a line of the changed-lines bitmap (CHANGED_LINE_STATES states). */
+const LINE_WORDS = CHANGED_LINE_STATES / 16;
 
 /** Which file: the shared step's band and generation, the worker's part, its attempt, and the
  *  file's number in its attempt (0, 1, ...). */
@@ -175,6 +175,9 @@ export class ProofExchange {
   private readonly skipped = new Set<string>();
   private readonly copy: Uint32Array;
   private readonly synced: Uint32Array;
+  /** The lines of the copy changed since the last file: every kernel call on the copy marks them
+   *  (the map of the step's band calls carries it, BandMap.changedLines). */
+  readonly changedLines: Uint32Array;
   private indices = new Uint32Array(1024);
   private words = new Uint32Array(1024);
   /** States and units visited since the last file. */
@@ -183,7 +186,9 @@ export class ProofExchange {
 
   /**
    * `copy`: this worker's copy of the band (its table); `synced`: the copy as last published
-   * (where the step starts, a copy of what the worker's first file is to hold changes from).
+   * (where the step starts, a copy of what the worker's first file is to hold changes from). Every
+   * change to the copy from then on is a kernel call's, with changedLines in its band map, or
+   * another part's proofs (takeOthers, which ORs them into `synced` too).
    */
   constructor(
     private readonly dir: string,
@@ -196,6 +201,7 @@ export class ProofExchange {
     this.copy = tableWords(copy);
     this.synced = tableWords(synced);
     if (this.synced.length !== this.copy.length) throw new RangeError('ProofExchange: copy and synced copy of unequal length');
+    this.changedLines = new Uint32Array(changedLineWords(copy.length));
   }
 
   /** After a slice that visited `states` states in `units` units: publish when due (see
@@ -203,9 +209,7 @@ export class ProofExchange {
   publishSoon(states: number, units: number): void {
     this.visited += states;
     this.visitedUnits += units;
-    const bytes = this.copy.byteLength;
-    if (this.visited * SCAN_BYTES_PER_STATE < bytes) return;
-    if (this.visitedUnits >= MAX_UNITS_BETWEEN_FILES || this.visited * PUBLISHES_PER_STEP * this.parts >= 4 * bytes) this.publish();
+    if (this.visitedUnits >= MAX_UNITS_BETWEEN_FILES || this.visited * PUBLISHES_PER_STEP * this.parts >= 4 * this.copy.byteLength) this.publish();
   }
 
   /** Writes this copy's proofs since the last file (none: no file), in files of at most
@@ -262,22 +266,28 @@ export class ProofExchange {
     }
   }
 
-  /** The words where the copy differs from `synced`, into indices/words; `synced` follows. */
+  /** The words where the copy differs from `synced`, into indices/words (ascending); `synced`
+   *  follows, and the marks are cleared. Only the marked lines are compared. */
   private changedWords(): number {
-    const { copy, synced } = this;
-    const a = Buffer.from(copy.buffer, copy.byteOffset, copy.byteLength);
-    const b = Buffer.from(synced.buffer, synced.byteOffset, synced.byteLength);
+    const { copy, synced, changedLines } = this;
     let count = 0;
-    for (let from = 0; from < copy.length; from += BLOCK_WORDS) {
-      const to = Math.min(copy.length, from + BLOCK_WORDS);
-      if (a.compare(b, from * 4, to * 4, from * 4, to * 4) === 0) continue;
-      for (let i = from; i < to; i++) {
-        const word = copy[i]!;
-        if (word === synced[i]) continue;
-        if (count === this.indices.length) this.grow();
-        this.indices[count] = i;
-        this.words[count++] = word;
-        synced[i] = word;
+    for (let at = 0; at < changedLines.length; at++) {
+      let marks = changedLines[at]!;
+      if (marks === 0) continue;
+      changedLines[at] = 0;
+      while (marks !== 0) {
+        const lowest = marks & -marks;
+        marks ^= lowest;
+        const from = (at * 32 + 31 - Math.clz32(lowest)) * LINE_WORDS;
+        const to = Math.min(copy.length, from + LINE_WORDS);
+        for (let i = from; i < to; i++) {
+          const word = copy[i]!;
+          if (word === synced[i]) continue;
+          if (count === this.indices.length) this.grow();
+          this.indices[count] = i;
+          this.words[count++] = word;
+          synced[i] = word;
+        }
       }
     }
     return count;
