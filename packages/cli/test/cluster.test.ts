@@ -244,9 +244,32 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       expect(code, solve.stderr()).toBe(0);
       expect(JSON.parse(solve.stdout()).tableCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
       expect(solve.stderr()).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+: .*retrying/);
+      expect(solve.stderr()).not.toContain('Unhandled error event'); // every connection's errors are handled
       await Promise.all(crew.map(stopWorker));
     }, 120_000);
   }
+
+  it('a worker stopped mid-job while Redis is down stops once the job\'s lock has run out; the job is run again', async () => {
+    const store = newStore();
+    const until = join(dir, 'go-on');
+    const solve = start(solveArgs(7, 2, store, '--shards', '4'));
+    const stopped = startWorker(redis, store, { pauseOnJob: 5, until }); // its jobs' locks: 2 s
+    await waitFor('the worker to start its 5th job', () => /paused on job \S+/.test(stopped.stderr()));
+    await redis.stop();
+    stopped.proc.kill('SIGTERM'); // after the current job, which the worker then finishes
+    writeFileSync(until, '');
+    expect((await stopped.exited).code, stopped.stderr()).toBe(0);
+    expect(stopped.stderr()).toMatch(/worker: stopping after the current job\n/);
+    expect(stopped.stderr()).toMatch(/Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ did not take the last job's result within 2 s: not told, the job will be run again\n/);
+    expect(stopped.stderr()).toMatch(/worker: stopped after 5 job\(s\)$/m);
+    await redis.start();
+    const rescuer = startWorker(redis, store);
+    const { code } = await solve.exited;
+    expect(code, solve.stderr()).toBe(0);
+    expect(JSON.parse(solve.stdout()).tableCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
+    expect(rescuer.stderr()).toContain(`job ${/paused on job (\S+)/.exec(stopped.stderr())![1]}: `);
+    await stopWorker(rescuer);
+  }, 120_000);
 
   // Shared: the 5th commit is pass 1's round of band 2 (init is 2 rounds of 2 bands and 1), its
   // parts and finish done and kept in Redis until the commit.

@@ -12,6 +12,9 @@
 //   {"killOnJob": N}            worker: SIGKILL at the start of its N-th job (says which on stderr)
 //   {"killAfterJobWork": N}     worker: SIGKILL when its N-th job's files are written, before
 //                               BullMQ hears of it (says which on stderr)
+//   {"pauseOnJob": N, "until": PATH} worker: at the start of its N-th job says "paused on job ID" on
+//                               stderr and waits until PATH exists (signals meanwhile are handled
+//                               as the job goes on)
 //   {"diskFullAfterBytes": N}   every fs.writeSync to a file fails with ENOSPC once N bytes are
 //                               written (the disk full; the modules' named imports see it too)
 import fs, { writeFileSync } from 'node:fs';
@@ -45,6 +48,13 @@ const killOnJob = (n, job) => {
     process.kill(process.pid, 'SIGKILL');
   }
 };
+let started = 0;
+const pauseOnJob = (job) => {
+  if (wanted.pauseOnJob === undefined || ++started !== wanted.pauseOnJob) return;
+  writeFileSync(2, `paused on job ${jobId(job)}\n`);
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  while (!fs.existsSync(wanted.until)) Atomics.wait(nap, 0, 0, 20);
+};
 const hooks = {
   beforeClusterCommit() {
     if (wanted.killBeforeCommit !== undefined && ++commits >= wanted.killBeforeCommit) process.kill(process.pid, 'SIGKILL');
@@ -52,7 +62,10 @@ const hooks = {
   onClusterCommit() {
     if (wanted.killAfterCommit !== undefined && ++commits >= wanted.killAfterCommit) process.kill(process.pid, 'SIGKILL');
   },
-  onJobStart: (job) => killOnJob(wanted.killOnJob, job),
+  onJobStart: (job) => {
+    pauseOnJob(job);
+    killOnJob(wanted.killOnJob, job);
+  },
   onJobWorked: (job) => killOnJob(wanted.killAfterJobWork, job),
   onStoreSave() {
     if (wanted.killAfterSave !== undefined && ++saves >= wanted.killAfterSave) process.kill(process.pid, 'SIGKILL');

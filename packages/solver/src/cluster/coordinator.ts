@@ -137,6 +137,9 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
     // A job's end wakes the coordinator at once (a blocking read of the queue's events, on a
     // connection of its own); its commands are counted with the others.
     eventsConnection = connection.redis.duplicate();
+    // A duplicate has none of the first connection's listeners: without one, ioredis prints each
+    // retry as "[ioredis] Unhandled error event" (the first connection reports the outage once).
+    eventsConnection.on('error', () => {});
     const eventCommands = countCommands(eventsConnection);
     events = new QueueEvents(q.name, { connection: eventsConnection });
     events.on('error', () => {});

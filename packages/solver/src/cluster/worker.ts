@@ -65,11 +65,16 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   let jobs = 0;
   let running = 0;
   let refused = 0;
+  /** Called when the job running ends (its result not yet told to Redis). */
+  let jobEnded = () => {};
+  /** Whether the last job went back to the queue (JobDeferred). */
+  let deferred = false;
   const worker = new Worker(
     queue,
     async (job, token) => {
       options.onJobStart?.(job.data as ClusterJob | undefined);
       running++;
+      deferred = false;
       try {
         const { job: work, result } = await runner.run(job.data, job.id);
         options.onJobWorked?.(work);
@@ -86,12 +91,14 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
           // Not a failed attempt: back to the queue in a while, for any worker.
           options.log(`job ${job.id ?? '?'} deferred: ${e.message}`);
           await job.moveToDelayed(Date.now() + DEFER_MS, token);
+          deferred = true;
           throw new DelayedError();
         }
         options.log(`job ${job.id ?? '?'} failed: ${(e as Error).message ?? String(e)}; BullMQ retries it (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1})`);
         throw e;
       } finally {
         running--;
+        jobEnded();
       }
     },
     {
@@ -115,7 +122,23 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   });
   if (running > 0) {
     options.log('stopping after the current job');
-    await worker.close();
+    // The job's result goes to Redis once it ends. A Redis that does not answer then would hold
+    // the worker for good (BullMQ's close waits for it): the worker waits as long as the job's
+    // lock lasts (stallSeconds), then stops without telling; the job is then another worker's,
+    // as if this one had died.
+    worker.pause(true).catch(() => {}); // no job after this one
+    const told = new Promise<boolean>((resolve) => {
+      worker.once('completed', () => resolve(true));
+      worker.once('failed', () => resolve(true));
+      jobEnded = () => deferred && resolve(true); // back in the queue already: no event follows
+    });
+    if (await settledWithin(told, stallMs, () => running === 0)) {
+      await worker.close();
+    } else {
+      options.log(`Redis at ${shown} did not take the last job's result within ${stallMs / 1000} s: not told, the job will be run again`);
+      connection.redis.disconnect();
+      await worker.close(true).catch(() => {});
+    }
   } else {
     // No job to finish: nothing to wait for, not even a Redis that does not answer.
     options.log('stopping');
@@ -125,6 +148,26 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   await runner.close();
   connection.redis.disconnect();
   return { jobs, refused };
+}
+
+/** Whether `p` resolves true within `ms` of the moment `started()` is first true (polled every
+ *  100 ms until then). */
+async function settledWithin(p: Promise<boolean>, ms: number, started: () => boolean): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    let deadline = 0;
+    const tick = () => {
+      if (deadline === 0 && started()) deadline = performance.now() + ms;
+      if (deadline !== 0 && performance.now() >= deadline) resolve(false);
+      else timer = setTimeout(tick, 100);
+    };
+    tick();
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The store's id, once a store is in the folder (polled each second); undefined if stopped first. */
