@@ -249,7 +249,7 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     }, 120_000);
   }
 
-  it('a worker stopped mid-job while Redis is down stops once the job\'s lock has run out; the job is run again', async () => {
+  it('a worker stopped mid-job while Redis is down stops --stall-seconds after the job\'s work ends; the job is run again', async () => {
     const store = newStore();
     const until = join(dir, 'go-on');
     const solve = start(solveArgs(7, 2, store, '--shards', '4'));

@@ -606,13 +606,20 @@ describe.each([
     const one = messagesOf([kernel.band(BandPhase.UNITS, whole, m, units[1]!, 0, 0, 1)]);
     const kept = start.slice();
     const slices: BandResult[] = [];
-    for (const unit of units[1]!) slices.push(kernel.band(BandPhase.UNITS_KEEP, kept, m, Float64Array.of(unit), 0, 0, 1));
+    // Each call marks the lines it proves states in, the revisit of the kept states too.
+    const marked = (call: (withLines: BandMap) => BandResult, what: string) => {
+      const before = kept.slice();
+      const withLines = marking(m, kept.length);
+      slices.push(call(withLines));
+      expectChangedLines(before, kept, withLines.changedLines, `${name}: ${what}`);
+    };
+    for (const unit of units[1]!) marked((withLines) => kernel.band(BandPhase.UNITS_KEEP, kept, withLines, Float64Array.of(unit), 0, 0, 1), `UNITS_KEEP of unit ${unit}`);
     // Kept for band 1: another band's calls are refused until they are revisited.
     const other = maps[0]!;
     const otherTable = new Uint8Array(bandBytes(space, other));
     expect(() => kernel.band(BandPhase.UNITS_KEEP, otherTable, other, units[0]!.subarray(0, 1), 0, 0, 1)).toThrow(/waiting states kept are another band's/);
     expect(() => kernel.band(BandPhase.REVISIT, otherTable, other, undefined, 0, 0, 1)).toThrow(/waiting states kept are another band's/);
-    slices.push(kernel.band(BandPhase.REVISIT, kept, m, undefined, 0, 0, 1));
+    marked((withLines) => kernel.band(BandPhase.REVISIT, kept, withLines, undefined, 0, 0, 1), 'REVISIT');
     expect(sameBytes(kept, whole)).toBe(true);
     expect(messagesOf(slices)).toEqual(one);
     // Without keeping, each call's waiting states are revisited right after their unit: on 4x4/6

@@ -85,6 +85,9 @@ describe('proof exchange', () => {
     for (let i = 0; i < states; i++) expect(at(b!, i), `state ${i}`).toBe(i === CHANGED_LINE_STATES + 5 ? 0 : at(a!, i));
     writer.publish(); // nothing marked since: no file
     expect(writer.files).toBe(1);
+    // The change not marked is a proof no file holds: the step's end says so.
+    expect(() => writer.checkPublished()).toThrow(/band 0, part 0: the copy holds proofs no file published/);
+    reader.checkPublished(); // the others' proofs are in its copy and its synced copy alike
   });
 
   it('gives each part every part\'s proofs, the byte past the last whole word too, and publishes only its own', () => {

@@ -121,12 +121,12 @@ struct BandTable {
     const uint8_t shift = static_cast<uint8_t>((local & 3) << 1);
     const uint8_t old = __atomic_fetch_or(localByte(local), static_cast<uint8_t>(value << shift), __ATOMIC_RELAXED);
     const bool proven = ((old >> shift) & 3) == 0;
-    if (proven) markChanged(local);
+    if (proven) markChangedLine(local);
     return proven;
   }
   /** Marks the line of local state `local` in map.changedLines, where given (see BandMap). Read
    *  first: most proofs fall in lines marked already, and a read does not take the cache line. */
-  void markChanged(uint64_t local) const {
+  void markChangedLine(uint64_t local) const {
     if (map.changedLines == nullptr) return;
     const uint64_t line = local / kChangedLineStates;
     uint32_t* word = map.changedLines + (line >> 5);

@@ -239,7 +239,7 @@ inline size_t applyRuns(const BandTable& band, const uint8_t* runs, size_t from,
     const unsigned unknown = ((old >> shift) & 3) == 0;
     *byte = static_cast<uint8_t>(old | ((value * unknown) << shift));
     changed[value] += unknown;
-    if (band.map.changedLines != nullptr && unknown) band.markChanged(local);  // the first test alone without a bitmap
+    if (band.map.changedLines != nullptr && unknown) band.markChangedLine(local);  // the first test alone without a bitmap
   });
   s.wins += changed[kWin];
   s.losses += changed[kLoss];

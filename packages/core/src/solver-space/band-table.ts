@@ -51,6 +51,7 @@ export class BandTable {
   private slotOfGroup: Int32Array = new Int32Array(0);
   private roundOfBand: Int32Array = new Int32Array(0);
   private changedLines: Uint32Array | undefined;
+  private changedLinesShared = false;
   private held = 0;
   /** States per group: C(N - k, k). */
   readonly per: number;
@@ -100,6 +101,7 @@ export class BandTable {
     this.slotOfGroup = map.slotOf;
     this.roundOfBand = map.roundOf;
     this.changedLines = map.changedLines;
+    this.changedLinesShared = map.changedLines !== undefined && isShared(map.changedLines);
     this.held = map.held;
     this.groups = map.groups;
     this.bands = map.bands;
@@ -186,22 +188,24 @@ export class BandTable {
     const old = this.shared ? Atomics.or(table, byte, value << shift) : table[byte]!;
     if (!this.shared) table[byte] = old | (value << shift);
     const proven = ((old >>> shift) & 3) === UNKNOWN;
-    if (proven && this.changedLines) markChangedLine(this.changedLines, local);
+    if (proven && this.changedLines) this.markChangedLine(local);
     return proven;
+  }
+
+  /** Marks the line of local state `local` in map.changedLines (BandMap), where given. */
+  markChangedLine(local: number): void {
+    const lines = this.changedLines;
+    if (!lines) return;
+    const line = Math.floor(local / CHANGED_LINE_STATES);
+    const bit = 1 << line % 32;
+    const at = Math.floor(line / 32);
+    if (this.changedLinesShared) Atomics.or(lines, at, bit);
+    else lines[at]! |= bit;
   }
 
   prove(index: number, value: number): boolean {
     return this.proveLocal(this.localOf(index, this.groupOf(index)), value);
   }
-}
-
-/** Marks the line of local state `local` in a changed-lines bitmap (BandMap.changedLines). */
-export function markChangedLine(changedLines: Uint32Array, local: number): void {
-  const line = Math.floor(local / CHANGED_LINE_STATES);
-  const bit = 1 << line % 32;
-  const at = Math.floor(line / 32);
-  if (isShared(changedLines)) Atomics.or(changedLines, at, bit);
-  else changedLines[at]! |= bit;
 }
 
 /** Checks a request of BandPhase.VISIT (a message of value 0) and returns its stored index. */

@@ -63,43 +63,53 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
     callSeconds: Math.min(UNITS_CALL_SECONDS, stallMs / 1000 / 8),
   });
   let jobs = 0;
-  let running = 0;
   let refused = 0;
-  /** Called when the job running ends (its result not yet told to Redis). */
-  let jobEnded = () => {};
-  /** Whether the last job went back to the queue (JobDeferred). */
-  let deferred = false;
+  /** Jobs whose work is going on (at most one). */
+  let running = 0;
+  /** Whether a job's work has ended and Redis has not yet taken its end (BullMQ's completed or
+   *  failed event, or a deferral made), and what to call when it has. */
+  let untold = false;
+  let told = () => {};
+  const tell = () => {
+    untold = false;
+    told();
+  };
   const worker = new Worker(
     queue,
     async (job, token) => {
       options.onJobStart?.(job.data as ClusterJob | undefined);
       running++;
-      deferred = false;
+      let ran: Awaited<ReturnType<JobRunner['run']>> | undefined;
+      let failure: unknown;
       try {
-        const { job: work, result } = await runner.run(job.data, job.id);
-        options.onJobWorked?.(work);
-        jobs++;
-        options.log(describe(job.id ?? '?', work, result));
-        return result;
+        ran = await runner.run(job.data, job.id);
       } catch (e) {
-        if (e instanceof JobRefused) {
-          refused++;
-          options.log(`refused job ${job.id ?? '?'}: ${e.message}`);
-          throw new UnrecoverableError(`refused by a worker: ${e.message}`);
-        }
-        if (e instanceof JobDeferred && job.attemptsStarted < MAX_DEFERRALS) {
-          // Not a failed attempt: back to the queue in a while, for any worker.
-          options.log(`job ${job.id ?? '?'} deferred: ${e.message}`);
-          await job.moveToDelayed(Date.now() + DEFER_MS, token);
-          deferred = true;
-          throw new DelayedError();
-        }
-        options.log(`job ${job.id ?? '?'} failed: ${(e as Error).message ?? String(e)}; BullMQ retries it (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1})`);
-        throw e;
+        failure = e;
       } finally {
+        // What follows talks to Redis: a stop from here on waits for it a bounded time (below).
         running--;
-        jobEnded();
+        untold = true;
       }
+      if (ran) {
+        options.onJobWorked?.(ran.job);
+        jobs++;
+        options.log(describe(job.id ?? '?', ran.job, ran.result));
+        return ran.result;
+      }
+      if (failure instanceof JobRefused) {
+        refused++;
+        options.log(`refused job ${job.id ?? '?'}: ${failure.message}`);
+        throw new UnrecoverableError(`refused by a worker: ${failure.message}`);
+      }
+      if (failure instanceof JobDeferred && job.attemptsStarted < MAX_DEFERRALS) {
+        // Not a failed attempt: back to the queue in a while, for any worker.
+        options.log(`job ${job.id ?? '?'} deferred: ${failure.message}`);
+        await job.moveToDelayed(Date.now() + DEFER_MS, token);
+        tell(); // no event follows a deferral
+        throw new DelayedError();
+      }
+      options.log(`job ${job.id ?? '?'} failed: ${(failure as Error).message ?? String(failure)}; BullMQ retries it (attempt ${job.attemptsMade + 1} of ${job.opts.attempts ?? 1})`);
+      throw failure;
     },
     {
       connection: connection.redis,
@@ -112,6 +122,8 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   );
   // Connection errors are reported once by connectRedis and retried; anything else (a lock that
   // could not be renewed) is said.
+  worker.on('completed', tell);
+  worker.on('failed', tell);
   worker.on('error', (e: Error) => {
     if (!/ECONNREFUSED|ECONNRESET|Connection is closed|EPIPE|ETIMEDOUT/.test(e.message)) options.log(`BullMQ: ${e.message}`);
   });
@@ -120,19 +132,15 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
     if (options.signal.aborted) resolve();
     options.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  if (running > 0) {
+  if (running > 0 || untold) {
     options.log('stopping after the current job');
-    // The job's result goes to Redis once it ends. A Redis that does not answer then would hold
-    // the worker for good (BullMQ's close waits for it): the worker waits as long as the job's
-    // lock lasts (stallSeconds), then stops without telling; the job is then another worker's,
-    // as if this one had died.
+    // The job's end goes to Redis once its work ends. A Redis that does not answer then would
+    // hold the worker for good (BullMQ's close waits for it): the worker waits stallSeconds from
+    // the end of the work, then stops without telling; the job's lock runs out by then, and the
+    // job is another worker's, as if this one had died.
     worker.pause(true).catch(() => {}); // no job after this one
-    const told = new Promise<boolean>((resolve) => {
-      worker.once('completed', () => resolve(true));
-      worker.once('failed', () => resolve(true));
-      jobEnded = () => deferred && resolve(true); // back in the queue already: no event follows
-    });
-    if (await settledWithin(told, stallMs, () => running === 0)) {
+    const taken = new Promise<boolean>((resolve) => (told = () => resolve(true)));
+    if (await settledWithin(taken, stallMs, () => running === 0)) {
       await worker.close();
     } else {
       options.log(`Redis at ${shown} did not take the last job's result within ${stallMs / 1000} s: not told, the job will be run again`);

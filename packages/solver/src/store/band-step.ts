@@ -404,6 +404,7 @@ export class BandStepper {
     }
     route(await this.call(hooks, BandPhase.REVISIT, table, job.band, undefined));
     exchange.publish();
+    exchange.checkPublished();
   }
 
   /**

@@ -45,8 +45,8 @@ export const PROOF_HEADER_BYTES = 32;
  * When a part publishes, after a slice. The kernel marks the lines of its copy where it proves a
  * state (BandMap.changedLines: 64 bytes, 256 states a line), so a file costs the lines its proofs
  * touch, not the whole copy: a part publishes once it has visited 1/PUBLISHES_PER_STEP of its share
- * of the band's states (1/W of them: 40 files a step whatever W), or MAX_UNITS_BETWEEN_FILES units
- * if that comes first. A state left unknown waits REVISIT_LAG (64) units of its part for a
+ * of the band's states (1/W of them: at least 40 files a step whatever W), or
+ * MAX_UNITS_BETWEEN_FILES units if that comes first. A state left unknown waits REVISIT_LAG (64) units of its part for a
  * revisit, and the proofs it waits for must have reached it by then, parts drifting apart on a
  * loaded machine included. Counted in states and units, not timed, so that a solve's exchanges are
  * the same on any machine.
@@ -226,6 +226,18 @@ export class ProofExchange {
     }
     this.visited = 0;
     this.visitedUnits = 0;
+  }
+
+  /**
+   * After the last file: the copy must be what was published. A change the kernel did not mark
+   * would be a proof never published (silently: a later pass proves it again), so it is an
+   * error here; one comparison of the copy a step.
+   */
+  checkPublished(): void {
+    const { copy, synced } = this;
+    if (Buffer.compare(new Uint8Array(copy.buffer, copy.byteOffset, copy.byteLength), new Uint8Array(synced.buffer, synced.byteOffset, synced.byteLength)) !== 0) {
+      throw new Error(`band ${this.id.band}, part ${this.id.part}: the copy holds proofs no file published (a kernel call that did not mark its lines)`);
+    }
   }
 
   /**
