@@ -120,10 +120,10 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
       autorun: true,
     },
   );
-  // Connection errors are reported once by connectRedis and retried; anything else (a lock that
-  // could not be renewed) is said.
   worker.on('completed', tell);
   worker.on('failed', tell);
+  // Connection errors are reported once by connectRedis and retried; anything else (a lock that
+  // could not be renewed) is said.
   worker.on('error', (e: Error) => {
     if (!/ECONNREFUSED|ECONNRESET|Connection is closed|EPIPE|ETIMEDOUT/.test(e.message)) options.log(`BullMQ: ${e.message}`);
   });
