@@ -271,6 +271,28 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     await stopWorker(rescuer);
   }, 120_000);
 
+  it('a worker stopped while it defers a job and Redis is down stops --stall-seconds after the work; the solve goes on', async () => {
+    const store = newStore();
+    const until = join(dir, 'go-on-deferring');
+    const solve = start(solveArgs(7, 2, store, '--shards', '4'));
+    // Too little --memory for the store's steps: the worker defers every job back to the queue,
+    // and the deferral is a Redis call.
+    const stopped = start(['worker', '--redis', redis.url, '--store', store, '--threads', '1', '--stall-seconds', '2', '--memory', '1M'], { pauseOnJob: 1, until });
+    await waitFor('the worker to start its first job', () => /paused on job \S+/.test(stopped.stderr()));
+    await redis.stop();
+    stopped.proc.kill('SIGTERM');
+    writeFileSync(until, '');
+    expect((await stopped.exited).code, stopped.stderr()).toBe(0);
+    expect(stopped.stderr()).toMatch(/job \S+ deferred: this worker's --memory 1\.0 MiB is too small/);
+    expect(stopped.stderr()).toMatch(/did not take the last job's result within 2 s: not told, the job will be run again\nworker: stopped after 0 job\(s\)$/m);
+    await redis.start();
+    const crew = [startWorker(redis, store), startWorker(redis, store)];
+    const { code } = await solve.exited;
+    expect(code, solve.stderr()).toBe(0);
+    expect(JSON.parse(solve.stdout()).tableCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
+    await Promise.all(crew.map(stopWorker));
+  }, 120_000);
+
   // Shared: the 5th commit is pass 1's round of band 2 (init is 2 rounds of 2 bands and 1), its
   // parts and finish done and kept in Redis until the commit.
   for (const [hook, when, schedule] of [
