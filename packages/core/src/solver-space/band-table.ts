@@ -188,7 +188,7 @@ export class BandTable {
     const old = this.shared ? Atomics.or(table, byte, value << shift) : table[byte]!;
     if (!this.shared) table[byte] = old | (value << shift);
     const proven = ((old >>> shift) & 3) === UNKNOWN;
-    if (proven && this.changedLines) this.markChangedLine(local);
+    if (proven) this.markChangedLine(local);
     return proven;
   }
 

@@ -32,9 +32,9 @@
  */
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { CHANGED_LINE_STATES, changedLineWords } from '@ccheckers/core';
 import { writeFileAtomic } from '../atomic-file.js';
 import { crc32Of } from '../crc.js';
-import { CHANGED_LINE_STATES, changedLineWords } from '@ccheckers/core';
 import { DatabaseError } from '../database.js';
 import { refuseIrregular } from './store-files.js';
 
@@ -46,10 +46,10 @@ export const PROOF_HEADER_BYTES = 32;
  * state (BandMap.changedLines: 64 bytes, 256 states a line), so a file costs the lines its proofs
  * touch, not the whole copy: a part publishes once it has visited 1/PUBLISHES_PER_STEP of its share
  * of the band's states (1/W of them: at least 40 files a step whatever W), or
- * MAX_UNITS_BETWEEN_FILES units if that comes first. A state left unknown waits REVISIT_LAG (64) units of its part for a
- * revisit, and the proofs it waits for must have reached it by then, parts drifting apart on a
- * loaded machine included. Counted in states and units, not timed, so that a solve's exchanges are
- * the same on any machine.
+ * MAX_UNITS_BETWEEN_FILES units if that comes first. A state left unknown waits REVISIT_LAG (64)
+ * units of its part for a revisit, and the proofs it waits for must have reached it by then, parts
+ * drifting apart on a loaded machine included. Counted in states and units, not timed, so that a
+ * solve's exchanges are the same on any machine.
  *
  * 7x7/3 in 16 bands on 2 workers (a band of 2.2 MiB, 7,700 states a unit: bench/cluster-solve.mjs,
  * seconds publishing summed over pass 1's parts of about 35-42 worker-seconds), when a file was
