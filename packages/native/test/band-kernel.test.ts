@@ -25,6 +25,7 @@ import {
   WIN,
   WORDS,
   bandMessage,
+  CHANGED_LINE_STATES,
   changedLineWords,
   RUN_NEXT_OUT,
   atRunBoundary,
@@ -668,12 +669,25 @@ describe('a band of more than 2^32 states (7x7/4, the first of 3 bands: 5.3e9 st
         table[table.length - 1] = 0;
         // From message runs first (on 2 threads: parts of the band on both sides of 2^32), then
         // those states unknown again and the same values applied as numbers.
-        const fromRuns = k.bandApplyRuns(table, map, codeRuns(Array.from(values), 1000), 0, newMessageRunState(), 2);
+        // Both mark the lines of the states they set (BandMap.changedLines), past 2^32 as below.
+        const lines = [...new Set(locals.map((local) => Math.floor(local / CHANGED_LINE_STATES)))];
+        const markedLines = (bits: Uint32Array) => {
+          const found: number[] = [];
+          bits.forEach((w, at) => {
+            for (let b = 0; w !== 0 && b < 32; b++) if (((w >>> b) & 1) === 1) found.push(at * 32 + b);
+          });
+          return found;
+        };
+        const forRuns = marking(map, table.length);
+        const fromRuns = k.bandApplyRuns(table, forRuns, codeRuns(Array.from(values), 1000), 0, newMessageRunState(), 2);
         expect(fromRuns.wins + fromRuns.losses + fromRuns.illegal, name).toBe(locals.length);
+        expect(markedLines(forRuns.changedLines), `${name}: the lines marked by the runs`).toEqual(lines);
         locals.forEach((local, i) => expect(readValue(table!, local), `${name}: state ${local} from runs`).toBe(1 + (i % 3)));
         for (const local of locals) table[Math.floor(local / 4)]! &= ~(3 << ((local % 4) * 2));
-        const applied = k.band(BandPhase.APPLY, table, map, values, 0, 0);
+        const forValues = marking(map, table.length);
+        const applied = k.band(BandPhase.APPLY, table, forValues, values, 0, 0);
         expect(applied.wins + applied.losses + applied.illegal, name).toBe(locals.length);
+        expect(markedLines(forValues.changedLines), `${name}: the lines marked by the values`).toEqual(lines);
         locals.forEach((local, i) => expect(readValue(table!, local), `${name}: state ${local}`).toBe(1 + (i % 3)));
         const r = k.band(BandPhase.REQUESTS, table, map, undefined, slot, slot + 1);
         const requests = Array.from(r.messages, (m) => (m - (m % 4)) / 4);
