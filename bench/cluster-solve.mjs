@@ -7,7 +7,8 @@
 // commands the coordinator sent. The table CRC-32 must equal the in-memory one. A benchmark, not a
 // test: run it on a quiet machine. With JOB_LOG=FILE, each worker's line for each job goes to FILE
 // with the seconds since the cluster solve started, and pass 1's shared steps are summed up: the
-// parts' worker-seconds, how far apart a step's parts ended, and the finishes.
+// parts' worker-seconds, how far apart a step's parts ended, the slices each part visited, and the
+// finishes. WORKER_CPUS=0,1 pins worker i to the i-th CPU of the list.
 //   node bench/cluster-solve.mjs [board] [pieces] [bands] [workers, comma-separated] [threads per worker] [--memory of each] [schedules, comma-separated]
 //   node bench/cluster-solve.mjs 7 3 16 2 1 '' segments,shared
 import { spawn, spawnSync } from 'node:child_process';
@@ -49,12 +50,17 @@ function solveJson(args) {
  *  parts ended (each line is timed as it came, when its job ended), the finishes' seconds. */
 function sharedStepSummary(lines) {
   const parts = new Map();
+  const slices = [];
   let finishes = 0;
   for (const line of lines) {
     const m = /^([\d.]+) .* job \S+-p1-r\d+-g\d+-b(\d+)-(s\d+|f): .* in ([\d.]+) s$/.exec(line);
     if (!m) continue;
     if (m[3] === 'f') finishes += Number(m[4]);
-    else parts.set(m[2], [...(parts.get(m[2]) ?? []), { ended: Number(m[1]), seconds: Number(m[4]) }]);
+    else {
+      parts.set(m[2], [...(parts.get(m[2]) ?? []), { ended: Number(m[1]), seconds: Number(m[4]) }]);
+      const part = Number(m[3].slice(1));
+      slices[part] = (slices[part] ?? 0) + Number(/, (\d+) slice\(s\) of units visited/.exec(line)?.[1] ?? 0);
+    }
   }
   let work = 0;
   let apart = 0;
@@ -62,7 +68,7 @@ function sharedStepSummary(lines) {
     work += ps.reduce((sum, p) => sum + p.seconds, 0);
     apart += Math.max(...ps.map((p) => p.ended)) - Math.min(...ps.map((p) => p.ended));
   }
-  return `pass 1's shared steps: parts ${work.toFixed(1)} worker-s, a step's parts ending ${apart.toFixed(1)} s apart in all, finishes ${finishes.toFixed(2)} s`;
+  return `pass 1's shared steps: parts ${work.toFixed(1)} worker-s, a step's parts ending ${apart.toFixed(1)} s apart in all, slices visited by part ${slices.join(' / ')}, finishes ${finishes.toFixed(2)} s`;
 }
 
 if (spawnSync('bash', [redisSh, 'start', join(dir, 'redis'), String(port)], { stdio: 'inherit' }).status !== 0) process.exit(2);
@@ -77,9 +83,14 @@ try {
   for (const schedule of scheduleList.split(',')) for (const w of workerList.split(',').map(Number)) {
     const store = join(dir, `store-${schedule}-${w}`);
     const jobLog = process.env.JOB_LOG;
-    const workers = Array.from({ length: w }, () =>
-      spawn(process.execPath, [bin, 'worker', '--redis', url, '--store', store, '--threads', threads, ...(jobLog ? [] : ['--quiet'])], { stdio: ['ignore', 'ignore', jobLog ? 'pipe' : 'ignore'] }),
-    );
+    // WORKER_CPUS=0,1: worker i runs on CPU i of the list only (taskset), to give the workers
+    // machines of unequal speed (another process busy on one of the CPUs).
+    const cpus = process.env.WORKER_CPUS?.split(',');
+    const workers = Array.from({ length: w }, (_, i) => {
+      const args = [bin, 'worker', '--redis', url, '--store', store, '--threads', threads, ...(jobLog ? [] : ['--quiet'])];
+      const [command, ...rest] = cpus ? ['taskset', '-c', cpus[i % cpus.length], process.execPath, ...args] : [process.execPath, ...args];
+      return spawn(command, rest, { stdio: ['ignore', 'ignore', jobLog ? 'pipe' : 'ignore'] });
+    });
     const started = performance.now();
     const lines = [];
     if (jobLog) {

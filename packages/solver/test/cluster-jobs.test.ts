@@ -10,6 +10,7 @@ import { variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, parseRedisUrl, sameJob, solveSharded } from '../src/index.js';
 import { checkResult } from '../src/cluster/job-result.js';
+import { storeBandLayout } from '../src/store/band-solve.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-jobs-'));
 const store = join(dir, 'store');
@@ -183,11 +184,17 @@ describe('the jobs of a shared step', () => {
   });
 
   it('parts write proofs and packs of their own, the finish the band; a finish that names a proof file not there fails and writes nothing', async () => {
-    const runner = new JobRunner({ dir: shared, backend, threads: 1 });
+    const runners = [0, 1].map(() => new JobRunner({ dir: shared, backend, threads: 1 }));
+    const runner = runners[0]!;
     const before = readFileSyncText(join(shared, 'manifest.json'));
     const parts = [];
+    // The two parts at once, as two workers run them (taking turns at each kernel call here).
+    const ran = await Promise.all([0, 1].map((part) => runners[part]!.run(slice(part), jobId(parseJob(slice(part), m)))));
+    const units = storeBandLayout(ShardStore.open(shared)).unitsOf[0]!.length;
+    const slicesOf = (part: number) => (ran[part]!.result.outcome as typeof ran[0]['result']['outcome'] & { slices: number }).slices;
+    expect(slicesOf(0) + slicesOf(1)).toBe(units);
     for (const part of [0, 1]) {
-      const { job, result } = await runner.run(slice(part), jobId(parseJob(slice(part), m)));
+      const { job, result } = ran[part]!;
       // The coordinator takes the result as it is, and refuses it forged (a worker's word is
       // not trusted: its proof files are looked for, with their sizes).
       const store = ShardStore.open(shared);
@@ -201,10 +208,13 @@ describe('the jobs of a shared step', () => {
       await expect(forged((o) => (o.proofBytes = (o.proofBytes as number) + 1))).rejects.toThrow(/proof files of \d+ bytes, not the \d+ it says/);
       await expect(forged((o) => (o.proofs = (o.proofs as number) + 1))).rejects.toThrow(/the file proof-b00000\.g\d+\.w\d\.[0-9a-f]{8}\.\d+\.bin, which is missing/);
       await expect(forged((o) => (o.part = 1 - part))).rejects.toThrow(/a malformed part of a shared step/);
+      await expect(forged((o) => (o.slices = -1))).rejects.toThrow(/a malformed part of a shared step/);
       await expect(forged((o) => (o.changed = 5))).rejects.toThrow(/no band file for a band it changed/);
-      const o = result.outcome as typeof result.outcome & { part: number; proofs: number; proofBytes: number };
+      const o = result.outcome as typeof result.outcome & { part: number; slices: number; proofs: number; proofBytes: number };
       expect(o).toMatchObject({ part, changed: 0 });
       expect(o.table).toBeUndefined();
+      // Each part visits the slices it claims first (slice-claims.ts): together, every one.
+      expect(o.slices).toBeGreaterThan(0);
       expect(o.proofs).toBeGreaterThan(0);
       expect(o.pack?.part).toBe(part);
       parts.push({ attempt: o.attempt, proofs: o.proofs });
@@ -216,6 +226,6 @@ describe('the jobs of a shared step', () => {
     expect(result.outcome.changed).toBeGreaterThan(0);
     expect(result.outcome.table!.file).toMatch(new RegExp(`^band-00000\\.g${m.generation + 1}\\.${result.outcome.attempt}\\.bin$`));
     expect(readFileSyncText(join(shared, 'manifest.json'))).toBe(before);
-    await runner.close();
+    for (const r of runners) await r.close();
   });
 });

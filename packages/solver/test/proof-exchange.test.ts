@@ -137,6 +137,28 @@ describe('proof exchange', () => {
     }
   });
 
+  it('looks for a part not seen yet at its 1st, 2nd, 4th, 8th ... take, not at every one (a claim file a slice is in the folder too)', () => {
+    const dir = newDir();
+    const states = 4096;
+    const [a, b] = [table(states), table(states)];
+    const [ea, eb] = [0, 1].map((part) => new ProofExchange(dir, { band: 1, generation: 2, part, attempt: `0000000${part}` }, 2, [a, b][part]!, table(states)));
+    const tookAt: number[] = [];
+    for (let take = 1; take <= 20; take++) {
+      ea!.takeOthers();
+      if (take === 5) {
+        prove(eb!, b, 77, 2);
+        eb!.publish();
+      }
+      if (at(a, 77) !== 0 && tookAt.length === 0) tookAt.push(take);
+    }
+    // Published after the 5th take: listed again at the 8th, then followed by name.
+    expect(tookAt).toEqual([8]);
+    prove(eb!, b, 78, 1);
+    eb!.publish();
+    ea!.takeOthers();
+    expect(at(a, 78)).toBe(1);
+  });
+
   it('sees a value changed in a word: the conflict a forged or corrupt file would make', () => {
     expect(conflicts(0, 0b01_10_11)).toBe(false);
     expect(conflicts(0b01_00_11, 0b01_10_11)).toBe(false); // the same values, and one new

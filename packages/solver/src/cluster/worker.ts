@@ -10,6 +10,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Backend, CCheckersError } from '@ccheckers/core';
 import { UNITS_CALL_SECONDS } from '../store/kernel-calls.js';
+import type { SliceOutcome } from '../store/band-step-jobs.js';
 import { MANIFEST } from '../store/manifest.js';
 import { ShardStore } from '../store/shard-store.js';
 import { type ClusterJob, JobDeferred, JobRefused, type JobResult } from './jobs.js';
@@ -199,5 +200,6 @@ async function waitForStore(options: ClusterWorkerOptions): Promise<string | und
 function describe(id: string, job: ClusterJob, r: JobResult): string {
   const what = job.pass === 0 ? `init band ${job.band}` : `pass ${job.pass} round ${job.round} band ${job.band}`;
   const o = r.outcome;
-  return `job ${id}: ${what}: +${o.changed} ${job.pass === 0 ? 'decided' : 'proven'}, ${o.messagesWritten} messages sent in ${r.seconds.toFixed(2)} s`;
+  const slices = job.kind === 'slice' ? `, ${(o as SliceOutcome).slices} slice(s) of units visited` : '';
+  return `job ${id}: ${what}: +${o.changed} ${job.pass === 0 ? 'decided' : 'proven'}${slices}, ${o.messagesWritten} messages sent in ${r.seconds.toFixed(2)} s`;
 }

@@ -39,10 +39,12 @@ export interface BandStepOutcome extends BandStepFiles {
   seconds: number;
 }
 
-/** What a part of a shared step did: its proof files, the bytes in them, and the attempts whose
- *  proofs it took (proof-exchange.ts: the step stands only if they are all committed). */
+/** What a part of a shared step did: the slices of units it visited (slice-claims.ts), its proof
+ *  files, the bytes in them, and the attempts whose proofs it took (proof-exchange.ts: the step
+ *  stands only if they are all committed). */
 export interface SliceOutcome extends BandStepOutcome {
   part: number;
+  slices: number;
   proofs: number;
   proofBytes: number;
   took: string[];

@@ -18,8 +18,9 @@
  * Init (pass 0) decides X's illegal, terminal and won-in-one states: it reads no children.
  *
  * A store of schedule 'shared' steps each band in pass 1 as W parts and a finish (runSlice,
- * runFinish): each part on its own copy of the band, the W workers at once, their proofs
- * exchanged as they go (proof-exchange.ts).
+ * runFinish): each part on its own copy of the band, the W workers at once, each visiting the
+ * slices of units it claims first (slice-claims.ts), their proofs exchanged as they go
+ * (proof-exchange.ts).
  */
 import { join } from 'node:path';
 import { type Backend, type BandMap, BandPhase, type BandResult, type RuleMode, type SolverKernel, type StateSpace, type Variant, unknownStates } from '@ccheckers/core';
@@ -35,6 +36,7 @@ import type { BandStepHooks, BandStepJob, BandStepOutcome, FinishStepJob, SliceO
 import { CALLS_PER_BAND, MAX_STATES_PER_CALL, UNITS_CALL_SECONDS, requestChunks, unitsCallSize } from './kernel-calls.js';
 import { attemptToken, bandFileName } from './manifest.js';
 import type { ShardStore } from './shard-store.js';
+import { SliceClaims } from './slice-claims.js';
 import { writeFileAtomicallyAsync } from './store-files.js';
 
 /** Packs a step keeps open from their values to their requests; those past it are closed and
@@ -333,10 +335,10 @@ export class BandStepper {
    * units (BandTable.laterUnitsBand), so every part's copy must hold it when its slices visit
    * them (each part taking every W-th pack and the others' from their files gave 4x4/6 in 16 bands
    * on 2 workers 2,368 more draws than the in-memory table). It visits every W-th block of its
-   * requests, then visits the part-th slice of sliceUnits units of
-   * each chunk of W slices, one sweep of its kernel (UNITS_KEEP, then REVISIT), taking the other
-   * parts' proofs before each slice and publishing its own after it, without waiting for them
-   * (proof-exchange.ts). Its messages to other bands go in a pack of its own (part `part`). The
+   * requests, then the slices of sliceUnits units it claims first (slice-claims.ts: the parts
+   * claim them in order, as they go, so a faster part visits more), one sweep of its kernel
+   * (UNITS_KEEP, then REVISIT), taking the other parts' proofs before each slice and publishing
+   * its own after it, without waiting for them (proof-exchange.ts). Its messages to other bands go in a pack of its own (part `part`). The
    * band's file is not written: the step's finish (runFinish) merges the parts' proofs into it.
    * Each part may run anywhere, at the same time as the others or not.
    */
@@ -347,10 +349,11 @@ export class BandStepper {
     const table = this.zeroPadded(store.loadBand(band, this.bandTable(band)));
     const synced = this.syncedTable(table.length);
     synced.set(table); // the first file holds what the inbox decided
-    const outcome: SliceOutcome = { ...this.emptyOutcome(job, attempt), part, proofs: 0, proofBytes: 0, took: [] };
+    const outcome: SliceOutcome = { ...this.emptyOutcome(job, attempt), part, slices: 0, proofs: 0, proofBytes: 0, took: [] };
     outcome.bytesRead += table.length;
     const writer = new MessagePackWriter(store.dir, job.pass, band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer, part);
     const exchange = new ProofExchange(store.dir, { band, generation: job.generation, part, attempt }, this.o.schedule.workers, table, synced);
+    const claims = new SliceClaims(store.dir, { band, generation: job.generation }, part, attempt, Math.ceil(this.o.layout.unitsOf[band]!.length / this.o.schedule.sliceUnits));
     const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
     this.changedLines = exchange.changedLines;
     try {
@@ -358,7 +361,7 @@ export class BandStepper {
       await this.takeInbox(store, job, table, outcome, hooks, route, new PartShare(part, this.o.schedule.workers));
       progress(0.1);
       try {
-        await this.sliceSweep(hooks, job, table, exchange, route, (f) => progress(0.1 + 0.9 * f));
+        await this.sliceSweep(hooks, job, claims, table, exchange, route, (f) => progress(0.1 + 0.9 * f));
       } catch (e) {
         // The kernel keeps this band's sweep: the next step (another band's) starts with a new one.
         this.kernel = this.o.backend.solverKernel(this.o.variant, this.o.rules);
@@ -373,6 +376,7 @@ export class BandStepper {
     // The band's changes are counted by the finish, once (two parts may prove one state).
     outcome.changed = 0;
     outcome.messagesWritten = writer.messagesWritten;
+    outcome.slices = claims.won;
     outcome.proofs = exchange.files;
     outcome.took = [...exchange.took].sort();
     outcome.proofBytes = exchange.bytesWritten;
@@ -382,12 +386,12 @@ export class BandStepper {
     return outcome;
   }
 
-  private async sliceSweep(hooks: BandStepHooks, job: SliceStepJob, table: Uint8Array, exchange: ProofExchange, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
-    const { workers, sliceUnits } = this.o.schedule;
+  private async sliceSweep(hooks: BandStepHooks, job: SliceStepJob, claims: SliceClaims, table: Uint8Array, exchange: ProofExchange, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
+    const { sliceUnits } = this.o.schedule;
     const units = this.o.layout.unitsOf[job.band]!;
-    const chunk = workers * sliceUnits;
     const statesPerUnit = (this.o.layout.groupsOf[job.band]!.length * this.o.space.p2Placements) / Math.max(1, units.length);
-    for (let at = job.part * sliceUnits; at < units.length; at += chunk) {
+    for (let slice = await claims.next(); slice !== undefined; slice = await claims.next()) {
+      const at = slice * sliceUnits;
       const end = Math.min(units.length, at + sliceUnits);
       // The others' proofs as late as can be: those of the slices right before this one.
       await this.yieldToEvents(hooks);
@@ -400,7 +404,7 @@ export class BandStepper {
         from = to;
       }
       exchange.publishSoon((end - at) * statesPerUnit, end - at);
-      progress(Math.min(1, (at + chunk) / units.length));
+      progress((slice + 1) / claims.slices);
     }
     route(await this.call(hooks, BandPhase.REVISIT, table, job.band, undefined));
     exchange.publish();

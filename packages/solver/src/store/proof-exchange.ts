@@ -1,7 +1,8 @@
 /**
  * The proofs of a shared step's workers, exchanged while they run (band-step.ts, runSlice). In
  * pass 1 of a store with schedule 'shared', the W workers of a cluster (or the W slices of a local
- * solve) each hold a copy of the same band and visit every W-th slice of its units. After each of
+ * solve) each hold a copy of the same band and visit the slices of its units they claim first
+ * (slice-claims.ts). After each of
  * its slices a worker publishes what its copy proved since it last did (a proof file of changed
  * 32-bit words) and ORs in the proof files the others have published since: no barrier, no
  * waiting, and no Redis round trip. A proof that comes late is still sound; it only makes a
@@ -36,6 +37,7 @@ import { CHANGED_LINE_STATES, changedLineWords } from '@ccheckers/core';
 import { writeFileAtomic } from '../atomic-file.js';
 import { crc32Of } from '../crc.js';
 import { DatabaseError } from '../database.js';
+import { parseClaimFileName } from './slice-claims.js';
 import { refuseIrregular } from './store-files.js';
 
 export const PROOF_FILE = /^proof-b(\d{5,})\.g(\d+)\.w(\d+)\.([0-9a-f]{8})\.(\d+)\.bin$/;
@@ -171,6 +173,9 @@ export class ProofExchange {
   /** The next file of each other part's attempt seen (by part and attempt). */
   private readonly next = new Map<string, ProofFileId>();
   private listed = Number.NEGATIVE_INFINITY;
+  /** Calls of takeOthers so far, and the call that lists the folder next while a part is missing. */
+  private calls = 0;
+  private nextListing = 1;
   /** Attempts with a file that did not read: not taken any further. */
   private readonly skipped = new Set<string>();
   private readonly copy: Uint32Array;
@@ -243,14 +248,19 @@ export class ProofExchange {
   /**
    * ORs in the files of the other parts not taken yet. An attempt's files come in order, so each
    * attempt seen is followed by its next number; the folder is listed (for attempts not seen yet:
-   * a part that starts late, or runs again) only while a part has none, and every
-   * RELIST_SECONDS otherwise (a step of 7x7/3 writes a file per part and unit: listing the folder
-   * at every slice made the parts 5 times slower than the serial step).
+   * a part that starts late, or runs again) every RELIST_SECONDS, and while a part has none at
+   * the 1st, 2nd, 4th, 8th ... call (a step of 7x7/3 writes a file per part and unit: listing the
+   * folder at every slice made the parts 5 times slower than the serial step; the folder holds a
+   * claim file per slice too, slice-claims.ts, so a part that runs alone and listed it at every
+   * slice would take time in the square of the slices).
    */
   takeOthers(): void {
     const now = performance.now();
-    if (this.next.size < this.parts - 1 || now - this.listed > RELIST_SECONDS * 1000) {
+    const missing = this.next.size < this.parts - 1;
+    this.calls++;
+    if ((missing && this.calls >= this.nextListing) || now - this.listed > RELIST_SECONDS * 1000) {
       this.listed = now;
+      if (missing) this.nextListing = 2 * this.calls;
       for (const name of readdirSync(this.dir)) {
         const id = parseProofFileName(name);
         if (!id || id.band !== this.id.band || id.generation !== this.id.generation || id.part === this.id.part) continue;
@@ -315,10 +325,11 @@ export class ProofExchange {
   }
 }
 
-/** Removes every proof file of band `band`'s shared step at `generation` (all parts and attempts). */
+/** Removes every proof file of band `band`'s shared step at `generation` (all parts and
+ *  attempts), and its claims of slices (slice-claims.ts): the step runs again from none. */
 export function removeProofFiles(dir: string, band: number, generation: number): void {
   for (const name of readdirSync(dir)) {
-    const id = parseProofFileName(name);
+    const id = parseProofFileName(name) ?? parseClaimFileName(name);
     if (id && id.band === band && id.generation === generation) rmSync(join(dir, name), { force: true });
   }
 }

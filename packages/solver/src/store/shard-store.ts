@@ -24,6 +24,7 @@ import { BAND_FILE, type BandStepFiles, MANIFEST, type Manifest, SHARD_FILE, STO
 import { type MessagePack, parseMessageFileName, takenByAll } from './message-pack.js';
 import { packFileTargets } from './message-pack-reader.js';
 import { parseProofFileName } from './proof-exchange.js';
+import { parseClaimFileName } from './slice-claims.js';
 import { STORE_READ_FLAGS, irregular, makeFolder, openStoreFile, readAt, refuseIrregular, writeFileAtomically } from './store-files.js';
 
 export class ShardStore {
@@ -366,7 +367,7 @@ export class ShardStore {
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
-      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+(\.[0-9a-f]+)?\.bin|proof-b\d+\.g\d+\.w\d+\.[0-9a-f]{8}\.\d+\.bin|msg-[0-9a-z.-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
+      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+(\.[0-9a-f]+)?\.bin|proof-b\d+\.g\d+\.w\d+\.[0-9a-f]{8}\.\d+\.bin|claim-b\d+\.g\d+\.(s\d+|w\d+\.[0-9a-f]{8})|msg-[0-9a-z.-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
       if (keepUnderWay && (/\.tmp-[0-9a-f-]+$/.test(file) || this.underWay(file))) continue;
       // A store writes regular files only: a folder or link under such a name is someone else's.
       if (!lstatSync(join(this.dir, file)).isFile()) continue;
@@ -383,8 +384,9 @@ export class ShardStore {
     if (!bands) return false;
     const band = BAND_FILE.exec(file);
     if (band) return Number(band[2]) > this.manifest.generation;
-    // A shared step's proofs (proof-exchange.ts), read until its round is committed.
-    const proof = parseProofFileName(file);
+    // A shared step's proofs (proof-exchange.ts) and claims (slice-claims.ts), read until its
+    // round is committed.
+    const proof = parseProofFileName(file) ?? parseClaimFileName(file);
     if (proof) return proof.generation >= this.manifest.generation;
     const message = parseMessageFileName(file);
     if (!message || message.source >= bands.count) return false;
