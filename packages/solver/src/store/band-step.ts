@@ -338,9 +338,10 @@ export class BandStepper {
    * requests, then the slices of sliceUnits units it claims first (slice-claims.ts: the parts
    * claim them in order, as they go, so a faster part visits more), one sweep of its kernel
    * (UNITS_KEEP, then REVISIT), taking the other parts' proofs before each slice and publishing
-   * its own after it, without waiting for them (proof-exchange.ts). Its messages to other bands go in a pack of its own (part `part`). The
-   * band's file is not written: the step's finish (runFinish) merges the parts' proofs into it.
-   * Each part may run anywhere, at the same time as the others or not.
+   * its own after it, without waiting for them (proof-exchange.ts). Its messages to other bands
+   * go in a pack of its own (part `part`). The band's file is not written: the step's finish
+   * (runFinish) merges the parts' proofs into it. Each part may run anywhere, at the same time
+   * as the others or not.
    */
   async runSlice(store: ShardStore, job: SliceStepJob, hooks: BandStepHooks = {}): Promise<SliceOutcome> {
     const started = performance.now();
