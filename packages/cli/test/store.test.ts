@@ -56,6 +56,8 @@ describe('solve --store', () => {
     expect(out).toMatchObject({ tableCrc32: expectedCrc, store: { passes: 'bands', shards: 4, workers: 6, schedule: 'shared' } });
     // Proofs kept in pass 1 (segments in rounds for 6 lose most: docs/sharding.md).
     expect(out.passLog[0].proven / out.storedStates).toBeGreaterThan(0.9);
+    // The parts' proof files and claims of slices go once their steps are committed.
+    expect(readdirSync(join(dir, 'shared')).filter((f) => /^(proof|claim)-/.test(f))).toEqual([]);
     const refused = (more: string[], message: RegExp) => {
       const x = run(['solve', '--board', '7', '--pieces', '2', '--store', join(dir, 'never'), ...more]);
       expect(x.status, x.stderr).toBe(2);

@@ -2,12 +2,11 @@
  * The proofs of a shared step's workers, exchanged while they run (band-step.ts, runSlice). In
  * pass 1 of a store with schedule 'shared', the W workers of a cluster (or the W slices of a local
  * solve) each hold a copy of the same band and visit the slices of its units they claim first
- * (slice-claims.ts). After each of
- * its slices a worker publishes what its copy proved since it last did (a proof file of changed
- * 32-bit words) and ORs in the proof files the others have published since: no barrier, no
- * waiting, and no Redis round trip. A proof that comes late is still sound; it only makes a
- * chain of proofs wait. The step's finish (runFinish) ORs the committed attempts' files into the
- * band file.
+ * (slice-claims.ts). After each of its slices a worker publishes what its copy proved since it
+ * last did (a proof file of changed 32-bit words) and ORs in the proof files the others have
+ * published since: no barrier, no waiting, and no Redis round trip. A proof that comes late is
+ * still sound; it only makes a chain of proofs wait. The step's finish (runFinish) ORs the
+ * committed attempts' files into the band file.
  *
  * Sound because a state's value only goes from UNKNOWN (0) to a value, set by an OR of its bits
  * (BandTable.proveLocal), and a state proven in two copies has the same value in both: every

@@ -367,7 +367,8 @@ export class ShardStore {
     const named = new Set([MANIFEST, ...this.manifest.shards.map((s) => s.file), ...(bands ? [...bands.files.map((f) => f.file), ...bands.messages.map((f) => f.file)] : [])]);
     const removed: string[] = [];
     for (const file of readdirSync(this.dir)) {
-      if (named.has(file) || !/^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+(\.[0-9a-f]+)?\.bin|proof-b\d+\.g\d+\.w\d+\.[0-9a-f]{8}\.\d+\.bin|claim-b\d+\.g\d+\.(s\d+|w\d+\.[0-9a-f]{8})|msg-[0-9a-z.-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file)) continue;
+      const ours = /^(shard-\d+\.g\d+(\.[0-9a-f]+)?\.bin|band-\d+\.g\d+(\.[0-9a-f]+)?\.bin|proof-b\d+\.g\d+\.w\d+\.[0-9a-f]{8}\.\d+\.bin|msg-[0-9a-z.-]+\.msg|manifest\.json)(\.tmp-[0-9a-f-]+)?$/.test(file) || parseClaimFileName(file) !== undefined;
+      if (named.has(file) || !ours) continue;
       if (keepUnderWay && (/\.tmp-[0-9a-f-]+$/.test(file) || this.underWay(file))) continue;
       // A store writes regular files only: a folder or link under such a name is someone else's.
       if (!lstatSync(join(this.dir, file)).isFile()) continue;

@@ -25,10 +25,11 @@
  * The claims go with the step's proof files: removed when the step runs again from none
  * (removeProofFiles) and, once the round is committed, as leftovers (ShardStore.removeLeftovers).
  */
-import { closeSync, constants, openSync, readSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readSync, readdirSync, writeFileSync } from 'node:fs';
 import { link } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseError } from '../database.js';
+import { STORE_READ_FLAGS } from './store-files.js';
 
 /** A slice's claim (s), or a part's own file its claims link to (w: part and attempt). */
 export const CLAIM_FILE = /^claim-b(\d{5,})\.g(\d+)\.(?:s(\d+)|w(\d{1,4})\.([0-9a-f]{8}))$/;
@@ -149,7 +150,7 @@ export class SliceClaims {
   private earlierClaim(path: string): boolean {
     let fd: number;
     try {
-      fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
+      fd = openSync(path, STORE_READ_FLAGS);
     } catch {
       return false;
     }
