@@ -7,8 +7,8 @@
 // commands the coordinator sent. The table CRC-32 must equal the in-memory one. A benchmark, not a
 // test: run it on a quiet machine. With JOB_LOG=FILE, each worker's line for each job goes to FILE
 // with the seconds since the cluster solve started, and pass 1's shared steps are summed up: the
-// parts' worker-seconds, how far apart a step's parts ended, the slices each part visited, and the
-// finishes. WORKER_CPUS=0,1 pins worker i to the i-th CPU of the list.
+// parts' worker-seconds, how far apart a step's parts ended, the slices each part visited, the
+// seconds they waited for each other's proofs, and the finishes. WORKER_CPUS=0,1 pins worker i to the i-th CPU of the list.
 //   node bench/cluster-solve.mjs [board] [pieces] [bands] [workers, comma-separated] [threads per worker] [--memory of each] [schedules, comma-separated]
 //   node bench/cluster-solve.mjs 7 3 16 2 1 '' segments,shared
 import { spawn, spawnSync } from 'node:child_process';
@@ -52,6 +52,7 @@ function sharedStepSummary(lines) {
   const parts = new Map();
   const slices = [];
   let finishes = 0;
+  let waited = 0;
   for (const line of lines) {
     const m = /^([\d.]+) .* job \S+-p1-r\d+-g\d+-b(\d+)-(s\d+|f): .* in ([\d.]+) s$/.exec(line);
     if (!m) continue;
@@ -60,6 +61,7 @@ function sharedStepSummary(lines) {
       parts.set(m[2], [...(parts.get(m[2]) ?? []), { ended: Number(m[1]), seconds: Number(m[4]) }]);
       const part = Number(m[3].slice(1));
       slices[part] = (slices[part] ?? 0) + Number(/, (\d+) slice\(s\) of units visited/.exec(line)?.[1] ?? 0);
+      waited += Number(/\(([\d.]+) s waiting for other parts' proofs\)/.exec(line)?.[1] ?? 0);
     }
   }
   let work = 0;
@@ -68,7 +70,7 @@ function sharedStepSummary(lines) {
     work += ps.reduce((sum, p) => sum + p.seconds, 0);
     apart += Math.max(...ps.map((p) => p.ended)) - Math.min(...ps.map((p) => p.ended));
   }
-  return `pass 1's shared steps: parts ${work.toFixed(1)} worker-s, a step's parts ending ${apart.toFixed(1)} s apart in all, slices visited by part ${slices.join(' / ')}, finishes ${finishes.toFixed(2)} s`;
+  return `pass 1's shared steps: parts ${work.toFixed(1)} worker-s, a step's parts ending ${apart.toFixed(1)} s apart in all, slices visited by part ${slices.join(' / ')}, waiting for the others' proofs ${waited.toFixed(2)} worker-s, finishes ${finishes.toFixed(2)} s`;
 }
 
 if (spawnSync('bash', [redisSh, 'start', join(dir, 'redis'), String(port)], { stdio: 'inherit' }).status !== 0) process.exit(2);
@@ -94,12 +96,16 @@ try {
     const started = performance.now();
     const lines = [];
     if (jobLog) {
+      appendFileSync(jobLog, `${schedule}, ${w} workers\n`);
       workers.forEach((p, i) => {
         let rest = '';
         p.stderr.on('data', (d) => {
           const got = (rest + d).split('\n');
           rest = got.pop();
-          for (const line of got) lines.push(`${((performance.now() - started) / 1000).toFixed(2)} worker ${i}: ${line}`);
+          for (const line of got) {
+            lines.push(`${((performance.now() - started) / 1000).toFixed(2)} worker ${i}: ${line}`);
+            appendFileSync(jobLog, `${lines.at(-1)}\n`); // as they come: a run stopped keeps its lines
+          }
         });
       });
     }
@@ -112,7 +118,6 @@ try {
     );
     console.log(`          seconds per pass: ${r.passLog.map((p) => p.seconds.toFixed(1)).join(', ')}`);
     if (jobLog) {
-      appendFileSync(jobLog, `${schedule}, ${w} workers\n${lines.join('\n')}\n`);
       console.log(`          ${schedule === 'shared' ? `${sharedStepSummary(lines)} ` : ''}(job lines: ${jobLog})`);
     }
     if (r.tableCrc32 !== inMemory.tableCrc32 || local.tableCrc32 !== inMemory.tableCrc32) {

@@ -34,6 +34,8 @@ import {
   type ScheduleKind,
 } from '../src/index.js';
 import { type MessagePack, hasTarget } from '../src/store/message-pack.js';
+import { MAX_WAIT_SECONDS, WAIT_AFTER_UNITS, encodeProofs, proofFileName } from '../src/store/proof-exchange.js';
+import { claimFileName } from '../src/store/slice-claims.js';
 import { IN_MEMORY, sameTable } from './support/in-memory.js';
 
 /** Where the values section for `target` of a message pack starts (message-pack-format.ts: the layout). */
@@ -385,6 +387,52 @@ describe('interrupted band solves', () => {
     await expect(stepper.run(store, { pass: 1, round: 0, band: 0, generation }, { beforeCall: stop })).rejects.toThrow('stopped in its units');
     const next = await stepper.run(store, { pass: 1, round: 1, band: 1, generation });
     expect(next.changed).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['publishes it while the part waits: it goes on with the proofs', true],
+    ['never publishes it: the part waits MAX_WAIT_SECONDS once, and goes on', false],
+  ])('a part of a shared step passes a slice another part holds by WAIT_AFTER_UNITS units; the other %s', async (_what, publishes) => {
+    const v = variant(7, 2);
+    const dir = newStore();
+    const controller = new AbortController();
+    let saves = 0;
+    await solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store: dir, shards: 4, schedule: 'shared', workers: 2, signal: controller.signal, onSave: () => {
+      if (++saves === 2) controller.abort(); // init's rounds (2 bands each) saved
+    } }).catch(() => {});
+    const store = ShardStore.open(dir);
+    expect(store.manifest.bands!.next).toEqual({ pass: 1, round: 0 });
+    const plan = planBands(store.space, { bands: store.pieces, kernelCopies: 1, storeBands: true });
+    const layout = storeBandLayout(store);
+    const stepper = new BandStepper({ backend: backends[0]!, variant: v, rules: 'clean', threads: 1, space: store.space, layout, schedule: store.schedule, bandBufferBytes: plan.bandBytes, messageBytes: store.manifest.bands!.messageBytes });
+    const { generation } = store.manifest;
+    const units = layout.unitsOf[0]!.length;
+    expect(store.schedule.sliceUnits).toBe(1);
+    expect(units).toBeGreaterThan(WAIT_AFTER_UNITS + 2);
+    // Part 1 (its worker stopped, say) has claimed slice 1 and published nothing.
+    writeFileSync(join(dir, claimFileName({ band: 0, generation, slice: 1 })), '1 bbbbbbbb\n');
+    // Kernel calls and slices take two looks at the events between two slices; a wait many.
+    let looks = 0;
+    let published = false;
+    const hooks = {
+      beforeCall: () => {
+        if (++looks === 5 && publishes && !published) {
+          const id = { band: 0, generation, part: 1, attempt: 'bbbbbbbb', seq: 0 };
+          writeFileSync(join(dir, proofFileName(id)), encodeProofs(id, new Uint32Array(0), new Uint32Array(0), 0, units));
+          published = true;
+        }
+      },
+      onProgress: () => {
+        looks = 0;
+      },
+    };
+    const part = await stepper.runSlice(store, { pass: 1, round: 0, band: 0, generation, part: 0 }, hooks);
+    expect(part.slices).toBe(units - 1);
+    expect(part.waited).toBeGreaterThan(0);
+    expect(published).toBe(publishes);
+    // Its file taken, as its claim named it: the part's attempts are the step's to commit.
+    expect(part.took).toEqual(publishes ? ['bbbbbbbb'] : []);
+    if (!publishes) expect(part.waited).toBeGreaterThanOrEqual(MAX_WAIT_SECONDS);
   });
 
   it('refuse a manifest edited by hand: a message entry unlike its file, one lost, a bad next step', async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CHANGED_LINE_STATES, seededRandom } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseError } from '../src/index.js';
-import { MAX_UNITS_BETWEEN_FILES, PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
+import { MAX_BAND_UNITS_BETWEEN_FILES, MAX_UNITS_BETWEEN_FILES, PROOF_HEADER_BYTES, PUBLISHES_PER_STEP, ProofExchange, conflicts, decodeProofs, encodeProofs, proofFileName, readProofFile } from '../src/store/proof-exchange.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -33,15 +33,16 @@ const table = (states: number) => new Uint8Array(new ArrayBuffer(Math.ceil(state
 
 describe('proof exchange', () => {
   /** Files a part has published after visiting each of `slices` slices of `states` states in
-   *  `units` units (a proof in each, so that each publication is a file), in a band of `bytes`. */
-  function filesAfterSlices(parts: number, bytes: number, slices: number, states: number, units: number): number[] {
+   *  `units` units (a proof in each, so that each publication is a file), in a band of `bytes`; its
+   *  slices `apart` units of the band apart (the others' between them). */
+  function filesAfterSlices(parts: number, bytes: number, slices: number, states: number, units: number, apart = units): number[] {
     const dir = newDir();
     const copy = table(4 * bytes);
     const exchange = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: '00000000' }, parts, copy, table(4 * bytes));
     const files: number[] = [];
     for (let slice = 1; slice <= slices; slice++) {
       prove(exchange, copy, slice, 1);
-      exchange.publishSoon(states, units);
+      exchange.publishSoon(states, units, slice * apart);
       files.push(exchange.files);
     }
     expect(readdirSync(dir)).toHaveLength(exchange.files);
@@ -67,6 +68,53 @@ describe('proof exchange', () => {
     expect(filesAfterSlices(2, 400_000, 120, 100, 1)).toEqual(Array.from({ length: 120 }, (_, i) => Math.floor((i + 1) / MAX_UNITS_BETWEEN_FILES)));
     // Units of 10,000 states: 1/40 of the share (20,000 states) comes first, every 2 units.
     expect(filesAfterSlices(2, 400_000, 40, 10_000, 1)).toEqual(Array.from({ length: 40 }, (_, i) => Math.floor((i + 1) / 2)));
+  });
+
+  it('publishes every MAX_BAND_UNITS_BETWEEN_FILES units of the band when its slices are further apart (a part slower than the others)', () => {
+    // Slices of a unit, 4 units of the band apart: a file every 8 slices, not 16.
+    expect(MAX_BAND_UNITS_BETWEEN_FILES).toBe(2 * MAX_UNITS_BETWEEN_FILES);
+    expect(filesAfterSlices(2, 400_000, 64, 100, 1, 4)).toEqual(Array.from({ length: 64 }, (_, i) => Math.floor((i + 1) / 8)));
+    // At the pace of the others (2 units apart for 2 parts), the units' bound as before.
+    expect(filesAfterSlices(2, 400_000, 64, 100, 1, 2)).toEqual(Array.from({ length: 64 }, (_, i) => Math.floor((i + 1) / MAX_UNITS_BETWEEN_FILES)));
+  });
+
+  it('says in each file how far its part has got, a file of no proofs too; a part named by its claim is read without a listing', () => {
+    const dir = newDir();
+    const states = 4 * CHANGED_LINE_STATES;
+    const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
+    const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!);
+    const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
+    reader.takeOthers(); // the folder listed at the first take: nothing yet (the next listing at the 2nd)
+    reader.takeOthers();
+    reader.takeOthers(); // the 3rd: not listed
+    prove(writer, a!, 9, 1);
+    writer.publishSoon(100, 1, 7);
+    writer.publish();
+    expect(writer.files).toBe(1);
+    reader.takeOthers(); // the 4th: listed, found
+    expect(reader.publishedThrough(0)).toBe(7);
+    expect(at(b!, 9)).toBe(1);
+    // No proof since, but further on: a file of no words, which says so.
+    writer.publish(12);
+    expect(writer.files).toBe(2);
+    writer.publish(12); // neither: no file
+    expect(writer.files).toBe(2);
+    reader.takeOthers();
+    expect(reader.publishedThrough(0)).toBe(12);
+    expect(reader.publishedThrough(1)).toBe(0); // its own part, never published to itself
+    // A part's attempt not listed yet: named (by the claim it made), its files are taken at the
+    // next take, whatever the listing's schedule.
+    const late = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'cccccccc' }, 2, table(states), table(states));
+    late.publish(30);
+    for (let i = 0; i < 3; i++) reader.takeOthers(); // the 8th take lists the folder; these are the 5th to 7th
+    expect(reader.publishedThrough(0)).toBe(12);
+    reader.expect(0, 'cccccccc');
+    reader.expect(5, 'dddddddd'); // no part 5 of 2, and its own part: ignored
+    reader.expect(1, 'eeeeeeee');
+    reader.expect(0, '../x');
+    reader.takeOthers();
+    expect(reader.publishedThrough(0)).toBe(30);
+    expect([...reader.took].sort()).toEqual(['aaaaaaaa', 'cccccccc']);
   });
 
   it('publishes the words of the lines marked, and only those', () => {
@@ -170,8 +218,12 @@ describe('proof exchange', () => {
   it('refuses a file of another band, part or number, a bad CRC, words out of order or past the band, a changed value', () => {
     const dir = newDir();
     const id = { band: 1, generation: 3, part: 0, attempt: 'abcdef01', seq: 0 };
-    const good = encodeProofs(id, Uint32Array.of(1, 5), Uint32Array.of(0b01, 0b10), 2);
-    expect(decodeProofs('f', good, id, 6).indices).toEqual(Uint32Array.of(1, 5));
+    const good = encodeProofs(id, Uint32Array.of(1, 5), Uint32Array.of(0b01, 0b10), 2, 77);
+    expect(decodeProofs('f', good, id, 6)).toEqual({ indices: Uint32Array.of(1, 5), words: Uint32Array.of(0b01, 0b10), through: 77 });
+    // The first version's files (a header of 32 bytes) are not this one's.
+    const first = good.slice();
+    first.set(Buffer.from('CCPROOF1'));
+    expect(() => decodeProofs('f', first, id, 6)).toThrow(/no proof file header/);
     expect(() => decodeProofs('f', good, { ...id, part: 1 }, 6)).toThrow(/its header names band 1, generation 3, part 0/);
     expect(() => decodeProofs('f', good, { ...id, seq: 1 }, 6)).toThrow(DatabaseError);
     expect(() => decodeProofs('f', good, id, 5)).toThrow(/past the band's 5 words/);

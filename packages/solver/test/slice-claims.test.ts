@@ -24,8 +24,7 @@ const step = { band: 3, generation: 7 };
 
 /** Claims every slice with `parts` claimers taking turns at random (each making its next claim
  *  meanwhile); the slices each got. */
-async function claimAll(dir: string, parts: number, slices: number, seed: number): Promise<number[][]> {
-  const claims = Array.from({ length: parts }, (_, part) => new SliceClaims(dir, step, part, `0000000${part}`, slices));
+async function claimAll(dir: string, parts: number, slices: number, seed: number, claims = Array.from({ length: parts }, (_, part) => new SliceClaims(dir, step, part, `0000000${part}`, slices))): Promise<number[][]> {
   const got: number[][] = claims.map(() => []);
   const random = seededRandom(seed);
   const going = new Set(claims.keys());
@@ -56,8 +55,15 @@ describe('slice claims', () => {
     [8, 5],
   ])('give each of %i parts the slices it claims first, in order, every one of %i slices once', async (parts, slices) => {
     const dir = newDir();
-    const got = await claimAll(dir, parts, slices, parts * 1000 + slices);
+    const claims = Array.from({ length: parts }, (_, part) => new SliceClaims(dir, step, part, `0000000${part}`, slices));
+    const got = await claimAll(dir, parts, slices, parts * 1000 + slices, claims);
     for (const list of got) expect(list).toEqual([...list].sort((a, b) => a - b));
+    // Each part saw every other slice taken, in order, and by whom (a part waits for their proofs).
+    claims.forEach((c, part) => {
+      const others = Array.from({ length: slices }, (_, slice) => slice).filter((slice) => !got[part]!.includes(slice));
+      const winner = (slice: number) => got.findIndex((list) => list.includes(slice));
+      expect(c.othersSlices).toEqual(others.map((slice) => ({ slice, part: winner(slice), attempt: `0000000${winner(slice)}` })));
+    });
     expect(got.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: slices }, (_, i) => i));
     // A claim a slice, each a link to its part's own file (made by the parts that claimed any).
     const names = readdirSync(dir);
@@ -96,6 +102,7 @@ describe('slice claims', () => {
     const again = new SliceClaims(dir, step, 0, 'cccccccc', 12);
     expect(await all(again)).toEqual([0, 2, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect([again.won, again.inherited]).toEqual([10, 3]);
+    expect(again.othersSlices).toEqual([{ slice: 1, part: 1, attempt: 'bbbbbbbb' }, { slice: 3, part: 1, attempt: 'bbbbbbbb' }]);
     // Part 1 run again now: its own two, nothing else is left.
     const other = new SliceClaims(dir, step, 1, 'eeeeeeee', 12);
     expect(await all(other)).toEqual([1, 3]);
@@ -113,7 +120,10 @@ describe('slice claims', () => {
     writeFileSync(path(5), '00000 cccccccc\n'); // a part past the most workers
     writeFileSync(path(6), '0 cccccccc\n'); // part 0's earlier attempt: this one is part 0's
     writeFileSync(join(dir, claimOwnerFileName(step, 0, 'cccccccc')), '0 cccccccc\n'); // its own file: not a claim
-    expect(await all(new SliceClaims(dir, step, 0, 'dddddddd', 8))).toEqual([6, 7]);
+    const claims = new SliceClaims(dir, step, 0, 'dddddddd', 8);
+    expect(await all(claims)).toEqual([6, 7]);
+    // None of those names another part: the sweep waits for no proofs of theirs.
+    expect(claims.othersSlices).toEqual([]);
   });
 
   it('go with the step\'s proof files when it runs again from none, and only that step\'s', async () => {

@@ -48,7 +48,7 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   const slice = job.kind === 'slice' ? (o as Partial<SliceOutcome>) : undefined;
   if (slice) {
     if (o.table !== undefined || o.changed !== 0) throw bad('a band file, or changes, from a part of a shared step');
-    if (slice.part !== (job as SliceJob).part || !count(slice.slices) || !count(slice.proofs) || !count(slice.proofBytes)) throw bad('a malformed part of a shared step');
+    if (slice.part !== (job as SliceJob).part || !count(slice.slices) || !count(slice.proofs) || !count(slice.proofBytes) || !(typeof slice.waited === 'number' && slice.waited >= 0 && slice.waited < 1e9)) throw bad('a malformed part of a shared step');
     if (!Array.isArray(slice.took) || slice.took.length > 2 ** 16 || !slice.took.every((t) => typeof t === 'string' && /^[0-9a-f]{8}$/.test(t))) throw bad('a malformed list of the attempts a part took from');
   }
   let pack: MessagePack | undefined;

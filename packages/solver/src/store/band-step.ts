@@ -31,7 +31,7 @@ import { type BandSchedule, isSharedStep, requestsInPass1 } from './band-schedul
 import { inboxOf } from './message-pack.js';
 import { type MessageReading, PackReader } from './message-pack-reader.js';
 import { MessagePackWriter } from './message-pack-writer.js';
-import { PROOF_HEADER_BYTES, ProofExchange, orProofs, readProofFile, tableWords } from './proof-exchange.js';
+import { MAX_WAIT_SECONDS, PROOF_HEADER_BYTES, ProofExchange, WAIT_AFTER_UNITS, WAIT_SHARE, orProofs, readProofFile, tableWords } from './proof-exchange.js';
 import type { BandStepHooks, BandStepJob, BandStepOutcome, FinishStepJob, SliceOutcome, SliceStepJob } from './band-step-jobs.js';
 import { CALLS_PER_BAND, MAX_STATES_PER_CALL, UNITS_CALL_SECONDS, requestChunks, unitsCallSize } from './kernel-calls.js';
 import { attemptToken, bandFileName } from './manifest.js';
@@ -42,6 +42,8 @@ import { writeFileAtomicallyAsync } from './store-files.js';
 /** Packs a step keeps open from their values to their requests; those past it are closed and
  *  opened again (a store of 4,096 bands has inboxes of up to 4,095 packs). */
 export const MAX_OPEN_PACKS = 1024;
+/** Milliseconds between looks at the others' files while a part waits for them (OthersProgress). */
+const WAIT_POLL_MS = 2;
 
 export interface BandStepperOptions {
   backend: Backend;
@@ -338,7 +340,9 @@ export class BandStepper {
    * requests, then the slices of sliceUnits units it claims first (slice-claims.ts: the parts
    * claim them in order, as they go, so a faster part visits more), one sweep of its kernel
    * (UNITS_KEEP, then REVISIT), taking the other parts' proofs before each slice and publishing
-   * its own after it, without waiting for them (proof-exchange.ts). Its messages to other bands
+   * its own after it (proof-exchange.ts), waiting only for a part that has fallen far behind
+   * (OthersProgress, below), and for the others' last proofs before the revisit that ends the
+   * sweep. Its messages to other bands
    * go in a pack of its own (part `part`). The band's file is not written: the step's finish
    * (runFinish) merges the parts' proofs into it. Each part may run anywhere, at the same time
    * as the others or not.
@@ -350,7 +354,7 @@ export class BandStepper {
     const table = this.zeroPadded(store.loadBand(band, this.bandTable(band)));
     const synced = this.syncedTable(table.length);
     synced.set(table); // the first file holds what the inbox decided
-    const outcome: SliceOutcome = { ...this.emptyOutcome(job, attempt), part, slices: 0, proofs: 0, proofBytes: 0, took: [] };
+    const outcome: SliceOutcome = { ...this.emptyOutcome(job, attempt), part, slices: 0, proofs: 0, proofBytes: 0, took: [], waited: 0 };
     outcome.bytesRead += table.length;
     const writer = new MessagePackWriter(store.dir, job.pass, band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer, part);
     const exchange = new ProofExchange(store.dir, { band, generation: job.generation, part, attempt }, this.o.schedule.workers, table, synced);
@@ -362,7 +366,7 @@ export class BandStepper {
       await this.takeInbox(store, job, table, outcome, hooks, route, new PartShare(part, this.o.schedule.workers));
       progress(0.1);
       try {
-        await this.sliceSweep(hooks, job, claims, table, exchange, route, (f) => progress(0.1 + 0.9 * f));
+        await this.sliceSweep(hooks, job, claims, table, exchange, outcome, route, (f) => progress(0.1 + 0.9 * f));
       } catch (e) {
         // The kernel keeps this band's sweep: the next step (another band's) starts with a new one.
         this.kernel = this.o.backend.solverKernel(this.o.variant, this.o.rules);
@@ -387,16 +391,18 @@ export class BandStepper {
     return outcome;
   }
 
-  private async sliceSweep(hooks: BandStepHooks, job: SliceStepJob, claims: SliceClaims, table: Uint8Array, exchange: ProofExchange, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
+  private async sliceSweep(hooks: BandStepHooks, job: SliceStepJob, claims: SliceClaims, table: Uint8Array, exchange: ProofExchange, outcome: SliceOutcome, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
     const { sliceUnits } = this.o.schedule;
     const units = this.o.layout.unitsOf[job.band]!;
     const statesPerUnit = (this.o.layout.groupsOf[job.band]!.length * this.o.space.p2Placements) / Math.max(1, units.length);
+    const others = new OthersProgress(claims, exchange, sliceUnits, this.o.schedule.workers);
     for (let slice = await claims.next(); slice !== undefined; slice = await claims.next()) {
       const at = slice * sliceUnits;
       const end = Math.min(units.length, at + sliceUnits);
       // The others' proofs as late as can be: those of the slices right before this one.
       await this.yieldToEvents(hooks);
       exchange.takeOthers();
+      outcome.waited += await others.waitBefore(at, hooks);
       for (let from = at; from < end; ) {
         const to = Math.min(end, from + this.unitsThatFit());
         const r = await this.call(hooks, BandPhase.UNITS_KEEP, table, job.band, units.subarray(from, to));
@@ -404,9 +410,13 @@ export class BandStepper {
         route(r);
         from = to;
       }
-      exchange.publishSoon((end - at) * statesPerUnit, end - at);
+      exchange.publishSoon((end - at) * statesPerUnit, end - at, end);
       progress((slice + 1) / claims.slices);
     }
+    // Its slices done, this part's states wait for their revisit: the others' last proofs first.
+    exchange.publish(units.length);
+    exchange.takeOthers();
+    outcome.waited += await others.waitBefore(Number.POSITIVE_INFINITY, hooks);
     route(await this.call(hooks, BandPhase.REVISIT, table, job.band, undefined));
     exchange.publish();
     exchange.checkPublished();
@@ -486,5 +496,66 @@ class PartShare {
 
   takesNext(): boolean {
     return this.block++ % this.parts === this.part;
+  }
+}
+
+/**
+ * Where the other parts of a shared step have got, for one part's sweep: the slices they won
+ * (SliceClaims.othersSlices, in order) and the unit below which each has published its slices
+ * (ProofExchange.publishedThrough). Before a slice at unit `at`, waitBefore waits while another
+ * part's slice more than WAIT_AFTER_UNITS units and a slice behind is not in its files yet; for at
+ * most MAX_WAIT_SECONDS, after which that part's slices so far are not waited for (a worker
+ * stopped or gone: its proofs come when they come, or are the later passes' to find). A part
+ * waits MAX_WAIT_SECONDS and WAIT_SHARE of its sweep's time in all, at most: the others stopped
+ * again and again, it goes on.
+ */
+class OthersProgress {
+  /** othersSlices[next] is the first not known to be published; [0, named) were named to the
+   *  exchange (their attempts' files taken without a listing of the folder). */
+  private next = 0;
+  private named = 0;
+  /** By part: the unit below which its slices are no longer waited for. */
+  private readonly givenUpBelow = new Map<number, number>();
+  private readonly started = performance.now();
+  /** Milliseconds waited so far. */
+  private waited = 0;
+
+  constructor(
+    private readonly claims: SliceClaims,
+    private readonly exchange: ProofExchange,
+    private readonly sliceUnits: number,
+    private readonly parts: number,
+  ) {}
+
+  /** Waits as above before a slice at unit `at` (+Infinity: before the sweep's last revisit, for
+   *  every slice the others hold); the seconds waited. */
+  async waitBefore(at: number, hooks: BandStepHooks): Promise<number> {
+    const held = this.claims.othersSlices;
+    for (; this.named < held.length; this.named++) this.exchange.expect(held[this.named]!.part, held[this.named]!.attempt);
+    let waited = 0;
+    while (this.next < held.length) {
+      const { slice, part } = held[this.next]!;
+      const from = slice * this.sliceUnits;
+      if (part >= this.parts || this.exchange.publishedThrough(part) > from || from < (this.givenUpBelow.get(part) ?? 0)) {
+        this.next++;
+        continue;
+      }
+      if (at - from <= WAIT_AFTER_UNITS + this.sliceUnits) break;
+      const started = performance.now();
+      const limit = Math.min(MAX_WAIT_SECONDS * 1000, MAX_WAIT_SECONDS * 1000 + WAIT_SHARE * (started - this.started) - this.waited);
+      for (;;) {
+        if (performance.now() - started >= limit) {
+          this.givenUpBelow.set(part, at);
+          break;
+        }
+        await new Promise<void>((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+        hooks.beforeCall?.();
+        this.exchange.takeOthers();
+        if (this.exchange.publishedThrough(part) > from) break;
+      }
+      this.waited += performance.now() - started;
+      waited += (performance.now() - started) / 1000;
+    }
+    return waited;
   }
 }

@@ -2,11 +2,12 @@
  * The proofs of a shared step's workers, exchanged while they run (band-step.ts, runSlice). In
  * pass 1 of a store with schedule 'shared', the W workers of a cluster (or the W slices of a local
  * solve) each hold a copy of the same band and visit the slices of its units they claim first
- * (slice-claims.ts). After each of its slices a worker publishes what its copy proved since it
- * last did (a proof file of changed 32-bit words) and ORs in the proof files the others have
- * published since: no barrier, no waiting, and no Redis round trip. A proof that comes late is
- * still sound; it only makes a chain of proofs wait. The step's finish (runFinish) ORs the
- * committed attempts' files into the band file.
+ * (slice-claims.ts). After its slices a worker publishes what its copy proved since it last did (a
+ * proof file of changed 32-bit words, and how far its slices have got) and ORs in the proof files
+ * the others have published since: no barrier and no Redis round trip. A proof that comes late is
+ * still sound; it only makes a chain of proofs wait, and a part waits (a little, WAIT_AFTER_UNITS)
+ * only for another that has fallen far behind. The step's finish (runFinish) ORs the committed
+ * attempts' files into the band file.
  *
  * Sound because a state's value only goes from UNKNOWN (0) to a value, set by an OR of its bits
  * (BandTable.proveLocal), and a state proven in two copies has the same value in both: every
@@ -27,8 +28,9 @@
  * (`took`), and a shared step whose parts took from any attempt not committed is run again from
  * no proof files (cluster/coordinator.ts; a local solve removes them on resume).
  *
- * A file: a header of HEADER_BYTES (magic, band, generation, part, sequence number, word count,
- * CRC-32 of the rest), then the word indices (uint32, ascending) and the words (uint32).
+ * A file: a header of PROOF_HEADER_BYTES (magic, band, generation, part, sequence number, word
+ * count, CRC-32 of the rest, and the band unit below which the part's slices are all visited and
+ * in its files so far), then the word indices (uint32, ascending) and the words (uint32).
  */
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,8 +42,8 @@ import { parseClaimFileName } from './slice-claims.js';
 import { refuseIrregular } from './store-files.js';
 
 export const PROOF_FILE = /^proof-b(\d{5,})\.g(\d+)\.w(\d+)\.([0-9a-f]{8})\.(\d+)\.bin$/;
-const MAGIC = 'CCPROOF1';
-export const PROOF_HEADER_BYTES = 32;
+const MAGIC = 'CCPROOF2';
+export const PROOF_HEADER_BYTES = 36;
 /**
  * When a part publishes, after a slice. The kernel marks the lines of its copy where it proves a
  * state (BandMap.changedLines: 64 bytes, 256 states a line), so a file costs the lines its proofs
@@ -65,6 +67,29 @@ export const PROOF_HEADER_BYTES = 32;
  */
 export const PUBLISHES_PER_STEP = 40;
 export const MAX_UNITS_BETWEEN_FILES = 16;
+/**
+ * A part also publishes once its slices have got MAX_BAND_UNITS_BETWEEN_FILES units of the band
+ * further (its own and the others' between them), so that one that runs slower than the others,
+ * and so visits few of the units it passes, still has published all but its last few units of
+ * the band: the others wait for that (WAIT_AFTER_UNITS).
+ */
+export const MAX_BAND_UNITS_BETWEEN_FILES = 32;
+/**
+ * How far a part goes past a slice another part holds before it waits for that slice's proofs:
+ * WAIT_AFTER_UNITS units of the band and a slice (band-step.ts, OthersProgress); at most
+ * MAX_WAIT_SECONDS each time the other stops publishing, and MAX_WAIT_SECONDS and WAIT_SHARE of
+ * its sweep's time in all. A state waiting for a proof of a slice further on is revisited
+ * REVISIT_LAG (64) of its part's units later: a part that ran on while another did not publish
+ * revisited its states too early, and lost the chains of proofs they began (the cluster test of
+ * 7x7/3 in 4 bands proved 34.7% in pass 1 once in CI; with workers stopped for 0.1-1 s again and
+ * again, 92.1% in one run of ten and two runs of minutes; with the waits, 99.2% in each of seven:
+ * docs/sharding.md, "A part that falls behind"). With MAX_BAND_UNITS_BETWEEN_FILES below it, a
+ * part never waits for another that runs at about its pace.
+ */
+export const WAIT_AFTER_UNITS = 40;
+export const MAX_WAIT_SECONDS = 3;
+/** The share of its sweep's time a part waits at most, past a first MAX_WAIT_SECONDS. */
+export const WAIT_SHARE = 0.25;
 /** The most words a file holds (512 MiB of file; a band of 4 GiB may change 2^30 words). */
 export const MAX_FILE_WORDS = 2 ** 26;
 /** Seconds between listings of the store's folder for attempts not seen yet (takeOthers). */
@@ -91,26 +116,27 @@ export function parseProofFileName(name: string): ProofFileId | undefined {
   return m ? { band: Number(m[1]), generation: Number(m[2]), part: Number(m[3]), attempt: m[4]!, seq: Number(m[5]) } : undefined;
 }
 
-/** A proof file's bytes: `count` word indices and words. */
-export function encodeProofs(id: ProofFileId, indices: Uint32Array, words: Uint32Array, count: number): Uint8Array {
+/** A proof file's bytes: `count` word indices and words, and `through`: the band unit below which
+ *  the part's slices are all visited and in its files up to this one. */
+export function encodeProofs(id: ProofFileId, indices: Uint32Array, words: Uint32Array, count: number, through = 0): Uint8Array {
   const bytes = new Uint8Array(PROOF_HEADER_BYTES + count * 8);
   const body = bytes.subarray(PROOF_HEADER_BYTES);
   body.set(new Uint8Array(indices.buffer, indices.byteOffset, count * 4));
   body.set(new Uint8Array(words.buffer, words.byteOffset, count * 4), count * 4);
   const view = new DataView(bytes.buffer);
   for (let i = 0; i < MAGIC.length; i++) bytes[i] = MAGIC.charCodeAt(i);
-  [id.band, id.generation, id.part, id.seq, count, crc32Of(body)].forEach((x, i) => view.setUint32(8 + 4 * i, x, true));
+  [id.band, id.generation, id.part, id.seq, count, crc32Of(body), through].forEach((x, i) => view.setUint32(8 + 4 * i, x, true));
   return bytes;
 }
 
 /** The indices and words of a proof file, checked: its header is `id`'s, its CRC-32 its body's,
  *  its indices ascending and within a band of `tableWords` words. A DatabaseError otherwise. */
-export function decodeProofs(path: string, bytes: Uint8Array, id: ProofFileId, tableWords: number): { indices: Uint32Array; words: Uint32Array } {
+export function decodeProofs(path: string, bytes: Uint8Array, id: ProofFileId, tableWords: number): { indices: Uint32Array; words: Uint32Array; through: number } {
   const bad = (what: string) => new DatabaseError(path, `not a proof file of band ${id.band}'s shared step (${what})`);
   if (bytes.length < PROOF_HEADER_BYTES) throw bad('too short');
   for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC.charCodeAt(i)) throw bad('no proof file header');
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-  const [band, generation, part, seq, count, crc] = [0, 1, 2, 3, 4, 5].map((i) => view.getUint32(8 + 4 * i, true)) as [number, number, number, number, number, number];
+  const [band, generation, part, seq, count, crc, through] = [0, 1, 2, 3, 4, 5, 6].map((i) => view.getUint32(8 + 4 * i, true)) as [number, number, number, number, number, number, number];
   if (band !== id.band || generation !== id.generation || part !== id.part || seq !== id.seq) throw bad(`its header names band ${band}, generation ${generation}, part ${part}, file ${seq}`);
   if (bytes.length !== PROOF_HEADER_BYTES + count * 8) throw bad(`${bytes.length} bytes for ${count} words`);
   const body = new Uint8Array(bytes.subarray(PROOF_HEADER_BYTES)); // a copy of its own: a Buffer's bytes sit anywhere in a pool
@@ -120,7 +146,8 @@ export function decodeProofs(path: string, bytes: Uint8Array, id: ProofFileId, t
   for (let i = 0; i < count; i++) {
     if (indices[i]! >= tableWords || (i > 0 && indices[i]! <= indices[i - 1]!)) throw bad(`word ${indices[i]} out of order or past the band's ${tableWords} words`);
   }
-  return { indices, words };
+  // `through` only tells the others how long to wait (a false one costs pass-1 proofs, no value).
+  return { indices, words, through };
 }
 
 /** Whether OR-ing `word` into `held` would change a 2-bit value already there (0 is unknown). */
@@ -141,7 +168,7 @@ export function orProofs(path: string, table: Uint32Array, indices: Uint32Array,
 }
 
 /** Reads and checks a proof file of the store (a regular file, its header `id`'s). */
-export function readProofFile(dir: string, id: ProofFileId, tableWords: number): { path: string; indices: Uint32Array; words: Uint32Array } {
+export function readProofFile(dir: string, id: ProofFileId, tableWords: number): { path: string; indices: Uint32Array; words: Uint32Array; through: number } {
   const path = join(dir, proofFileName(id));
   refuseIrregular(path, 'a proof file');
   let bytes: Uint8Array;
@@ -187,6 +214,13 @@ export class ProofExchange {
   /** States and units visited since the last file. */
   private visited = 0;
   private visitedUnits = 0;
+  /** The band unit below which this part's slices are all visited (publishSoon), and as its last
+   *  file said. */
+  private through = 0;
+  private throughPublished = 0;
+  /** By other part: the unit below which its slices are all in the files taken (the most any
+   *  attempt of it said). */
+  private readonly othersThrough = new Map<number, number>();
 
   /**
    * `copy`: this worker's copy of the band (its table); `synced`: the copy as last published
@@ -208,28 +242,57 @@ export class ProofExchange {
     this.changedLines = new Uint32Array(changedLineWords(copy.length));
   }
 
-  /** After a slice that visited `states` states in `units` units: publish when due (see
-   *  PUBLISHES_PER_STEP; the band's states are 4 a byte of the copy, a part's share 1/W). */
-  publishSoon(states: number, units: number): void {
+  /** After a slice that visited `states` states in `units` units, its slices all visited below
+   *  unit `through` of the band: publish when due (see PUBLISHES_PER_STEP and
+   *  MAX_BAND_UNITS_BETWEEN_FILES; the band's states are 4 a byte of the copy, a part's share 1/W). */
+  publishSoon(states: number, units: number, through: number): void {
     this.visited += states;
     this.visitedUnits += units;
-    if (this.visitedUnits >= MAX_UNITS_BETWEEN_FILES || this.visited * PUBLISHES_PER_STEP * this.parts >= 4 * this.copy.byteLength) this.publish();
+    this.through = Math.max(this.through, through);
+    if (
+      this.visitedUnits >= MAX_UNITS_BETWEEN_FILES ||
+      this.through - this.throughPublished >= MAX_BAND_UNITS_BETWEEN_FILES ||
+      this.visited * PUBLISHES_PER_STEP * this.parts >= 4 * this.copy.byteLength
+    ) {
+      this.publish();
+    }
   }
 
-  /** Writes this copy's proofs since the last file (none: no file), in files of at most
-   *  MAX_FILE_WORDS words. */
-  publish(): void {
+  /** Writes this copy's proofs since the last file, in files of at most MAX_FILE_WORDS words
+   *  (`through`, given, is where this part's slices have got; no proof and no progress: no file). */
+  publish(through = this.through): void {
+    this.through = Math.max(this.through, through);
     const count = this.changedWords();
-    for (let from = 0; from < count; from += this.maxFileWords) {
-      const n = Math.min(this.maxFileWords, count - from);
-      const bytes = encodeProofs({ ...this.id, seq: this.files }, this.indices.subarray(from), this.words.subarray(from), n);
-      // Not flushed: a file lost in a crash fails the finish, and the step runs again.
-      writeFileAtomic(join(this.dir, proofFileName({ ...this.id, seq: this.files })), bytes, { syncFolder: false, flush: false, tag: this.id.attempt });
-      this.files++;
-      this.bytesWritten += bytes.length;
+    if (count > 0 || this.through > this.throughPublished) {
+      let from = 0;
+      do {
+        const n = Math.min(this.maxFileWords, count - from);
+        // Only the last file of several holds all the proofs below `through`.
+        const last = from + n === count;
+        const bytes = encodeProofs({ ...this.id, seq: this.files }, this.indices.subarray(from), this.words.subarray(from), n, last ? this.through : this.throughPublished);
+        // Not flushed: a file lost in a crash fails the finish, and the step runs again.
+        writeFileAtomic(join(this.dir, proofFileName({ ...this.id, seq: this.files })), bytes, { syncFolder: false, flush: false, tag: this.id.attempt });
+        this.files++;
+        this.bytesWritten += bytes.length;
+        from += n;
+      } while (from < count);
+      this.throughPublished = this.through;
     }
     this.visited = 0;
     this.visitedUnits = 0;
+  }
+
+  /** Takes the files of `part`'s attempt `attempt` from now on (its claim of a slice named it:
+   *  slice-claims.ts), without waiting for a listing of the folder to show it. */
+  expect(part: number, attempt: string): void {
+    if (part === this.id.part || part >= this.parts || !/^[0-9a-f]{8}$/.test(attempt)) return;
+    const key = `${part}.${attempt}`;
+    if (!this.next.has(key) && !this.skipped.has(key)) this.next.set(key, { ...this.id, part, attempt, seq: 0 });
+  }
+
+  /** The band unit below which `part`'s slices are all in the files this part has taken. */
+  publishedThrough(part: number): number {
+    return this.othersThrough.get(part) ?? 0;
   }
 
   /**
@@ -278,8 +341,9 @@ export class ProofExchange {
           this.skipped.add(key);
           break;
         }
-        const { path, indices, words } = file;
+        const { path, indices, words, through } = file;
         orProofs(path, this.copy, indices, words, this.synced);
+        this.othersThrough.set(id.part, Math.max(this.publishedThrough(id.part), through));
         this.took.add(id.attempt);
         this.bytesRead += PROOF_HEADER_BYTES + indices.length * 8;
         id.seq++;

@@ -37,6 +37,13 @@ export const CLAIM_FILE = /^claim-b(\d{5,})\.g(\d+)\.(?:s(\d+)|w(\d{1,4})\.([0-9
 const CLAIM_TEXT = /^(\d{1,4}) ([0-9a-f]{8})\n$/;
 const CLAIM_MAX_BYTES = 16;
 
+/** A slice another part won: the part and attempt its claim names. */
+export interface OthersSlice {
+  slice: number;
+  part: number;
+  attempt: string;
+}
+
 /** The step a claim is of, and the slice it claims. */
 export interface ClaimFileId {
   band: number;
@@ -75,6 +82,11 @@ export class SliceClaims {
   won = 0;
   /** Of those, the ones an earlier attempt of this part had claimed. */
   inherited = 0;
+  /** The slices another part won, in order, as their claims read (one that does not read as a
+   *  claim, or names this part, is left out): the sweep waits for their proofs before it goes
+   *  far past them (band-step.ts, waitForOthers), and takes the files of the attempts they name
+   *  from the first (proof-exchange.ts, expect). */
+  readonly othersSlices: OthersSlice[] = [];
 
   constructor(
     private readonly dir: string,
@@ -103,11 +115,14 @@ export class SliceClaims {
     for (;;) {
       const slice = this.slice++;
       if (slice >= this.slices) return undefined;
-      if (await this.claim(join(this.dir, claimFileName({ ...this.step, slice })))) return slice;
+      const path = join(this.dir, claimFileName({ ...this.step, slice }));
+      if (await this.claim(path)) return slice;
       if (this.earlier!.has(slice)) {
         this.inherited++;
         return slice;
       }
+      const holder = readClaim(path);
+      if (holder && holder.part !== this.part) this.othersSlices.push({ slice, ...holder });
     }
   }
 
@@ -145,24 +160,30 @@ export class SliceClaims {
     return earlier;
   }
 
-  /** Whether the claim at `path` is an earlier attempt's of this part (read without following a
-   *  link, without waiting on a FIFO, at most CLAIM_MAX_BYTES). */
+  /** Whether the claim at `path` is an earlier attempt's of this part. */
   private earlierClaim(path: string): boolean {
-    let fd: number;
-    try {
-      fd = openSync(path, STORE_READ_FLAGS);
-    } catch {
-      return false;
-    }
-    try {
-      const bytes = Buffer.alloc(CLAIM_MAX_BYTES + 1);
-      const got = readSync(fd, bytes, 0, bytes.length, 0);
-      const m = CLAIM_TEXT.exec(bytes.toString('latin1', 0, got));
-      return m !== null && Number(m[1]) === this.part && m[2] !== this.attempt;
-    } catch {
-      return false; // a folder (EISDIR) and the like: not a claim of this part
-    } finally {
-      closeSync(fd);
-    }
+    const holder = readClaim(path);
+    return holder !== undefined && holder.part === this.part && holder.attempt !== this.attempt;
+  }
+}
+
+/** The part and attempt a claim names; undefined for a file that does not read as a claim (read
+ *  without following a link, without waiting on a FIFO, at most CLAIM_MAX_BYTES). */
+export function readClaim(path: string): { part: number; attempt: string } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, STORE_READ_FLAGS);
+  } catch {
+    return undefined;
+  }
+  try {
+    const bytes = Buffer.alloc(CLAIM_MAX_BYTES + 1);
+    const got = readSync(fd, bytes, 0, bytes.length, 0);
+    const m = CLAIM_TEXT.exec(bytes.toString('latin1', 0, got));
+    return m ? { part: Number(m[1]), attempt: m[2]! } : undefined;
+  } catch {
+    return undefined; // a folder (EISDIR) and the like: not a claim
+  } finally {
+    closeSync(fd);
   }
 }
