@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { seededRandom } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeProofFiles } from '../src/store/proof-exchange.js';
-import { SliceClaims, claimFileName, claimOwnerFileName, parseClaimFileName } from '../src/store/slice-claims.js';
+import { type PartClaims, SliceClaims, StepClaims, claimFileName, claimOwnerFileName, parseClaimFileName } from '../src/store/slice-claims.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -24,7 +24,7 @@ const step = { band: 3, generation: 7 };
 
 /** Claims every slice with `parts` claimers taking turns at random (each making its next claim
  *  meanwhile); the slices each got. */
-async function claimAll(dir: string, parts: number, slices: number, seed: number, claims = Array.from({ length: parts }, (_, part) => new SliceClaims(dir, step, part, `0000000${part}`, slices))): Promise<number[][]> {
+async function claimAll(dir: string, parts: number, slices: number, seed: number, claims: PartClaims[] = Array.from({ length: parts }, (_, part) => new SliceClaims(dir, step, part, `0000000${part}`, slices))): Promise<number[][]> {
   const got: number[][] = claims.map(() => []);
   const random = seededRandom(seed);
   const going = new Set(claims.keys());
@@ -72,6 +72,28 @@ describe('slice claims', () => {
       const part = got.findIndex((list) => list.includes(slice));
       expect(readFileSync(join(dir, claimFileName({ ...step, slice })), 'utf8')).toBe(`${part} 0000000${part}\n`);
     }
+  });
+
+  it.each([
+    [1, 1],
+    [2, 97],
+    [3, 200],
+    [8, 5],
+  ])('in memory (StepClaims, parts in one process): the same for %i parts and %i slices, and no file', async (parts, slices) => {
+    const dir = newDir();
+    const stepClaims = new StepClaims();
+    const claims = Array.from({ length: parts }, (_, part) => stepClaims.part(part, `0000000${part}`, slices));
+    const got = await claimAll(dir, parts, slices, parts * 1000 + slices, claims);
+    for (const list of got) expect(list).toEqual([...list].sort((a, b) => a - b));
+    expect(got.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: slices }, (_, i) => i));
+    const winner = (slice: number) => got.findIndex((list) => list.includes(slice));
+    claims.forEach((c, part) => {
+      expect(c.won).toBe(got[part]!.length);
+      const others = Array.from({ length: slices }, (_, slice) => slice).filter((slice) => !got[part]!.includes(slice));
+      expect(c.othersSlices).toEqual(others.map((slice) => ({ slice, part: winner(slice), attempt: `0000000${winner(slice)}` })));
+    });
+    expect(readdirSync(dir)).toEqual([]);
+    expect(() => stepClaims.part(0, '0000000a', slices + 1)).toThrow(RangeError);
   });
 
   /** The slices `claims` gives, to the last. */

@@ -33,6 +33,7 @@ import { shardLayout } from './layout.js';
 import { MESSAGE_CODING } from './message-pack.js';
 import { type BandPassTally, MANIFEST, type Manifest } from './manifest.js';
 import { ShardStore } from './shard-store.js';
+import { StepClaims } from './slice-claims.js';
 import { openStoreFile, readAt, refuseIrregular } from './store-files.js';
 import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
@@ -216,23 +217,21 @@ export async function solveBands(options: ShardedSolveOptions): Promise<ShardedS
 
 /**
  * A shared step run here: its W parts at once in this process, each on a stepper of its own
- * (they take turns at every kernel call, and exchange proofs through the store's folder as a
- * cluster's workers do), then the finish on the first. The outcomes to commit: the parts', then
- * the finish's.
+ * (they take turns at every kernel call, claim slices in memory, and exchange proofs through the
+ * store's folder as a cluster's workers do), then the finish on the first. The outcomes to
+ * commit: the parts', then the finish's.
  */
 export async function runSharedStep(store: ShardStore, job: BandStepJob, steppers: BandStepper[], hooks: BandStepHooks): Promise<BandStepOutcome[]> {
   const done = new Array<number>(steppers.length).fill(0);
   const progress = () => hooks.onProgress?.((0.9 * done.reduce((a, b) => a + b, 0)) / steppers.length);
   const started = performance.now();
+  const claims = new StepClaims();
   const settled = await Promise.allSettled(
     steppers.map((stepper, part) =>
-      stepper.runSlice(store, { ...job, part }, {
-        ...(hooks.beforeCall ? { beforeCall: hooks.beforeCall } : {}),
-        onProgress: (f) => {
-          done[part] = f;
-          progress();
-        },
-      }),
+      stepper.runSlice(store, { ...job, part }, { ...(hooks.beforeCall ? { beforeCall: hooks.beforeCall } : {}), onProgress: (f) => {
+        done[part] = f;
+        progress();
+      } }, (attempt, slices) => claims.part(part, attempt, slices)),
     ),
   );
   // All settled first: a part that failed does not leave the others running behind the solve.

@@ -31,19 +31,18 @@ import { type BandSchedule, isSharedStep, requestsInPass1 } from './band-schedul
 import { inboxOf } from './message-pack.js';
 import { type MessageReading, PackReader } from './message-pack-reader.js';
 import { MessagePackWriter } from './message-pack-writer.js';
-import { MAX_WAIT_SECONDS, PROOF_HEADER_BYTES, ProofExchange, WAIT_AFTER_UNITS, WAIT_SHARE, orProofs, readProofFile, tableWords } from './proof-exchange.js';
+import { OthersProgress } from './others-progress.js';
+import { PROOF_HEADER_BYTES, ProofExchange, orProofs, readProofFile, tableWords } from './proof-exchange.js';
 import type { BandStepHooks, BandStepJob, BandStepOutcome, FinishStepJob, SliceOutcome, SliceStepJob } from './band-step-jobs.js';
 import { CALLS_PER_BAND, MAX_STATES_PER_CALL, UNITS_CALL_SECONDS, requestChunks, unitsCallSize } from './kernel-calls.js';
 import { attemptToken, bandFileName } from './manifest.js';
 import type { ShardStore } from './shard-store.js';
-import { SliceClaims } from './slice-claims.js';
+import { type PartClaims, SliceClaims } from './slice-claims.js';
 import { writeFileAtomicallyAsync } from './store-files.js';
 
 /** Packs a step keeps open from their values to their requests; those past it are closed and
  *  opened again (a store of 4,096 bands has inboxes of up to 4,095 packs). */
 export const MAX_OPEN_PACKS = 1024;
-/** Milliseconds between looks at the others' files while a part waits for them (OthersProgress). */
-const WAIT_POLL_MS = 2;
 
 export interface BandStepperOptions {
   backend: Backend;
@@ -341,13 +340,13 @@ export class BandStepper {
    * claim them in order, as they go, so a faster part visits more), one sweep of its kernel
    * (UNITS_KEEP, then REVISIT), taking the other parts' proofs before each slice and publishing
    * its own after it (proof-exchange.ts), waiting only for a part that has fallen far behind
-   * (OthersProgress, below), and for the others' last proofs before the revisit that ends the
-   * sweep. Its messages to other bands
-   * go in a pack of its own (part `part`). The band's file is not written: the step's finish
-   * (runFinish) merges the parts' proofs into it. Each part may run anywhere, at the same time
-   * as the others or not.
+   * (others-progress.ts), and for the others' last proofs before the revisit that ends the
+   * sweep. Its messages to other bands go in a pack of its own (part `part`). The band's file is
+   * not written: the step's finish (runFinish) merges the parts' proofs into it. Each part may
+   * run anywhere, at the same time as the others or not; `claimsOf` gives claims held in this
+   * process (StepClaims) to parts that all run here.
    */
-  async runSlice(store: ShardStore, job: SliceStepJob, hooks: BandStepHooks = {}): Promise<SliceOutcome> {
+  async runSlice(store: ShardStore, job: SliceStepJob, hooks: BandStepHooks = {}, claimsOf?: (attempt: string, slices: number) => PartClaims): Promise<SliceOutcome> {
     const started = performance.now();
     const attempt = attemptToken();
     const { band, part } = job;
@@ -358,7 +357,8 @@ export class BandStepper {
     outcome.bytesRead += table.length;
     const writer = new MessagePackWriter(store.dir, job.pass, band, attempt, this.o.layout.bands, this.o.backend.messageRuns, this.writeBuffer, part);
     const exchange = new ProofExchange(store.dir, { band, generation: job.generation, part, attempt }, this.o.schedule.workers, table, synced);
-    const claims = new SliceClaims(store.dir, { band, generation: job.generation }, part, attempt, Math.ceil(this.o.layout.unitsOf[band]!.length / this.o.schedule.sliceUnits));
+    const slices = Math.ceil(this.o.layout.unitsOf[band]!.length / this.o.schedule.sliceUnits);
+    const claims = claimsOf?.(attempt, slices) ?? new SliceClaims(store.dir, { band, generation: job.generation }, part, attempt, slices);
     const progress = (fraction: number) => hooks.onProgress?.(Math.min(1, fraction));
     this.changedLines = exchange.changedLines;
     try {
@@ -391,7 +391,7 @@ export class BandStepper {
     return outcome;
   }
 
-  private async sliceSweep(hooks: BandStepHooks, job: SliceStepJob, claims: SliceClaims, table: Uint8Array, exchange: ProofExchange, outcome: SliceOutcome, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
+  private async sliceSweep(hooks: BandStepHooks, job: SliceStepJob, claims: PartClaims, table: Uint8Array, exchange: ProofExchange, outcome: SliceOutcome, route: (r: BandResult) => void, progress: (fraction: number) => void): Promise<void> {
     const { sliceUnits } = this.o.schedule;
     const units = this.o.layout.unitsOf[job.band]!;
     const statesPerUnit = (this.o.layout.groupsOf[job.band]!.length * this.o.space.p2Placements) / Math.max(1, units.length);
@@ -496,66 +496,5 @@ class PartShare {
 
   takesNext(): boolean {
     return this.block++ % this.parts === this.part;
-  }
-}
-
-/**
- * Where the other parts of a shared step have got, for one part's sweep: the slices they won
- * (SliceClaims.othersSlices, in order) and the unit below which each has published its slices
- * (ProofExchange.publishedThrough). Before a slice at unit `at`, waitBefore waits while another
- * part's slice more than WAIT_AFTER_UNITS units and a slice behind is not in its files yet; for at
- * most MAX_WAIT_SECONDS, after which that part's slices so far are not waited for (a worker
- * stopped or gone: its proofs come when they come, or are the later passes' to find). A part
- * waits MAX_WAIT_SECONDS and WAIT_SHARE of its sweep's time in all, at most: the others stopped
- * again and again, it goes on.
- */
-class OthersProgress {
-  /** othersSlices[next] is the first not known to be published; [0, named) were named to the
-   *  exchange (their attempts' files taken without a listing of the folder). */
-  private next = 0;
-  private named = 0;
-  /** By part: the unit below which its slices are no longer waited for. */
-  private readonly givenUpBelow = new Map<number, number>();
-  private readonly started = performance.now();
-  /** Milliseconds waited so far. */
-  private waited = 0;
-
-  constructor(
-    private readonly claims: SliceClaims,
-    private readonly exchange: ProofExchange,
-    private readonly sliceUnits: number,
-    private readonly parts: number,
-  ) {}
-
-  /** Waits as above before a slice at unit `at` (+Infinity: before the sweep's last revisit, for
-   *  every slice the others hold); the seconds waited. */
-  async waitBefore(at: number, hooks: BandStepHooks): Promise<number> {
-    const held = this.claims.othersSlices;
-    for (; this.named < held.length; this.named++) this.exchange.expect(held[this.named]!.part, held[this.named]!.attempt);
-    let waited = 0;
-    while (this.next < held.length) {
-      const { slice, part } = held[this.next]!;
-      const from = slice * this.sliceUnits;
-      if (part >= this.parts || this.exchange.publishedThrough(part) > from || from < (this.givenUpBelow.get(part) ?? 0)) {
-        this.next++;
-        continue;
-      }
-      if (at - from <= WAIT_AFTER_UNITS + this.sliceUnits) break;
-      const started = performance.now();
-      const limit = Math.min(MAX_WAIT_SECONDS * 1000, MAX_WAIT_SECONDS * 1000 + WAIT_SHARE * (started - this.started) - this.waited);
-      for (;;) {
-        if (performance.now() - started >= limit) {
-          this.givenUpBelow.set(part, at);
-          break;
-        }
-        await new Promise<void>((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-        hooks.beforeCall?.();
-        this.exchange.takeOthers();
-        if (this.exchange.publishedThrough(part) > from) break;
-      }
-      this.waited += performance.now() - started;
-      waited += (performance.now() - started) / 1000;
-    }
-    return waited;
   }
 }

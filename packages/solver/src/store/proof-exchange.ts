@@ -76,7 +76,7 @@ export const MAX_UNITS_BETWEEN_FILES = 16;
 export const MAX_BAND_UNITS_BETWEEN_FILES = 32;
 /**
  * How far a part goes past a slice another part holds before it waits for that slice's proofs:
- * WAIT_AFTER_UNITS units of the band and a slice (band-step.ts, OthersProgress); at most
+ * WAIT_AFTER_UNITS units of the band and a slice (others-progress.ts); at most
  * MAX_WAIT_SECONDS each time the other stops publishing, and MAX_WAIT_SECONDS and WAIT_SHARE of
  * its sweep's time in all. A state waiting for a proof of a slice further on is revisited
  * REVISIT_LAG (64) of its part's units later: a part that ran on while another did not publish

@@ -68,8 +68,62 @@ export function parseClaimFileName(name: string): (Omit<ClaimFileId, 'slice'> & 
   return { band: Number(m[1]), generation: Number(m[2]), ...(m[3] !== undefined ? { slice: Number(m[3]) } : {}) };
 }
 
-/** One part's claims in a shared step, made in order of the slices. */
-export class SliceClaims {
+/** A part's claims in a shared step: the slices it visits, in order (band-step.ts, runSlice). */
+export interface PartClaims {
+  /** The step's slices. */
+  readonly slices: number;
+  /** Slices this attempt visits, and of those the ones an earlier attempt of its part claimed. */
+  readonly won: number;
+  readonly inherited: number;
+  /** The slices another part won, in order, and whose they are. */
+  readonly othersSlices: OthersSlice[];
+  /** The next slice this part visits; undefined when every slice is another's or done. */
+  next(): Promise<number | undefined>;
+}
+
+/**
+ * The claims of a shared step whose parts all run in this process (band-solve.ts, the local
+ * solve): as the files' claims, the slices in order to the first part that asks, without a file
+ * call a slice (the links cost the shared-step tests a quarter of their time). A step run again
+ * here starts from none: the process that held its claims is gone.
+ */
+export class StepClaims {
+  private owners: Int32Array | undefined;
+  private readonly attempts: string[] = [];
+
+  /** Part `part`'s claims, its attempt `attempt`, in a step of `slices` slices. */
+  part(part: number, attempt: string, slices: number): PartClaims {
+    this.owners ??= new Int32Array(slices).fill(-1);
+    if (this.owners.length !== slices) throw new RangeError(`StepClaims: ${slices} slices, not ${this.owners.length}`);
+    this.attempts[part] = attempt;
+    const owners = this.owners;
+    const { attempts } = this;
+    let slice = 0;
+    const claims = {
+      slices,
+      won: 0,
+      inherited: 0,
+      othersSlices: [] as OthersSlice[],
+      next: async (): Promise<number | undefined> => {
+        for (; slice < slices; slice++) {
+          const owner = owners[slice]!;
+          if (owner === -1) {
+            owners[slice] = part;
+            claims.won++;
+            return slice++;
+          }
+          if (owner !== part) claims.othersSlices.push({ slice, part: owner, attempt: attempts[owner]! });
+        }
+        return undefined;
+      },
+    };
+    return claims;
+  }
+}
+
+/** One part's claims in a shared step, made in order of the slices, as files of the store: the
+ *  parts may run on any machines. */
+export class SliceClaims implements PartClaims {
   /** The next slice to claim. */
   private slice = 0;
   /** The claim being made while the part visits the slice it holds. */

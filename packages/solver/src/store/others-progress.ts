@@ -1,0 +1,67 @@
+/**
+ * Where the other parts of a shared step have got, for one part's sweep (band-step.ts,
+ * sliceSweep): the slices they won (PartClaims.othersSlices, in order) and the unit below which
+ * each has published its slices (ProofExchange.publishedThrough). Before a slice at unit `at`,
+ * waitBefore waits while another part's slice more than WAIT_AFTER_UNITS units and a slice behind
+ * is not in its files yet; for at most MAX_WAIT_SECONDS, after which that part's slices so far are
+ * not waited for (a worker stopped or gone: its proofs come when they come, or are the later
+ * passes' to find). A part waits MAX_WAIT_SECONDS and WAIT_SHARE of its sweep's time in all, at
+ * most: the others stopped again and again, it goes on.
+ */
+import type { BandStepHooks } from './band-step-jobs.js';
+import { MAX_WAIT_SECONDS, type ProofExchange, WAIT_AFTER_UNITS, WAIT_SHARE } from './proof-exchange.js';
+import type { PartClaims } from './slice-claims.js';
+
+/** Milliseconds between looks at the others' files while a part waits for them. */
+const WAIT_POLL_MS = 2;
+
+export class OthersProgress {
+  /** othersSlices[next] is the first not known to be published; [0, named) were named to the
+   *  exchange (their attempts' files taken without a listing of the folder). */
+  private next = 0;
+  private named = 0;
+  /** By part: the unit below which its slices are no longer waited for. */
+  private readonly givenUpBelow = new Map<number, number>();
+  private readonly started = performance.now();
+  /** Milliseconds waited so far. */
+  private waited = 0;
+
+  constructor(
+    private readonly claims: PartClaims,
+    private readonly exchange: ProofExchange,
+    private readonly sliceUnits: number,
+    private readonly parts: number,
+  ) {}
+
+  /** Waits as above before a slice at unit `at` (+Infinity: before the sweep's last revisit, for
+   *  every slice the others hold); the seconds waited. */
+  async waitBefore(at: number, hooks: BandStepHooks): Promise<number> {
+    const held = this.claims.othersSlices;
+    for (; this.named < held.length; this.named++) this.exchange.expect(held[this.named]!.part, held[this.named]!.attempt);
+    let waited = 0;
+    while (this.next < held.length) {
+      const { slice, part } = held[this.next]!;
+      const from = slice * this.sliceUnits;
+      if (part >= this.parts || this.exchange.publishedThrough(part) > from || from < (this.givenUpBelow.get(part) ?? 0)) {
+        this.next++;
+        continue;
+      }
+      if (at - from <= WAIT_AFTER_UNITS + this.sliceUnits) break;
+      const started = performance.now();
+      const limit = Math.min(MAX_WAIT_SECONDS * 1000, MAX_WAIT_SECONDS * 1000 + WAIT_SHARE * (started - this.started) - this.waited);
+      for (;;) {
+        if (performance.now() - started >= limit) {
+          this.givenUpBelow.set(part, at);
+          break;
+        }
+        await new Promise<void>((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+        hooks.beforeCall?.();
+        this.exchange.takeOthers();
+        if (this.exchange.publishedThrough(part) > from) break;
+      }
+      this.waited += performance.now() - started;
+      waited += (performance.now() - started) / 1000;
+    }
+    return waited;
+  }
+}
