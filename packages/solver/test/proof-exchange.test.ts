@@ -249,10 +249,14 @@ describe('proof exchange', () => {
     const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!, 10);
     const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
     for (let i = 0; i < states; i += 16) prove(writer, a!, i + 5, 2); // a state in each of 64 words
-    writer.publish();
+    writer.publish(50);
     expect(writer.files).toBe(7); // 64 words in files of 10
+    // Only the last file says the part has got to unit 50: the others do not hold all its proofs.
+    const through = Array.from({ length: 7 }, (_, seq) => readProofFile(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa', seq }, states / 16).through);
+    expect(through).toEqual([0, 0, 0, 0, 0, 0, 50]);
     reader.takeOthers();
     expect(b).toEqual(a);
+    expect(reader.publishedThrough(0)).toBe(50);
   });
 
   it('skips a file of another part that does not read (a crash left it short), which the finish refuses', () => {

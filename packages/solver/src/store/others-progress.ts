@@ -12,8 +12,10 @@ import type { BandStepHooks } from './band-step-jobs.js';
 import { MAX_WAIT_SECONDS, type ProofExchange, WAIT_AFTER_UNITS, WAIT_SHARE } from './proof-exchange.js';
 import type { PartClaims } from './slice-claims.js';
 
-/** Milliseconds between looks at the others' files while a part waits for them. */
-const WAIT_POLL_MS = 2;
+/** Milliseconds between looks at the others' files while a part waits for them, and the looks
+ *  between listings of the folder (for an attempt of the part waited for not seen yet). */
+const WAIT_POLL_MS = 10;
+const LIST_EVERY_POLLS = 25;
 
 export class OthersProgress {
   /** othersSlices[next] is the first not known to be published; [0, named) were named to the
@@ -37,7 +39,10 @@ export class OthersProgress {
    *  every slice the others hold); the seconds waited. */
   async waitBefore(at: number, hooks: BandStepHooks): Promise<number> {
     const held = this.claims.othersSlices;
-    for (; this.named < held.length; this.named++) this.exchange.expect(held[this.named]!.part, held[this.named]!.attempt);
+    if (this.named < held.length) {
+      for (; this.named < held.length; this.named++) this.exchange.expect(held[this.named]!.part, held[this.named]!.attempt);
+      this.exchange.takeOthers(); // the files of the attempts just named
+    }
     let waited = 0;
     while (this.next < held.length) {
       const { slice, part } = held[this.next]!;
@@ -47,16 +52,20 @@ export class OthersProgress {
         continue;
       }
       if (at - from <= WAIT_AFTER_UNITS + this.sliceUnits) break;
+      // First this part's own slices, all visited below `at`: so a part only ever waits for a
+      // slice nobody has visited, and two parts never wait for each other.
+      if (Number.isFinite(at)) this.exchange.publish(at);
       const started = performance.now();
       const limit = Math.min(MAX_WAIT_SECONDS * 1000, MAX_WAIT_SECONDS * 1000 + WAIT_SHARE * (started - this.started) - this.waited);
-      for (;;) {
+      for (let polls = 1; ; polls++) {
         if (performance.now() - started >= limit) {
           this.givenUpBelow.set(part, at);
           break;
         }
         await new Promise<void>((resolve) => setTimeout(resolve, WAIT_POLL_MS));
         hooks.beforeCall?.();
-        this.exchange.takeOthers();
+        // The folder listed now and then too: the part may have been run again meanwhile.
+        this.exchange.takeOthers(polls % LIST_EVERY_POLLS === 0);
         if (this.exchange.publishedThrough(part) > from) break;
       }
       this.waited += performance.now() - started;

@@ -314,13 +314,14 @@ export class ProofExchange {
    * the 1st, 2nd, 4th, 8th ... call (a step of 7x7/3 writes a file per part and unit: listing the
    * folder at every slice made the parts 5 times slower than the serial step; the folder holds a
    * claim file per slice too, slice-claims.ts, so a part that runs alone and listed it at every
-   * slice would take time in the square of the slices).
+   * slice would take time in the square of the slices), and when `listNow` says so (a part
+   * waiting for another: others-progress.ts).
    */
-  takeOthers(): void {
+  takeOthers(listNow = false): void {
     const now = performance.now();
-    const missing = this.next.size < this.parts - 1;
+    const missing = new Set([...this.next.values()].map((id) => id.part)).size < this.parts - 1;
     this.calls++;
-    if ((missing && this.calls >= this.nextListing) || now - this.listed > RELIST_SECONDS * 1000) {
+    if (listNow || (missing && this.calls >= this.nextListing) || now - this.listed > RELIST_SECONDS * 1000) {
       this.listed = now;
       if (missing) this.nextListing = 2 * this.calls;
       for (const name of readdirSync(this.dir)) {

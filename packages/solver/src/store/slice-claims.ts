@@ -138,7 +138,7 @@ export class SliceClaims implements PartClaims {
   inherited = 0;
   /** The slices another part won, in order, as their claims read (one that does not read as a
    *  claim, or names this part, is left out): the sweep waits for their proofs before it goes
-   *  far past them (band-step.ts, waitForOthers), and takes the files of the attempts they name
+   *  far past them (others-progress.ts), and takes the files of the attempts they name
    *  from the first (proof-exchange.ts, expect). */
   readonly othersSlices: OthersSlice[] = [];
 
