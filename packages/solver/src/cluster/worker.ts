@@ -200,7 +200,7 @@ async function waitForStore(options: ClusterWorkerOptions): Promise<string | und
 function describe(id: string, job: ClusterJob, r: JobResult): string {
   const what = job.pass === 0 ? `init band ${job.band}` : `pass ${job.pass} round ${job.round} band ${job.band}`;
   const o = r.outcome;
-  const part = o as SliceOutcome;
-  const slices = job.kind === 'slice' ? `, ${part.slices} slice(s) of units visited${part.waited > 0 ? ` (${part.waited.toFixed(2)} s waiting for other parts' proofs)` : ''}` : '';
+  const part = job.kind === 'slice' ? (o as SliceOutcome) : undefined;
+  const slices = part ? `, ${part.slices} slice(s) of units visited${part.waited > 0 ? ` (${part.waited.toFixed(2)} s waiting for other parts' proofs)` : ''}` : '';
   return `job ${id}: ${what}: +${o.changed} ${job.pass === 0 ? 'decided' : 'proven'}${slices}, ${o.messagesWritten} messages sent in ${r.seconds.toFixed(2)} s`;
 }

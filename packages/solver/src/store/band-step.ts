@@ -401,7 +401,6 @@ export class BandStepper {
       const end = Math.min(units.length, at + sliceUnits);
       // The others' proofs as late as can be: those of the slices right before this one.
       await this.yieldToEvents(hooks);
-      exchange.takeOthers();
       outcome.waited += await others.waitBefore(at, hooks);
       for (let from = at; from < end; ) {
         const to = Math.min(end, from + this.unitsThatFit());
@@ -415,7 +414,6 @@ export class BandStepper {
     }
     // Its slices done, this part's states wait for their revisit: the others' last proofs first.
     exchange.publish(units.length);
-    exchange.takeOthers();
     outcome.waited += await others.waitBefore(Number.POSITIVE_INFINITY, hooks);
     route(await this.call(hooks, BandPhase.REVISIT, table, job.band, undefined));
     exchange.publish();

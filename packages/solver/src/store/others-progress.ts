@@ -35,15 +35,14 @@ export class OthersProgress {
     private readonly parts: number,
   ) {}
 
-  /** Waits as above before a slice at unit `at` (+Infinity: before the sweep's last revisit, for
-   *  every slice the others hold); the seconds waited. */
+  /** Before a slice at unit `at` (+Infinity: before the sweep's last revisit, for every slice
+   *  the others hold): takes the others' files, those of the attempts the claims just named
+   *  too, and waits as above; the seconds waited. */
   async waitBefore(at: number, hooks: BandStepHooks): Promise<number> {
     const held = this.claims.othersSlices;
-    if (this.named < held.length) {
-      for (; this.named < held.length; this.named++) this.exchange.expect(held[this.named]!.part, held[this.named]!.attempt);
-      this.exchange.takeOthers(); // the files of the attempts just named
-    }
-    let waited = 0;
+    for (; this.named < held.length; this.named++) this.exchange.expect(held[this.named]!.part, held[this.named]!.attempt);
+    this.exchange.takeOthers();
+    const before = this.waited;
     while (this.next < held.length) {
       const { slice, part } = held[this.next]!;
       const from = slice * this.sliceUnits;
@@ -69,8 +68,7 @@ export class OthersProgress {
         if (this.exchange.publishedThrough(part) > from) break;
       }
       this.waited += performance.now() - started;
-      waited += (performance.now() - started) / 1000;
     }
-    return waited;
+    return (this.waited - before) / 1000;
   }
 }
