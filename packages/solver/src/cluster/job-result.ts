@@ -8,7 +8,7 @@ import { CCheckersError } from '@ccheckers/core';
 import { bandBytes } from '../store/band-layout.js';
 import { storeBandLayout } from '../store/band-solve.js';
 import type { BandStepOutcome, SliceOutcome } from '../store/band-step-jobs.js';
-import { BAND_FILE, isCrc32 } from '../store/manifest.js';
+import { BAND_FILE, isAttemptToken, isCrc32 } from '../store/manifest.js';
 import { type MessagePack, packProblem, parseMessageFileName } from '../store/message-pack.js';
 import { PROOF_HEADER_BYTES, proofFileName } from '../store/proof-exchange.js';
 import type { ShardStore } from '../store/shard-store.js';
@@ -34,7 +34,7 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   if (!count(r.bytesRead) || !count(r.bytesWritten) || typeof r.backend !== 'string' || r.backend.length > 64 || !count(r.threads) || typeof r.seconds !== 'number' || !(r.seconds >= 0)) throw bad('a malformed report');
   const o = r.outcome as Partial<BandStepOutcome> | undefined;
   if (!o || typeof o !== 'object' || o.band !== job.band || o.pass !== job.pass) throw bad('an outcome of another step');
-  if (typeof o.attempt !== 'string' || !/^[0-9a-f]{8}$/.test(o.attempt)) throw bad('a malformed attempt');
+  if (!isAttemptToken(o.attempt)) throw bad('a malformed attempt');
   for (const k of ['changed', 'sentValues', 'messagesWritten', 'moveless', 'bytesRead', 'bytesWritten'] as const) if (!count(o[k])) throw bad(`a malformed ${k}`);
   if (typeof o.seconds !== 'number' || !(o.seconds >= 0)) throw bad('a malformed time');
   const bands = store.manifest.bands!;
@@ -49,7 +49,7 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   if (slice) {
     if (o.table !== undefined || o.changed !== 0) throw bad('a band file, or changes, from a part of a shared step');
     if (slice.part !== (job as SliceJob).part || !count(slice.slices) || !count(slice.proofs) || !count(slice.proofBytes) || !(typeof slice.waited === 'number' && slice.waited >= 0 && slice.waited < 1e9)) throw bad('a malformed part of a shared step');
-    if (!Array.isArray(slice.took) || slice.took.length > 2 ** 16 || !slice.took.every((t) => typeof t === 'string' && /^[0-9a-f]{8}$/.test(t))) throw bad('a malformed list of the attempts a part took from');
+    if (!Array.isArray(slice.took) || slice.took.length > 2 ** 16 || !slice.took.every(isAttemptToken)) throw bad('a malformed list of the attempts a part took from');
   }
   let pack: MessagePack | undefined;
   if (o.pack !== undefined) {

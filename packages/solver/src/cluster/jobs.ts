@@ -11,7 +11,7 @@
 import { CCheckersError, type RuleMode } from '@ccheckers/core';
 import { isSharedStep, roundOfStep } from '../store/band-schedule.js';
 import type { BandStepJob, BandStepOutcome } from '../store/band-step-jobs.js';
-import { type Manifest, scheduleOf } from '../store/manifest.js';
+import { type Manifest, isAttemptToken, scheduleOf } from '../store/manifest.js';
 
 /** One band step: band `band` in round `round` of pass `pass` (0: init), on the store as
  *  committed at manifest generation `generation`. */
@@ -124,7 +124,7 @@ export function parseJob(data: unknown, manifest: Manifest, id?: string): Cluste
       kind,
       slices: slices.map((s: unknown, part) => {
         const o = s as Record<string, unknown> | null;
-        if (o === null || typeof o !== 'object' || Object.keys(o).length !== 2 || typeof o.attempt !== 'string' || !/^[0-9a-f]{8}$/.test(o.attempt)) throw new JobRefused(`part ${part} of the finish is not an attempt and its proof files`);
+        if (o === null || typeof o !== 'object' || Object.keys(o).length !== 2 || !isAttemptToken(o.attempt)) throw new JobRefused(`part ${part} of the finish is not an attempt and its proof files`);
         return { attempt: o.attempt, proofs: count(`part ${part}'s proof files`, o.proofs, MAX_PROOF_FILES) };
       }),
     };

@@ -107,6 +107,11 @@ export function attemptToken(): string {
   return randomBytes(4).toString('hex');
 }
 
+/** Whether `x` has the form of an attempt token (it goes into file names). */
+export function isAttemptToken(x: unknown): x is string {
+  return typeof x === 'string' && /^[0-9a-f]{8}$/.test(x);
+}
+
 /** What one band step wrote (already flushed), for the commit that names it. */
 export interface BandStepFiles {
   band: number;
@@ -253,7 +258,7 @@ export function checkManifest(path: string, m: Manifest): void {
     if (!Number.isSafeInteger(b.count) || b.count < 1 || !Array.isArray(b.files) || b.files.length !== b.count) throw bad('band solve: band count and files');
     if (!Number.isSafeInteger(b.workers) || b.workers < 1 || b.workers > MAX_WORKERS) throw bad(`band solve: workers ${String(b.workers)}`);
     if (!Number.isSafeInteger(b.messageBytes) || b.messageBytes < 2 ** 10 || b.messageBytes > 2 ** 40) throw bad(`band solve: message bytes ${String(b.messageBytes)}`);
-    if (!Array.isArray(b.attempts) || b.attempts.length !== b.count || !b.attempts.every((a) => a === '' || /^[0-9a-f]{8}$/.test(a))) throw bad('band solve: attempts');
+    if (!Array.isArray(b.attempts) || b.attempts.length !== b.count || !b.attempts.every((a) => a === '' || isAttemptToken(a))) throw bad('band solve: attempts');
     b.files.forEach((f, i) => {
       if (typeof f.file !== 'string' || (f.file !== '' && !BAND_FILE.test(f.file))) throw bad(`band ${i} names the file "${String(f.file)}"`);
       if (!isCrc32(f.crc32)) throw bad(`band ${i} has the checksum ${String(f.crc32)}`);
@@ -279,7 +284,7 @@ export function checkManifest(path: string, m: Manifest): void {
     if (new Set(b.messages.map((p) => `${p.pass}-${p.source}-${p.part ?? ''}`)).size !== b.messages.length) throw bad('band solve: message files: two packs of one step');
     if (b.sliceAttempts !== undefined) {
       const parts = b.sliceAttempts;
-      if (!Array.isArray(parts) || parts.length !== b.count || !parts.every((a) => Array.isArray(a) && a.length <= b.workers && a.every((t) => typeof t === 'string' && /^[0-9a-f]{8}$/.test(t)))) throw bad('band solve: attempts of shared steps');
+      if (!Array.isArray(parts) || parts.length !== b.count || !parts.every((a) => Array.isArray(a) && a.length <= b.workers && a.every(isAttemptToken))) throw bad('band solve: attempts of shared steps');
     }
     const next = b.next as { pass?: unknown; round?: unknown } | null;
     const schedule = scheduleOf(b);

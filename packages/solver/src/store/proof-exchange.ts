@@ -38,6 +38,7 @@ import { CHANGED_LINE_STATES, changedLineWords } from '@ccheckers/core';
 import { writeFileAtomic } from '../atomic-file.js';
 import { crc32Of } from '../crc.js';
 import { DatabaseError } from '../database.js';
+import { isAttemptToken } from './manifest.js';
 import { parseClaimFileName } from './slice-claims.js';
 import { refuseIrregular } from './store-files.js';
 
@@ -285,7 +286,7 @@ export class ProofExchange {
   /** Takes the files of `part`'s attempt `attempt` from now on (its claim of a slice named it:
    *  slice-claims.ts), without waiting for a listing of the folder to show it. */
   expect(part: number, attempt: string): void {
-    if (part === this.id.part || part >= this.parts || !/^[0-9a-f]{8}$/.test(attempt)) return;
+    if (part === this.id.part || part >= this.parts || !isAttemptToken(attempt)) return;
     const key = `${part}.${attempt}`;
     if (!this.next.has(key) && !this.skipped.has(key)) this.next.set(key, { ...this.id, part, attempt, seq: 0 });
   }

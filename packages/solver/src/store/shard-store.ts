@@ -20,7 +20,7 @@ import { refuseStoreFolder } from '../output-file.js';
 import { TableTally } from '../state-index.js';
 import { type BandSchedule, roundOfStep, stepBefore, takenAt } from './band-schedule.js';
 import { type Shard, type ShardLayout, layoutOf } from './layout.js';
-import { BAND_FILE, type BandStepFiles, MANIFEST, type Manifest, SHARD_FILE, STORE_FORMAT, STORE_FORMAT_VERSION, checkManifest, isCrc32, manifestChecksum, newStoreId, resultsDiffer, resultsMismatch, scheduleOf } from './manifest.js';
+import { BAND_FILE, type BandStepFiles, MANIFEST, type Manifest, SHARD_FILE, STORE_FORMAT, STORE_FORMAT_VERSION, checkManifest, isAttemptToken, isCrc32, manifestChecksum, newStoreId, resultsDiffer, resultsMismatch, scheduleOf } from './manifest.js';
 import { type MessagePack, parseMessageFileName, takenByAll } from './message-pack.js';
 import { packFileTargets } from './message-pack-reader.js';
 import { parseProofFileName } from './proof-exchange.js';
@@ -322,7 +322,7 @@ export class ShardStore {
         entry.file = step.table.file;
         entry.crc32 = step.table.crc32;
       }
-      if (!/^[0-9a-f]{8}$/.test(step.attempt)) throw new RangeError(`band ${step.band}: attempt "${step.attempt}" is not a token`);
+      if (!isAttemptToken(step.attempt)) throw new RangeError(`band ${step.band}: attempt "${step.attempt}" is not a token`);
       if (step.part === undefined) state.attempts[step.band] = step.attempt;
       else ((state.sliceAttempts ??= Array.from({ length: state.count }, () => []))[step.band]!)[step.part] = step.attempt;
       if (step.pack) added.push(step.pack);
