@@ -209,6 +209,7 @@ describe('the jobs of a shared step', () => {
       await expect(forged((o) => (o.proofs = (o.proofs as number) + 1))).rejects.toThrow(/the file proof-b00000\.g\d+\.w\d\.[0-9a-f]{8}\.\d+\.bin, which is missing/);
       await expect(forged((o) => (o.part = 1 - part))).rejects.toThrow(/a malformed part of a shared step/);
       await expect(forged((o) => (o.slices = -1))).rejects.toThrow(/a malformed part of a shared step/);
+      for (const waited of [-1, Number.NaN, 1e12, '1', undefined]) await expect(forged((o) => (o.waited = waited)), String(waited)).rejects.toThrow(/a malformed part of a shared step/);
       await expect(forged((o) => (o.changed = 5))).rejects.toThrow(/no band file for a band it changed/);
       const o = result.outcome as typeof result.outcome & { part: number; slices: number; proofs: number; proofBytes: number };
       expect(o).toMatchObject({ part, changed: 0 });

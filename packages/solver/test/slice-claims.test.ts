@@ -37,6 +37,20 @@ async function claimAll(dir: string, parts: number, slices: number, seed: number
   return got;
 }
 
+/** That `got` (each part's slices, from claimAll) shares out every slice once, each part's in
+ *  order, and that each part's claims say what it won and whose the other slices are. */
+function expectSharedOut(claims: PartClaims[], got: number[][], slices: number): void {
+  for (const list of got) expect(list).toEqual([...list].sort((a, b) => a - b));
+  expect(got.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: slices }, (_, i) => i));
+  const winner = (slice: number) => got.findIndex((list) => list.includes(slice));
+  claims.forEach((c, part) => {
+    expect(c.won).toBe(got[part]!.length);
+    // Every other slice taken, in order, and by whom (a part waits for their proofs).
+    const others = Array.from({ length: slices }, (_, slice) => slice).filter((slice) => !got[part]!.includes(slice));
+    expect(c.othersSlices).toEqual(others.map((slice) => ({ slice, part: winner(slice), attempt: `0000000${winner(slice)}` })));
+  });
+}
+
 describe('slice claims', () => {
   it('name a step and slice, or a part\'s own file, and parse back', () => {
     const id = { band: 12, generation: 3, slice: 4095 };
@@ -57,14 +71,7 @@ describe('slice claims', () => {
     const dir = newDir();
     const claims = Array.from({ length: parts }, (_, part) => new SliceClaims(dir, step, part, `0000000${part}`, slices));
     const got = await claimAll(dir, parts, slices, parts * 1000 + slices, claims);
-    for (const list of got) expect(list).toEqual([...list].sort((a, b) => a - b));
-    // Each part saw every other slice taken, in order, and by whom (a part waits for their proofs).
-    claims.forEach((c, part) => {
-      const others = Array.from({ length: slices }, (_, slice) => slice).filter((slice) => !got[part]!.includes(slice));
-      const winner = (slice: number) => got.findIndex((list) => list.includes(slice));
-      expect(c.othersSlices).toEqual(others.map((slice) => ({ slice, part: winner(slice), attempt: `0000000${winner(slice)}` })));
-    });
-    expect(got.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: slices }, (_, i) => i));
+    expectSharedOut(claims, got, slices);
     // A claim a slice, each a link to its part's own file (made by the parts that claimed any).
     const names = readdirSync(dir);
     expect(names.filter((n) => parseClaimFileName(n)?.slice !== undefined)).toHaveLength(slices);
@@ -84,14 +91,7 @@ describe('slice claims', () => {
     const stepClaims = new StepClaims();
     const claims = Array.from({ length: parts }, (_, part) => stepClaims.part(part, `0000000${part}`, slices));
     const got = await claimAll(dir, parts, slices, parts * 1000 + slices, claims);
-    for (const list of got) expect(list).toEqual([...list].sort((a, b) => a - b));
-    expect(got.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: slices }, (_, i) => i));
-    const winner = (slice: number) => got.findIndex((list) => list.includes(slice));
-    claims.forEach((c, part) => {
-      expect(c.won).toBe(got[part]!.length);
-      const others = Array.from({ length: slices }, (_, slice) => slice).filter((slice) => !got[part]!.includes(slice));
-      expect(c.othersSlices).toEqual(others.map((slice) => ({ slice, part: winner(slice), attempt: `0000000${winner(slice)}` })));
-    });
+    expectSharedOut(claims, got, slices);
     expect(readdirSync(dir)).toEqual([]);
     expect(() => stepClaims.part(0, '0000000a', slices + 1)).toThrow(RangeError);
   });
