@@ -87,7 +87,7 @@ export interface Database<T extends TableLike = Uint8Array> {
  */
 export interface BodyPieces {
   readonly length: number;
-  /** An array (read twice: for the checksum, then for the file), not a one-shot iterator. */
+  /** In offset order, not overlapping. */
   readonly pieces: ReadonlyArray<{ offset: number; bytes: Uint8Array }>;
 }
 
@@ -153,7 +153,8 @@ export function encodeHeader(h: DatabaseHeader, logBytes: number, logCrc: number
 export type Placement = 'replace' | 'replace-file' | 'new';
 
 /** Writes the database atomically (atomic-file.ts): temporary file, fsync, rename (or link, see
- *  Placement), folder fsync. */
+ *  Placement), folder fsync. The header goes last: it holds the checksums, taken of the bytes as
+ *  they are written (writeBody). */
 export function writeDatabase(
   path: string,
   header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes' | 'distanceBytes' | 'distanceCrc32'>,
@@ -166,9 +167,9 @@ export function writeDatabase(
   const full: DatabaseHeader = {
     ...header,
     bodyBytes: body.length,
-    bodyCrc32: isStreamed(body) ? body.crc32 : bodyCrc(body),
+    bodyCrc32: 0,
     distanceBytes: distanceBody?.length ?? 0,
-    distanceCrc32: distanceBody ? (isStreamed(distanceBody) ? distanceBody.crc32 : bodyCrc(distanceBody)) : 0,
+    distanceCrc32: 0,
     maxDistance: distanceBody ? header.maxDistance : 0,
   };
   const log = Buffer.from(JSON.stringify(full.passLog), 'utf8');
@@ -176,10 +177,10 @@ export function writeDatabase(
   writeFileAtomic(
     path,
     (file) => {
-      file.write(encodeHeader(full, log.length, crc32Of(log)), 0);
-      writeBody(file, body, HEADER_BYTES);
-      if (distanceBody) writeBody(file, distanceBody, HEADER_BYTES + body.length);
+      full.bodyCrc32 = writeBody(file, body, HEADER_BYTES);
+      if (distanceBody) full.distanceCrc32 = writeBody(file, distanceBody, HEADER_BYTES + body.length);
       file.write(log, HEADER_BYTES + body.length + (distanceBody?.length ?? 0));
+      file.write(encodeHeader(full, log.length, crc32Of(log)), 0);
     },
     {
       tag: String(process.pid),
@@ -204,26 +205,39 @@ export function bodyCrc(body: BodyPieces): number {
 }
 
 /**
- * Writes the pieces at `position` onwards, IO_CHUNK_BYTES at a time. Gaps stay holes, and so do
- * chunks of zero bytes (a table in memory is one piece, and pages of it never written are zero:
- * a distance table of 14.7 GiB written after a few layers); one at the end by extending the file.
+ * Writes the pieces at `position` onwards, IO_CHUNK_BYTES at a time, and returns the body's CRC-32
+ * (bodyCrc's, taken in the same pass over the bytes). Gaps stay holes, and so do chunks of zero
+ * bytes (a table in memory is one piece, and pages of it never written are zero: a distance table
+ * of 14.7 GiB written after a few layers), whose CRC-32 costs O(log length) (crc32Zeros); one at
+ * the end by extending the file.
  */
-function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position: number): void {
+function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position: number): number {
   if (isStreamed(body)) {
     file.truncate(position + body.length);
     body.stream((bytes, offset) => file.write(bytes, position + offset));
-    return;
+    return body.crc32;
   }
+  let crc = 0;
+  let at = 0;
   let end = 0;
   for (const { offset, bytes } of body.pieces) {
-    for (let at = 0; at < bytes.length; at += IO_CHUNK_BYTES) {
-      const chunk = bytes.subarray(at, Math.min(bytes.length, at + IO_CHUNK_BYTES));
-      if (isZero(chunk)) continue;
-      file.write(chunk, position + offset + at);
-      end = offset + at + chunk.length;
+    if (offset < at) throw new RangeError('body pieces overlap or are out of order');
+    crc = crc32Zeros(crc, offset - at);
+    for (let from = 0; from < bytes.length; from += IO_CHUNK_BYTES) {
+      const chunk = bytes.subarray(from, Math.min(bytes.length, from + IO_CHUNK_BYTES));
+      if (isZero(chunk)) {
+        crc = crc32Zeros(crc, chunk.length);
+        continue;
+      }
+      crc = crc32Of(chunk, crc);
+      file.write(chunk, position + offset + from);
+      end = offset + from + chunk.length;
     }
+    at = offset + bytes.length;
   }
+  if (at > body.length) throw new RangeError('body pieces end past the body');
   if (end < body.length) file.truncate(position + body.length);
+  return crc32Zeros(crc, body.length - at);
 }
 
 let zeros: Uint8Array | undefined;
