@@ -660,11 +660,14 @@ describe('a band of more than 2^32 states (7x7/4, the first of 3 bands: 5.3e9 st
     const slot = Math.floor(2 ** 32 / per);
     const inSlot = locals.filter((l) => Math.floor(l / per) === slot);
     expect(inSlot.length).toBeGreaterThan(4);
+    // One band's bytes for every kernel in turn, filled anew for each (faulting in 1.3 GB of fresh
+    // pages again for each kernel took longer than the kernels' work).
+    const table = new Uint8Array(Math.ceil(states / 4));
     const runs = [['ts', new TsSolverKernel(v, 'clean', space)] as const, ...natives.map(([name, backend]) => [name, backend.solverKernel(v, 'clean')] as const)].map(
       ([name, k]) => {
         // Every state won but those of the slot around 2^32 and the last: a visit there finds its
         // children won (a loss) and sends the parents their win.
-        let table: Uint8Array | undefined = new Uint8Array(Math.ceil(states / 4)).fill(0x55);
+        table.fill(0x55);
         table.fill(0, Math.floor((slot * per) / 4), Math.ceil(((slot + 1) * per) / 4));
         table[table.length - 1] = 0;
         // From message runs first (on 2 threads: parts of the band on both sides of 2^32), then
@@ -682,13 +685,13 @@ describe('a band of more than 2^32 states (7x7/4, the first of 3 bands: 5.3e9 st
         const fromRuns = k.bandApplyRuns(table, forRuns, codeRuns(Array.from(values), 1000), 0, newMessageRunState(), 2);
         expect(fromRuns.wins + fromRuns.losses + fromRuns.illegal, name).toBe(locals.length);
         expect(markedLines(forRuns.changedLines), `${name}: the lines marked by the runs`).toEqual(lines);
-        locals.forEach((local, i) => expect(readValue(table!, local), `${name}: state ${local} from runs`).toBe(1 + (i % 3)));
+        locals.forEach((local, i) => expect(readValue(table, local), `${name}: state ${local} from runs`).toBe(1 + (i % 3)));
         for (const local of locals) table[Math.floor(local / 4)]! &= ~(3 << ((local % 4) * 2));
         const forValues = marking(map, table.length);
         const applied = k.band(BandPhase.APPLY, table, forValues, values, 0, 0);
         expect(applied.wins + applied.losses + applied.illegal, name).toBe(locals.length);
         expect(markedLines(forValues.changedLines), `${name}: the lines marked by the values`).toEqual(lines);
-        locals.forEach((local, i) => expect(readValue(table!, local), `${name}: state ${local}`).toBe(1 + (i % 3)));
+        locals.forEach((local, i) => expect(readValue(table, local), `${name}: state ${local}`).toBe(1 + (i % 3)));
         const r = k.band(BandPhase.REQUESTS, table, map, undefined, slot, slot + 1);
         const requests = Array.from(r.messages, (m) => (m - (m % 4)) / 4);
         expect(requests.length, name).toBe(per - inSlot.length);
@@ -701,7 +704,6 @@ describe('a band of more than 2^32 states (7x7/4, the first of 3 bands: 5.3e9 st
         const visited = k.band(BandPhase.VISIT, table, map, own, 0, 0);
         const bytes = table.slice(Math.floor((slot * per) / 4), Math.ceil(((slot + 1) * per) / 4));
         const last = table[table.length - 1];
-        table = undefined;
         return { name, bytes, last, counts: Array.from(r.counts), messages: r.messages.slice(), visited: { ...statsOf(visited), counts: Array.from(visited.counts), messages: visited.messages.slice() } };
       },
     );
