@@ -10,9 +10,18 @@ if (!path) {
   console.error('usage: node bench/query-distances.mjs DB [runs]');
   process.exit(2);
 }
+const runs = Number(runsArg ?? 3);
+if (!Number.isSafeInteger(runs) || runs < 1) {
+  console.error(`query-distances: runs must be a whole number of at least 1 (got ${runsArg})`);
+  process.exit(2);
+}
 const db = openDatabase(path);
+if (db.hasDistances) {
+  console.error(`query-distances: ${path} has a distance table, so nothing is computed; give a database solved without --distances`);
+  process.exit(2);
+}
 const start = startPosition(variant(db.header.board, db.header.pieces));
-for (let run = 0; run < Number(runsArg ?? 3); run++) {
+for (let run = 0; run < runs; run++) {
   const game = new SolvedGame(db);
   const t = performance.now();
   const d = game.distances(start);

@@ -164,6 +164,8 @@ export function writeDatabase(
 ): DatabaseHeader {
   const body = asPieces(table);
   const distanceBody = distances ? asPieces(distances) : undefined;
+  // Before any file is made: writeBody takes the pieces as they come.
+  for (const b of [body, distanceBody]) if (b && !isStreamed(b)) checkPieces(b);
   const full: DatabaseHeader = {
     ...header,
     bodyBytes: body.length,
@@ -191,25 +193,34 @@ export function writeDatabase(
   return full;
 }
 
-/** CRC-32 of a body, the gaps between its pieces as zero bytes. */
-export function bodyCrc(body: BodyPieces): number {
-  let crc = 0;
+/** A RangeError where a body's pieces overlap, are out of order or end past it. */
+function checkPieces(body: BodyPieces): void {
   let at = 0;
   for (const { offset, bytes } of body.pieces) {
     if (offset < at) throw new RangeError('body pieces overlap or are out of order');
-    crc = crc32Of(bytes, crc32Zeros(crc, offset - at));
     at = offset + bytes.length;
   }
   if (at > body.length) throw new RangeError('body pieces end past the body');
+}
+
+/** CRC-32 of a body, the gaps between its pieces as zero bytes. */
+export function bodyCrc(body: BodyPieces): number {
+  checkPieces(body);
+  let crc = 0;
+  let at = 0;
+  for (const { offset, bytes } of body.pieces) {
+    crc = crc32Of(bytes, crc32Zeros(crc, offset - at));
+    at = offset + bytes.length;
+  }
   return crc32Zeros(crc, body.length - at);
 }
 
 /**
- * Writes the pieces at `position` onwards, IO_CHUNK_BYTES at a time, and returns the body's CRC-32
- * (bodyCrc's, taken in the same pass over the bytes). Gaps stay holes, and so do chunks of zero
- * bytes (a table in memory is one piece, and pages of it never written are zero: a distance table
- * of 14.7 GiB written after a few layers), whose CRC-32 costs O(log length) (crc32Zeros); one at
- * the end by extending the file.
+ * Writes the pieces (checked: checkPieces) at `position` onwards, IO_CHUNK_BYTES at a time, and
+ * returns the body's CRC-32 (bodyCrc's, taken in the same pass over the bytes). Gaps stay holes,
+ * and so do chunks of zero bytes (a table in memory is one piece, and pages of it never written
+ * are zero: a distance table of 14.7 GiB written after a few layers); the CRC-32 of zeros costs
+ * O(log length) (crc32Zeros). A hole at the end is made by extending the file.
  */
 function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position: number): number {
   if (isStreamed(body)) {
@@ -221,7 +232,6 @@ function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position
   let at = 0;
   let end = 0;
   for (const { offset, bytes } of body.pieces) {
-    if (offset < at) throw new RangeError('body pieces overlap or are out of order');
     crc = crc32Zeros(crc, offset - at);
     for (let from = 0; from < bytes.length; from += IO_CHUNK_BYTES) {
       const chunk = bytes.subarray(from, Math.min(bytes.length, from + IO_CHUNK_BYTES));
@@ -235,7 +245,6 @@ function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position
     }
     at = offset + bytes.length;
   }
-  if (at > body.length) throw new RangeError('body pieces end past the body');
   if (end < body.length) file.truncate(position + body.length);
   return crc32Zeros(crc, body.length - at);
 }

@@ -2,7 +2,7 @@
  * Database files: every kind of damage is refused with a message naming it; checkpoints resume to
  * the same table as an uninterrupted solve; the memory check refuses with both figures.
  */
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -17,6 +17,7 @@ import {
   parseSize,
   readDatabase,
   solve,
+  writeDatabase,
 } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-db-'));
@@ -77,6 +78,25 @@ describe('readDatabase refuses damaged files', () => {
 
   it('a missing file', () => {
     expect(() => readDatabase(join(dir, 'nope.ccdb'))).toThrow(/cannot read the file \(ENOENT\)/);
+  });
+});
+
+describe('writeDatabase', () => {
+  it('refuses body pieces out of order, overlapping or past the body before it makes any file', () => {
+    const header = { ...readDatabase(good).header, passLog: [] };
+    const piece = (offset: number, n: number) => ({ offset, bytes: new Uint8Array(n).fill(1) });
+    const cases: Array<[string, { length: number; pieces: Array<{ offset: number; bytes: Uint8Array }> }, RegExp]> = [
+      ['out of order', { length: 100, pieces: [piece(50, 10), piece(0, 10)] }, /overlap or are out of order/],
+      ['overlapping', { length: 100, pieces: [piece(0, 10), piece(5, 10)] }, /overlap or are out of order/],
+      ['past the body', { length: 100, pieces: [piece(0, 10), piece(95, 10)] }, /end past the body/],
+    ];
+    const folder = mkdtempSync(join(dir, 'pieces-'));
+    for (const [what, body, message] of cases) {
+      expect(() => writeDatabase(join(folder, `${what}.ccdb`), header, body), what).toThrow(message);
+      // As a distance table after a sound body too: nothing written, not even a temporary file.
+      expect(() => writeDatabase(join(folder, `${what}-d.ccdb`), header, { length: 100, pieces: [piece(0, 10)] }, body), what).toThrow(message);
+    }
+    expect(readdirSync(folder)).toEqual([]);
   });
 });
 

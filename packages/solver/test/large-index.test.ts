@@ -50,7 +50,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /**
  * `bytes` zero bytes (at most 4 GiB) that these tests read whole: the addon's table memory where
  * it loads (huge pages where the OS gives them), else a Uint8Array. Read, each fresh 4 KiB page of
- * a Uint8Array is a page fault, and a fault takes about 10 us in this machine kind's VMs: 0.3 s a
+ * a Uint8Array is a page fault, and a fault takes about 10 us in this machine kind's VMs: 2.6 s a
  * GiB. What reads them (the writer, the counters) takes any Uint8Array alike.
  */
 const allocator = (await availableBackends()).find((b) => b.allocateTable);
