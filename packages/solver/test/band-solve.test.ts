@@ -34,7 +34,8 @@ import {
   type ScheduleKind,
 } from '../src/index.js';
 import { type MessagePack, hasTarget } from '../src/store/message-pack.js';
-import { MAX_WAIT_SECONDS, WAIT_AFTER_UNITS, encodeProofs, proofFileName } from '../src/store/proof-exchange.js';
+import { MAX_WAIT_SECONDS, WAIT_AFTER_UNITS } from '../src/store/others-progress.js';
+import { encodeProofs, proofFileName } from '../src/store/proof-exchange.js';
 import { claimFileName } from '../src/store/slice-claims.js';
 import { IN_MEMORY, sameTable } from './support/in-memory.js';
 

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OthersProgress } from '../src/store/others-progress.js';
-import { ProofExchange, WAIT_AFTER_UNITS } from '../src/store/proof-exchange.js';
+import { OthersProgress, WAIT_AFTER_UNITS } from '../src/store/others-progress.js';
+import { ProofExchange } from '../src/store/proof-exchange.js';
 import { StepClaims } from '../src/store/slice-claims.js';
 
 const dirs: string[] = [];

@@ -42,7 +42,7 @@ export interface BandStepOutcome extends BandStepFiles {
 /** What a part of a shared step did: the slices of units it visited (slice-claims.ts), its proof
  *  files, the bytes in them, the attempts whose proofs it took (proof-exchange.ts: the step
  *  stands only if they are all committed), and the seconds it waited for other parts' proofs
- *  (WAIT_AFTER_UNITS). */
+ *  (others-progress.ts). */
 export interface SliceOutcome extends BandStepOutcome {
   part: number;
   slices: number;

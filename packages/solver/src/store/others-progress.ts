@@ -9,8 +9,25 @@
  * most: the others stopped again and again, it goes on.
  */
 import type { BandStepHooks } from './band-step-jobs.js';
-import { MAX_WAIT_SECONDS, type ProofExchange, WAIT_AFTER_UNITS, WAIT_SHARE } from './proof-exchange.js';
+import type { ProofExchange } from './proof-exchange.js';
 import type { PartClaims } from './slice-claims.js';
+
+/**
+ * How far a part goes past a slice another part holds before it waits for that slice's proofs:
+ * WAIT_AFTER_UNITS units of the band and a slice (OthersProgress.waitBefore); at most
+ * MAX_WAIT_SECONDS each time the other stops publishing, and MAX_WAIT_SECONDS and WAIT_SHARE of
+ * its sweep's time in all. A state waiting for a proof of a slice further on is revisited
+ * REVISIT_LAG (64) of its part's units later: a part that ran on while another did not publish
+ * revisited its states too early, and lost the chains of proofs they began (the cluster test of
+ * 7x7/3 in 4 bands proved 34.7% in pass 1 once in CI; with workers stopped for 0.1-1 s again and
+ * again, 92.1% in one run of ten and two runs of minutes; with the waits, 99.2% in each of seven:
+ * docs/sharding.md, "A part that falls behind"). With proof-exchange.ts's MAX_BAND_UNITS_BETWEEN_FILES (32) below it, a
+ * part never waits for another that runs at about its pace.
+ */
+export const WAIT_AFTER_UNITS = 40;
+export const MAX_WAIT_SECONDS = 3;
+/** The share of its sweep's time a part waits at most, past a first MAX_WAIT_SECONDS. */
+export const WAIT_SHARE = 0.25;
 
 /** Milliseconds between looks at the others' files while a part waits for them, and the looks
  *  between listings of the folder (for an attempt of the part waited for not seen yet). */

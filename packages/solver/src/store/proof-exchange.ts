@@ -5,9 +5,9 @@
  * (slice-claims.ts). After its slices a worker publishes what its copy proved since it last did (a
  * proof file of changed 32-bit words, and how far its slices have got) and ORs in the proof files
  * the others have published since: no barrier and no Redis round trip. A proof that comes late is
- * still sound; it only makes a chain of proofs wait, and a part waits (a little, WAIT_AFTER_UNITS)
- * only for another that has fallen far behind. The step's finish (runFinish) ORs the committed
- * attempts' files into the band file.
+ * still sound; it only makes a chain of proofs wait, and a part waits (a little) only for another
+ * that has fallen far behind (others-progress.ts). The step's finish (runFinish) ORs the
+ * committed attempts' files into the band file.
  *
  * Sound because a state's value only goes from UNKNOWN (0) to a value, set by an OR of its bits
  * (BandTable.proveLocal), and a state proven in two copies has the same value in both: every
@@ -72,25 +72,9 @@ export const MAX_UNITS_BETWEEN_FILES = 16;
  * A part also publishes once its slices have got MAX_BAND_UNITS_BETWEEN_FILES units of the band
  * further (its own and the others' between them), so that one that runs slower than the others,
  * and so visits few of the units it passes, still has published all but its last few units of
- * the band: the others wait for that (WAIT_AFTER_UNITS).
+ * the band: the others wait for that (others-progress.ts, WAIT_AFTER_UNITS).
  */
 export const MAX_BAND_UNITS_BETWEEN_FILES = 32;
-/**
- * How far a part goes past a slice another part holds before it waits for that slice's proofs:
- * WAIT_AFTER_UNITS units of the band and a slice (others-progress.ts); at most
- * MAX_WAIT_SECONDS each time the other stops publishing, and MAX_WAIT_SECONDS and WAIT_SHARE of
- * its sweep's time in all. A state waiting for a proof of a slice further on is revisited
- * REVISIT_LAG (64) of its part's units later: a part that ran on while another did not publish
- * revisited its states too early, and lost the chains of proofs they began (the cluster test of
- * 7x7/3 in 4 bands proved 34.7% in pass 1 once in CI; with workers stopped for 0.1-1 s again and
- * again, 92.1% in one run of ten and two runs of minutes; with the waits, 99.2% in each of seven:
- * docs/sharding.md, "A part that falls behind"). With MAX_BAND_UNITS_BETWEEN_FILES below it, a
- * part never waits for another that runs at about its pace.
- */
-export const WAIT_AFTER_UNITS = 40;
-export const MAX_WAIT_SECONDS = 3;
-/** The share of its sweep's time a part waits at most, past a first MAX_WAIT_SECONDS. */
-export const WAIT_SHARE = 0.25;
 /** The most words a file holds (512 MiB of file; a band of 4 GiB may change 2^30 words). */
 export const MAX_FILE_WORDS = 2 ** 26;
 /** Seconds between listings of the store's folder for attempts not seen yet (takeOthers). */
