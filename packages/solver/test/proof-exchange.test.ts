@@ -30,6 +30,15 @@ function prove(exchange: ProofExchange, t: Uint8Array, i: number, v: number): vo
 }
 /** A band table of `states` states in a buffer of whole words (as BandStepper's), zero past it. */
 const table = (states: number) => new Uint8Array(new ArrayBuffer(Math.ceil(states / 16) * 4), 0, Math.ceil(states / 4));
+/** Parts 0 (the writer, files of at most `maxFileWords` words) and 1 (the reader) of a shared step
+ *  of band 0 in a new folder, each with its copy (`a`, `b`) of a band of `states` states. */
+function twoParts(states: number, maxFileWords?: number) {
+  const dir = newDir();
+  const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states)) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+  const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a, sa, maxFileWords);
+  const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b, sb);
+  return { dir, a, b, writer, reader };
+}
 
 describe('proof exchange', () => {
   /** Files a part has published after visiting each of `slices` slices of `states` states in
@@ -79,21 +88,18 @@ describe('proof exchange', () => {
   });
 
   it('says in each file how far its part has got, a file of no proofs too; a part named by its claim is read without a listing', () => {
-    const dir = newDir();
     const states = 4 * CHANGED_LINE_STATES;
-    const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
-    const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!);
-    const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
+    const { dir, a, b, writer, reader } = twoParts(states);
     reader.takeOthers(); // the folder listed at the first take: nothing yet (the next listing at the 2nd)
     reader.takeOthers();
     reader.takeOthers(); // the 3rd: not listed
-    prove(writer, a!, 9, 1);
+    prove(writer, a, 9, 1);
     writer.publishSoon(100, 1, 7);
     writer.publish();
     expect(writer.files).toBe(1);
     reader.takeOthers(); // the 4th: listed, found
     expect(reader.publishedThrough(0)).toBe(7);
-    expect(at(b!, 9)).toBe(1);
+    expect(at(b, 9)).toBe(1);
     // No proof since, but further on: a file of no words, which says so.
     writer.publish(12);
     expect(writer.files).toBe(2);
@@ -118,19 +124,16 @@ describe('proof exchange', () => {
   });
 
   it('publishes the words of the lines marked, and only those', () => {
-    const dir = newDir();
     const states = 4 * CHANGED_LINE_STATES;
-    const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
-    const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!);
-    const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
-    prove(writer, a!, 1, 2); // line 0
-    prove(writer, a!, 2 * CHANGED_LINE_STATES + 17, 1); // line 2
-    prove(writer, a!, 3 * CHANGED_LINE_STATES - 1, 3); // line 2's last state
-    set(a!, CHANGED_LINE_STATES + 5, 1); // line 1, not marked: not a kernel's proof
+    const { dir, a, b, writer, reader } = twoParts(states);
+    prove(writer, a, 1, 2); // line 0
+    prove(writer, a, 2 * CHANGED_LINE_STATES + 17, 1); // line 2
+    prove(writer, a, 3 * CHANGED_LINE_STATES - 1, 3); // line 2's last state
+    set(a, CHANGED_LINE_STATES + 5, 1); // line 1, not marked: not a kernel's proof
     writer.publish();
     expect(writer.changedLines.every((w) => w === 0)).toBe(true);
     reader.takeOthers();
-    for (let i = 0; i < states; i++) expect(at(b!, i), `state ${i}`).toBe(i === CHANGED_LINE_STATES + 5 ? 0 : at(a!, i));
+    for (let i = 0; i < states; i++) expect(at(b, i), `state ${i}`).toBe(i === CHANGED_LINE_STATES + 5 ? 0 : at(a, i));
     writer.publish(); // nothing marked since: no file
     expect(writer.files).toBe(1);
     // The change not marked is a proof no file holds: the step's end says so.
@@ -243,12 +246,9 @@ describe('proof exchange', () => {
   });
 
   it('cuts a publication into files of at most the cap, and the others take them all', () => {
-    const dir = newDir();
     const states = 16 * 64;
-    const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
-    const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!, 10);
-    const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
-    for (let i = 0; i < states; i += 16) prove(writer, a!, i + 5, 2); // a state in each of 64 words
+    const { dir, a, b, writer, reader } = twoParts(states, 10);
+    for (let i = 0; i < states; i += 16) prove(writer, a, i + 5, 2); // a state in each of 64 words
     writer.publish(50);
     expect(writer.files).toBe(7); // 64 words in files of 10
     // Only the last file says the part has got to unit 50: the others do not hold all its proofs.
@@ -260,19 +260,15 @@ describe('proof exchange', () => {
   });
 
   it('skips a file of another part that does not read (a crash left it short), which the finish refuses', () => {
-    const dir = newDir();
-    const states = 16 * 8;
-    const [a, b, sa, sb] = [0, 1, 2, 3].map(() => table(states));
-    const writer = new ProofExchange(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa' }, 2, a!, sa!);
-    prove(writer, a!, 3, 1);
+    const { dir, a, b, writer, reader } = twoParts(16 * 8);
+    prove(writer, a, 3, 1);
     writer.publish();
-    prove(writer, a!, 40, 1);
+    prove(writer, a, 40, 1);
     writer.publish();
     const first = join(dir, proofFileName({ band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa', seq: 0 }));
     writeFileSync(first, readFileSync(first).subarray(0, PROOF_HEADER_BYTES + 3));
-    const reader = new ProofExchange(dir, { band: 0, generation: 1, part: 1, attempt: 'bbbbbbbb' }, 2, b!, sb!);
     reader.takeOthers();
-    expect(b!.every((x) => x === 0)).toBe(true); // the attempt is not taken past its short file
+    expect(b.every((x) => x === 0)).toBe(true); // the attempt is not taken past its short file
     expect(() => readProofFile(dir, { band: 0, generation: 1, part: 0, attempt: 'aaaaaaaa', seq: 0 }, 8)).toThrow(/bytes for 1 words/);
   });
 });
