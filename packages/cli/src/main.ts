@@ -133,7 +133,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .argument('<position>', 'cells in order (x, o, .) then the side to move, e.g. "xx.....(49 cells) x"')
     .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .option('--json', 'one JSON object on stdout')
-    .action((position, o) => done(queryCommand(position, o)));
+    .action(async (position, o) => done(await queryCommand(position, o)));
 
   program
     .command('check')
@@ -171,7 +171,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--numbers', 'print cell numbers beside the pieces')
     .option('--rules <mode>', "clean | published, for the status line (default: clean; with --db: the database's)")
     .option('--db <path>', 'also the value and the best move, from a database written by solve --out or a --store folder')
-    .action((position, o) => done(showCommand(position, o)));
+    .action(async (position, o) => done(await showCommand(position, o)));
 
   program
     .command('serve')

@@ -39,6 +39,8 @@ export interface StoredValues {
   /** Whether each value costs a read from disk (then distances are computed on demand only
    *  over small reachable sets: see SolvedGame). */
   readonly readsFromDisk?: boolean;
+  /** The whole value table, where it is held in memory (a small database); else undefined. */
+  heldTable?(): Uint8Array | undefined;
   /** 2-bit value code of stored state `index`. */
   value(index: number): number;
   /** Plies to the end of stored state `index`, NO_DISTANCE for none. */
@@ -51,6 +53,7 @@ export function inMemoryValues(db: Database): StoredValues {
   return {
     header: db.header,
     hasDistances: distances !== undefined,
+    heldTable: () => (table instanceof Uint8Array ? table : undefined),
     value: (index) => readValue(table, index),
     distance: (index) => (distances ? distances[index]! : NO_DISTANCE),
   };
@@ -108,6 +111,10 @@ export class DatabaseFile implements StoredValues {
   /** Whether answers come from disk (a large database), not from memory. */
   get readsFromDisk(): boolean {
     return this.body === undefined;
+  }
+
+  heldTable(): Uint8Array | undefined {
+    return this.body?.subarray(0, this.header.bodyBytes);
   }
 
   value(index: number): number {

@@ -28,6 +28,7 @@ import { type DatabaseHeader, type PassRecord, readDatabase, tableCrc32, writeDa
 import { allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
+import { layDistances } from './distance-table.js';
 import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
 
 export type StartValue = 'p1-win' | 'p2-win' | 'draw';
@@ -330,33 +331,31 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     }
     seconds = elapsed();
     if (distances) {
-      // Layer by layer from the ends of the game: layer d gives d + 1 to the parents it decides.
+      // Layer by layer from the ends of the game (distance-table.ts).
       const distanceStart = performance.now();
       const stored = storedCounts(table, space.states);
       const decided = stored[WIN]! + stored[LOSS]!;
       let assigned = 0;
-      let depth = 0;
+      let layer = 0;
       const progress = (phase: 'distances' | 'distances-done') =>
-        report({ phase, pass: depth, fraction: decided === 0 ? 1 : assigned / decided, proven, storedStates: space.states });
-      let newly = 0;
-      const onChunk = (s: KernelStats) => {
-        newly += s.wins + s.losses;
-        assigned += s.wins + s.losses;
-        checkAbort();
-        progress('distances');
-      };
-      await runner.run('distance-init', initChunks, onChunk);
-      while (assigned < decided) {
-        if (depth === MAX_DISTANCE) {
-          throw new CCheckersError('E_LIMIT', `${decided - assigned} states are more than ${MAX_DISTANCE} plies from the end: distances do not fit one byte`);
-        }
-        newly = 0;
-        await runner.run('distance', initChunks, onChunk, depth);
-        if (newly === 0) {
-          throw new CCheckersError('E_INTERNAL', `${decided - assigned} won or lost states got no distance: the table is inconsistent`);
-        }
-        depth++;
-      }
+        report({ phase, pass: layer, fraction: decided === 0 ? 1 : assigned / decided, proven, storedStates: space.states });
+      const depth = await layDistances(decided, async (phase, d) => {
+        layer = d;
+        let newly = 0;
+        await runner.run(
+          phase,
+          initChunks,
+          (s: KernelStats) => {
+            newly += s.wins + s.losses;
+            assigned += s.wins + s.losses;
+            checkAbort();
+            progress('distances');
+          },
+          d,
+        );
+        return newly;
+      });
+      layer = depth;
       distanceInfo = { maxPlies: depth, seconds: (performance.now() - distanceStart) / 1000, crc32: 0 };
       progress('distances-done');
     }

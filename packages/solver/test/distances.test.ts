@@ -1,11 +1,12 @@
 /**
  * Distance tables (solve with `distances`): identical on every backend and thread count, equal to
  * their definition checked state by state with the plain engine, equal to the distances a query
- * computes on demand, and refused when the self-check finds a state without one.
+ * computes on demand and to the whole table a query computes for a database without one, and
+ * refused when the self-check finds a state without one.
  */
 import { type Backend, BitboardEngine, ILLEGAL, LOSS, NO_DISTANCE, StateSpace, WIN, WORDS, readValue, startPosition, toWords, unrankSet, variant } from '@ccheckers/core';
 import { describe, expect, it } from 'vitest';
-import { SolvedGame, StateIndexer, availableBackends, solve } from '../src/index.js';
+import { SolvedGame, StateIndexer, WHOLE_TABLE_DISTANCES_UP_TO, availableBackends, canComputeDistances, inMemoryValues, solve, withComputedDistances } from '../src/index.js';
 
 const backends = await availableBackends();
 
@@ -123,6 +124,45 @@ describe('distance tables', () => {
       expect(compared).toBe(computed.size);
     });
   }
+
+  // A query of a small database without distances: the whole table from the native kernel.
+  describe.each(backends.map((b) => [b.name, b] as const))('computed whole for a query, on %s', (_name, backend) => {
+    for (const [board, pieces, rules] of cases) {
+      it(`${board}x${board}/${pieces} (${rules}): ${backend.kernelThreads ? 'the stored table, byte for byte' : 'not computed (the TS kernel: a query explores instead)'}`, async () => {
+        const s = reference.get(`${board}/${pieces}/${rules}`);
+        if (!s) return; // 7x7/2 where only ts loads: solved on native backends only
+        const header = { board, pieces, rules } as never;
+        const values = inMemoryValues({ header, table: s.table } as never);
+        expect(canComputeDistances(values)).toBe(true);
+        expect(canComputeDistances(inMemoryValues({ header, table: s.table, distances: s.distances } as never))).toBe(false);
+        const computed = await withComputedDistances(values, backend, 2);
+        if (!backend.kernelThreads) {
+          expect(computed).toBe(values);
+          return;
+        }
+        expect(computed.hasDistances).toBe(true);
+        const table = new Uint8Array(s.distances.length);
+        for (let index = 0; index < table.length; index++) table[index] = computed.distance(index);
+        expect(Buffer.compare(table, s.distances)).toBe(0);
+        expect(computed.value(7)).toBe(values.value(7));
+      });
+    }
+  });
+
+  it('are computed whole only for a table held in memory of at most WHOLE_TABLE_DISTANCES_UP_TO states', () => {
+    const held = (board: number, pieces: number, table: Uint8Array | undefined) => ({
+      header: { board, pieces, rules: 'clean' } as never,
+      hasDistances: false,
+      heldTable: () => table,
+      value: () => 0,
+      distance: () => NO_DISTANCE,
+    });
+    expect(canComputeDistances(held(7, 2, new Uint8Array(1)))).toBe(true);
+    expect(canComputeDistances(held(7, 2, undefined))).toBe(false); // read from disk by page
+    expect(new StateSpace(variant(7, 2)).states).toBeLessThanOrEqual(WHOLE_TABLE_DISTANCES_UP_TO);
+    expect(new StateSpace(variant(7, 3)).states).toBeGreaterThan(WHOLE_TABLE_DISTANCES_UP_TO);
+    expect(canComputeDistances(held(7, 3, new Uint8Array(1)))).toBe(false);
+  });
 
   it.runIf(backends.some((b) => b.name !== 'ts'))('7x7/2: the start is 33 plies from the end (docs/rules.md section 8)', () => {
     const s = reference.get('7/2/clean')!;

@@ -7,21 +7,22 @@ import { type Move, type Position, applyMove, drawPosition, formatPosition, star
 import { UsageError } from '../options.js';
 import { describeValue, distanceNote } from './query.js';
 import { EXIT_INTERRUPTED } from '../exit-codes.js';
-import { checkSameVariant, illegalReason, moveText, openSolvedGame, positionArgument } from './positions.js';
+import { checkSameVariant, illegalReason, moveText, openSolvedGame, positionArgument, withDistances } from './positions.js';
 
 export async function playCommand(o: { db: string; as: string; from?: string }): Promise<number> {
   if (o.as !== 'x' && o.as !== 'o') throw new UsageError(`--as must be x (P1, moves first) or o (P2), got "${o.as}"`);
   const human = o.as === 'x' ? 0 : 1;
-  const game = openSolvedGame(o.db);
-  const v = game.engine.variant;
+  const opened = openSolvedGame(o.db);
+  const v = opened.engine.variant;
   let p: Position = startPosition(v);
   if (o.from !== undefined) {
     const parsed = positionArgument(o.from);
-    checkSameVariant(game, parsed, o.db);
-    const why = illegalReason(game.engine, parsed.position);
+    checkSameVariant(opened, parsed, o.db);
+    const why = illegalReason(opened.engine, parsed.position);
     if (why) throw new UsageError(`--from ${o.from} is an illegal position: ${why} (docs/rules.md section 4)`);
     p = parsed.position;
   }
+  const game = await withDistances(opened);
   const say = (s: string) => process.stdout.write(`${s}\n`);
   const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
   // Ctrl-C at a terminal reaches readline, not the process: end the game as an interrupt (130).

@@ -1,6 +1,7 @@
 /** Reading positions and databases given on the command line, with errors a user can act on. */
 import { type BitboardEngine, type ParsedPosition, type Position, type Side, WORDS, cellsOf, parsePosition, toWords } from '@ccheckers/core';
-import { SolvedGame, openSolved } from '@ccheckers/solver';
+import { availableParallelism } from 'node:os';
+import { SolvedGame, canComputeDistances, openSolved, selectBackend, withComputedDistances } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 
 export function positionArgument(text: string): ParsedPosition {
@@ -16,6 +17,18 @@ export function openSolvedGame(path: string): SolvedGame {
     throw new UsageError(`${path} is an unfinished solve (a checkpoint after pass ${db.header.passes}); finish it with solve --resume`);
   }
   return new SolvedGame(db);
+}
+
+/**
+ * `game` with every stored state's distance to the end, where its database stores none and is
+ * small enough: computed whole by the native kernel (distance-table.ts; 7x7/2 in a fraction of a
+ * second). Else `game` as it is, which explores from each won or lost position asked.
+ */
+export async function withDistances(game: SolvedGame): Promise<SolvedGame> {
+  if (!canComputeDistances(game.values)) return game;
+  const { backend } = await selectBackend('auto');
+  const values = await withComputedDistances(game.values, backend, availableParallelism());
+  return values === game.values ? game : new SolvedGame(values);
 }
 
 export function checkSameVariant(game: SolvedGame, parsed: ParsedPosition, path: string): void {

@@ -3,12 +3,13 @@ import { type ParsedPosition, formatPosition } from '@ccheckers/core';
 import type { MoveInfo, PositionInfo } from '@ccheckers/solver';
 import type { QueryJson } from '../query-types.js';
 import { table } from '../ui/format.js';
-import { checkSameVariant, moveText, openSolvedGame, positionArgument } from './positions.js';
+import { checkSameVariant, moveText, openSolvedGame, positionArgument, withDistances } from './positions.js';
 
-export function queryCommand(text: string, o: { db: string; json?: boolean }): number {
+export async function queryCommand(text: string, o: { db: string; json?: boolean }): Promise<number> {
   const parsed = positionArgument(text);
-  const game = openSolvedGame(o.db);
-  checkSameVariant(game, parsed, o.db);
+  const opened = openSolvedGame(o.db);
+  checkSameVariant(opened, parsed, o.db);
+  const game = await withDistances(opened);
   const info = game.analyse(parsed.position);
   const side = parsed.position.toMove === 0 ? 'x' : 'o';
   if (o.json) {

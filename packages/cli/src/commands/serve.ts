@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { CCheckersError, formatPosition, startPosition } from '@ccheckers/core';
 import type { SolvedGame } from '@ccheckers/solver';
 import { UsageError, integer } from '../options.js';
-import { checkSameVariant, openSolvedGame, positionArgument } from './positions.js';
+import { checkSameVariant, openSolvedGame, positionArgument, withDistances } from './positions.js';
 import type { PositionAnswer } from '../query-types.js';
 import { describeValue, queryJson } from './query.js';
 
@@ -32,7 +32,7 @@ const TYPES: Record<string, string> = {
 
 export async function serveCommand(o: { db: string; port: string; host: string }): Promise<number> {
   const port = integer('--port', o.port, 0, 65535);
-  const game = openSolvedGame(o.db);
+  const game = await withDistances(openSolvedGame(o.db));
   const server = createServer((req, res) => {
     handle(game, o.db, req, res).catch((e: unknown) => send(res, 500, { error: `internal error: ${(e as Error).message}` }));
   });

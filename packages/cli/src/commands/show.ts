@@ -2,10 +2,10 @@
  *  --db its value and best move from a solved database (as `query` gives them). */
 import { BitboardEngine, drawPosition, toWords } from '@ccheckers/core';
 import { UsageError, rulesOption } from '../options.js';
-import { checkSameVariant, illegalReason, moveText, openSolvedGame, positionArgument } from './positions.js';
+import { checkSameVariant, illegalReason, moveText, openSolvedGame, positionArgument, withDistances } from './positions.js';
 import { describeValue, distanceNote } from './query.js';
 
-export function showCommand(text: string, o: { numbers?: boolean; rules?: string; db?: string }): number {
+export async function showCommand(text: string, o: { numbers?: boolean; rules?: string; db?: string }): Promise<number> {
   const parsed = positionArgument(text);
   const { variant: v, position } = parsed;
   const rules = rulesOption(o.rules ?? 'clean');
@@ -25,7 +25,7 @@ export function showCommand(text: string, o: { numbers?: boolean; rules?: string
       : `${engine.legalMoves(wp, new Int32Array(2 * engine.maxMoves))} legal moves`;
   const lines = [drawPosition(v, position, o.numbers), `${v.name}, ${side} to move, ${status}`];
   if (game) {
-    const info = game.analyse(position);
+    const info = (await withDistances(game)).analyse(position);
     lines.push(`value     ${describeValue(info, position.toMove === 0 ? 'x' : 'o')}`);
     if (info.best) lines.push(`best      ${moveText(info.best)}`);
     const note = distanceNote(info, game.values.hasDistances);

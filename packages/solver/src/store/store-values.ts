@@ -51,6 +51,10 @@ export class StoreValues implements StoredValues {
     return this.whole === undefined;
   }
 
+  heldTable(): Uint8Array | undefined {
+    return this.whole;
+  }
+
   value(index: number): number {
     if (this.whole) return readValue(this.whole, index);
     const { store } = this;
