@@ -8,19 +8,6 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { CCheckersError } from '@ccheckers/core';
 import { Command, CommanderError, Option } from 'commander';
-import { benchCommand } from './commands/bench.js';
-import { checkCommand } from './commands/check.js';
-import { infoCommand } from './commands/info.js';
-import { playCommand } from './commands/play.js';
-import { planCommand } from './commands/plan.js';
-import { queryCommand } from './commands/query.js';
-import { reportCommand } from './commands/report.js';
-import { serveCommand } from './commands/serve.js';
-import { showCommand } from './commands/show.js';
-import { solveCommand } from './commands/solve.js';
-import { convertCommand } from './commands/convert.js';
-import { verifyCommand } from './commands/verify.js';
-import { workerCommand } from './commands/worker.js';
 import { EXIT_ERROR, EXIT_OK } from './exit-codes.js';
 import type { TestHooks } from './test-hooks.js';
 
@@ -51,17 +38,20 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
   const variantOptions = (c: Command) =>
     c.option('--board <m>', 'board size m (m x m cells)', '7').option('--pieces <k>', 'pieces per player', '2').option('--rules <mode>', 'clean | published (docs/rules.md section 4)', 'clean');
 
+  // Each command's module is imported when the command runs: a run loads only what its command
+  // needs (`--version` no solver, `query` no HTTP server or charts), which the tests' hundreds of
+  // runs of the CLI feel.
   program
     .command('info')
     .description('CPU features, the backends that load here, and which one auto picks and why')
     .option('--json', 'one JSON object on stdout')
-    .action(async (o) => done(await infoCommand(o)));
+    .action(async (o) => done(await (await import('./commands/info.js')).infoCommand(o)));
 
   variantOptions(program.command('plan').description('before a solve: sizes, exact illegal and terminal counts (no table), and the memory, disk and time of each way of solving here'))
     .option('--memory <size>', 'what a store (or a cluster worker) may hold (default: the free memory)')
     .option('--workers <list>', 'cluster sizes to plan, comma-separated', '2,8')
     .option('--json', 'one JSON object on stdout')
-    .action((o) => done(planCommand(o)));
+    .action(async (o) => done(await (await import('./commands/plan.js')).planCommand(o)));
 
   variantOptions(program.command('solve').description('strongly solve a variant: every position won, lost, drawn or illegal'))
     .option('--backend <name>', BACKEND_HELP, 'auto')
@@ -82,7 +72,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--json', 'one JSON object on stdout (with the pass log and the machine, for report --from)')
     .option('--html <file>', 'also write a self-contained HTML report of the solve (passes as charts)')
     .option('--quiet', 'no progress on stderr')
-    .action(async (o) => done(await solveCommand(o, hooks)));
+    .action(async (o) => done(await (await import('./commands/solve.js')).solveCommand(o, hooks)));
 
   program
     .command('worker')
@@ -94,7 +84,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--memory <size>', 'refuse jobs that need more (a job holds one band and its messages)')
     .option('--stall-seconds <n>', "seconds after which the job of a worker that died goes to another (BullMQ's lock)", '30')
     .option('--quiet', 'no log lines on stderr')
-    .action(async (o) => done(await workerCommand(o, hooks)));
+    .action(async (o) => done(await (await import('./commands/worker.js')).workerCommand(o, hooks)));
 
   variantOptions(program.command('verify').description('check that all backends give identical results (operations, then full solves)'))
     .option('--backends <list>', 'comma-separated backends (default: all that load here)')
@@ -102,7 +92,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--no-solve', 'check the operations only')
     .option('--json', 'one JSON object on stdout')
     .option('--quiet', 'no progress on stderr')
-    .action(async (o) => done(await verifyCommand(o, hooks)));
+    .action(async (o) => done(await (await import('./commands/verify.js')).verifyCommand(o, hooks)));
 
   program
     .command('bench')
@@ -117,7 +107,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--html <file>', 'also write a self-contained HTML report (ns per operation as charts, beside the paper)')
     .option('--force', 'replace an existing --html file')
     .option('--quiet', 'no progress on stderr')
-    .action(async (o) => done(await benchCommand(o)));
+    .action(async (o) => done(await (await import('./commands/bench.js')).benchCommand(o)));
 
   program
     .command('report')
@@ -125,7 +115,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .requiredOption('--from <files...>', 'result files (one JSON object per line), of any runs and machines')
     .requiredOption('--html <file>', 'where to write the page')
     .option('--force', 'replace an existing --html file')
-    .action((o) => done(reportCommand(o)));
+    .action(async (o) => done(await (await import('./commands/report.js')).reportCommand(o)));
 
   program
     .command('query')
@@ -133,7 +123,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .argument('<position>', 'cells in order (x, o, .) then the side to move, e.g. "xx.....(49 cells) x"')
     .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .option('--json', 'one JSON object on stdout')
-    .action(async (position, o) => done(await queryCommand(position, o)));
+    .action(async (position, o) => done(await (await import('./commands/query.js')).queryCommand(position, o)));
 
   program
     .command('check')
@@ -147,14 +137,14 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--memory <size>', 'with --consistency: the most the tables may take (default: 80% of free memory); less reads the table in blocks')
     .option('--json', 'one JSON object on stdout')
     .option('--quiet', 'no progress on stderr')
-    .action(async (o) => done(await checkCommand(o)));
+    .action(async (o) => done(await (await import('./commands/check.js')).checkCommand(o)));
 
   program
     .command('convert <from> <to>')
     .description('a store (folder) to one database file, or a complete database file to a new store')
     .option('--shards <n>', 'shard count of the new store')
     .option('--force', 'replace an existing database file at <to>')
-    .action((from, to, o) => done(convertCommand(from, to, o)));
+    .action(async (from, to, o) => done(await (await import('./commands/convert.js')).convertCommand(from, to, o)));
 
   program
     .command('play')
@@ -162,7 +152,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .addOption(new Option('--as <side>', 'your side: x (P1) or o (P2); the side to move moves first (x in the initial position)').default('x'))
     .option('--from <position>', 'start from this (legal) position instead of the initial one')
-    .action(async (o) => done(await playCommand(o)));
+    .action(async (o) => done(await (await import('./commands/play.js')).playCommand(o)));
 
   program
     .command('show')
@@ -171,7 +161,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--numbers', 'print cell numbers beside the pieces')
     .option('--rules <mode>', "clean | published, for the status line (default: clean; with --db: the database's)")
     .option('--db <path>', 'also the value and the best move, from a database written by solve --out or a --store folder')
-    .action(async (position, o) => done(await showCommand(position, o)));
+    .action(async (position, o) => done(await (await import('./commands/show.js')).showCommand(position, o)));
 
   program
     .command('serve')
@@ -179,7 +169,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .requiredOption('--db <path>', 'database written by solve --out, or a --store folder')
     .option('--port <port>', 'TCP port (0: any free port)', '8080')
     .option('--host <address>', 'address to listen on (loopback by default)', '127.0.0.1')
-    .action(async (o) => done(await serveCommand(o)));
+    .action(async (o) => done(await (await import('./commands/serve.js')).serveCommand(o)));
 
   try {
     await program.parseAsync(argv);

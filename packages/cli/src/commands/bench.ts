@@ -100,12 +100,12 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
     machine: await machineDetails(),
   };
   // The results first: a page refused at the last moment (see writeReport) loses none of them.
-  const page = () => {
-    if (o.html !== undefined) writeReport(o.html, [{ kind: 'bench', data: json, source: 'this run' }], pageRules);
+  const page = async () => {
+    if (o.html !== undefined) await writeReport(o.html, [{ kind: 'bench', data: json, source: 'this run' }], pageRules);
   };
   if (o.json) {
     process.stdout.write(`${JSON.stringify(json)}\n`);
-    page();
+    await page();
     return mismatches.length ? 1 : 0;
   }
   const paper = v.size === 7 ? PAPER[v.pieces] : undefined;
@@ -120,7 +120,7 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   });
   process.stdout.write(`${v.name}: ns per operation (lower is better)\n${table(header, rows)}\n`);
   if (paper) process.stdout.write('paper: Sturtevant\'s bitboard paper, 2.3 GHz Core i9, C++ -O3 (different machine: compare ratios, not absolutes)\n');
-  page();
+  await page();
   return mismatches.length ? 1 : 0;
 }
 

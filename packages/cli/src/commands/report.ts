@@ -2,9 +2,9 @@
 import { readReportInputs } from '../report/report.js';
 import { type ReportPathRules, checkReportPath, writeReport } from '../report/write.js';
 
-export function reportCommand(o: { from: string[]; html: string; force?: boolean }): number {
+export async function reportCommand(o: { from: string[]; html: string; force?: boolean }): Promise<number> {
   const rules: ReportPathRules = { force: o.force === true, keep: o.from.map((path) => ({ path, what: 'one of the --from inputs' })) };
   checkReportPath(o.html, rules);
-  writeReport(o.html, readReportInputs(o.from), rules);
+  await writeReport(o.html, readReportInputs(o.from), rules);
   return 0;
 }

@@ -315,12 +315,12 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     machine: await machineDetails(),
   };
   // The results first: a page refused at the last moment (see writeReport) loses none of them.
-  const page = () => {
-    if (o.html !== undefined) writeReport(o.html, [{ kind: 'solve', data: summary, source: 'this run' }], pageRules);
+  const page = async () => {
+    if (o.html !== undefined) await writeReport(o.html, [{ kind: 'solve', data: summary, source: 'this run' }], pageRules);
   };
   if (o.json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
-    page();
+    await page();
     return 0;
   }
   const startText = { 'p1-win': 'P1 wins', 'p2-win': 'P2 wins', draw: 'draw' }[result.start];
@@ -360,6 +360,6 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     ...(out ? [`${'database'.padEnd(10)} ${out}`] : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-  page();
+  await page();
   return 0;
 }

@@ -9,7 +9,7 @@ import { type Stats, closeSync, constants, fstatSync, lstatSync, openSync, readS
 import { basename, dirname, join, resolve } from 'node:path';
 import { AtomicTargetExists, MAGIC, MANIFEST, OutputPathError, checkOutputPath, inStoreFolder, writeFileAtomic } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
-import { type ReportInput, renderReport } from './report.js';
+import type { ReportInput } from './report.js';
 
 /** What a page must leave alone, besides what is never replaced (stores, databases). */
 export interface ReportPathRules {
@@ -127,7 +127,9 @@ function stillRefused(abs: string, rules: ReportPathRules, tmp: string): string 
  * appeared meanwhile) or, with --force, renamed over it (writeFileAtomic). A page refused at the
  * last moment is kept under its temporary name.
  */
-export function writeReport(path: string, inputs: ReportInput[], rules: ReportPathRules = {}): void {
+export async function writeReport(path: string, inputs: ReportInput[], rules: ReportPathRules = {}): Promise<void> {
+  // The page's renderer (and d3) loads only for a page: every other run of the CLI starts without it.
+  const { renderReport } = await import('./report.js');
   const html = renderReport(inputs);
   const abs = resolve(path);
   try {
