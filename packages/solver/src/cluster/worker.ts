@@ -43,10 +43,12 @@ const MAX_DEFERRALS = 300;
 
 export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{ jobs: number; refused: number }> {
   const { url, shown } = parseRedisUrl(options.redis);
+  // BullMQ first (a fifth of a second to load): missing, the worker says so at once; loaded while
+  // the solve makes its store, the jobs start as soon as the store is there.
+  const { DelayedError, UnrecoverableError, Worker } = await loadBullmq();
   const storeId = await waitForStore(options);
   if (storeId === undefined) return { jobs: 0, refused: 0 };
   const queue = queueName(storeId);
-  const { DelayedError, UnrecoverableError, Worker } = await loadBullmq();
   const connection = await connectRedis({ url, shown }, (message) => options.log(`Redis at ${shown}: ${message}; retrying`), options.signal);
   if (options.signal.aborted) {
     // Stopped while Redis was away: no job was taken.
@@ -179,9 +181,16 @@ async function settledWithin(p: Promise<boolean>, ms: number, started: () => boo
   }
 }
 
-/** The store's id, once a store is in the folder (polled each second); undefined if stopped first. */
+/** The first look for a store again after STORE_POLL_FIRST_MS, each next one half as late again,
+ *  up to STORE_POLL_MS: workers started beside the solve (as a script starts them) begin its jobs
+ *  within a tenth of a second of its store, and one left waiting looks once a second. */
+const STORE_POLL_FIRST_MS = 50;
+const STORE_POLL_MS = 1000;
+
+/** The store's id, once a store is in the folder (polled: STORE_POLL_MS); undefined if stopped first. */
 async function waitForStore(options: ClusterWorkerOptions): Promise<string | undefined> {
   let told = false;
+  let wait = STORE_POLL_FIRST_MS;
   for (;;) {
     if (options.signal.aborted) return undefined;
     if (existsSync(options.store) && !statSync(options.store).isDirectory()) {
@@ -193,7 +202,8 @@ async function waitForStore(options: ClusterWorkerOptions): Promise<string | und
     }
     if (!told) options.log(`waiting for a store in ${options.store} (made by "ccheckers solve --store ${options.store} --redis URL")`);
     told = true;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    wait = Math.min(STORE_POLL_MS, Math.ceil(wait * 1.5));
   }
 }
 
