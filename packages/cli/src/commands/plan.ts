@@ -92,7 +92,7 @@ function estimate(seconds: number): string {
 
 export function planText(p: Plan): string {
   const c = p.census;
-  const g = (n: bigint) => n.toLocaleString('en-US');
+  const g = grouped;
   const lines = [
     `${p.board}x${p.board}/${p.pieces}, ${p.rules} rules`,
     '',

@@ -1,7 +1,15 @@
 /** Plain-text output helpers: grouped numbers, durations, aligned tables. */
 
-export function grouped(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
+export function grouped(n: number | bigint): string {
+  // Not toLocaleString: its first call sets up ICU, 30 ms of a run of the CLI that takes 300.
+  const whole = typeof n === 'bigint' ? n : Math.round(n);
+  if (typeof whole === 'number' && !Number.isSafeInteger(whole)) return whole.toLocaleString('en-US');
+  const text = whole.toString();
+  const sign = text.startsWith('-') ? '-' : '';
+  const digits = text.slice(sign.length);
+  let out = digits.slice(0, digits.length % 3 || 3);
+  for (let i = out.length; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
+  return sign + out;
 }
 
 export function duration(seconds: number): string {
