@@ -10,6 +10,7 @@ import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, State
 import { type AtomicWriter, IO_CHUNK_BYTES, writeFileAtomic } from './atomic-file.js';
 import { crc32Of, crc32Zeros } from './crc.js';
 import { checkOutputStill } from './output-file.js';
+import { type PassRecord, isSeconds, passLogProblem } from './pass-log.js';
 
 export const MAGIC = 'CCHKDB\r\n';
 export const FORMAT_VERSION = 2;
@@ -25,26 +26,6 @@ export class DatabaseError extends CCheckersError {
   constructor(path: string, problem: string) {
     super('E_DATABASE', `${path}: ${problem}`);
   }
-}
-
-/** One line of the per-pass log. */
-export interface PassRecord {
-  pass: number;
-  /** Stored states decided (won, lost or illegal) after this pass, and newly proven in this pass. */
-  proven: number;
-  newlyProven: number;
-  seconds: number;
-  /** Whether the pass visited only unknown states. */
-  sparse?: boolean;
-  /** A sharded solve: bytes of shards read and written. */
-  bytesRead?: number;
-  bytesWritten?: number;
-  /** A band solve: messages written (see store/band-solve.ts). */
-  messages?: number;
-  /** Only in a checkpoint written inside a pass (solve.ts), as the last record of its log: the
-   *  pass is unfinished, the first `unitsDone` units of its sweep done (in the order it visits
-   *  them); its other fields count that part. The header's `passes` counts finished passes. */
-  unitsDone?: number;
 }
 
 export interface DatabaseHeader {
@@ -325,40 +306,6 @@ export function parsePassLog(path: string, bytes: Uint8Array): PassRecord[] {
   const problem = passLogProblem(log);
   if (problem) throw new DatabaseError(path, `corrupt pass log: ${problem}`);
   return log as PassRecord[];
-}
-
-/** A count a file records (states, passes, bytes): a whole number, not negative. */
-export function isCount(x: unknown): x is number {
-  return Number.isSafeInteger(x) && (x as number) >= 0;
-}
-
-/** Seconds a file records: a finite number, not negative. */
-export function isSeconds(x: unknown): x is number {
-  return typeof x === 'number' && Number.isFinite(x) && x >= 0;
-}
-
-/**
- * What is wrong with a pass log read from a file (a database's or a store manifest's), or
- * undefined: a list of records whose fields are counts and seconds (non-negative numbers; the
- * counts whole), `sparse` a boolean. Other numeric fields (a cluster's jobs and Redis commands)
- * are kept, and checked the same.
- */
-export function passLogProblem(log: unknown): string | undefined {
-  if (!Array.isArray(log)) return 'not a list of passes';
-  for (const [i, record] of log.entries()) {
-    if (record === null || typeof record !== 'object' || Array.isArray(record)) return `pass record ${i} is not an object`;
-    for (const field of ['pass', 'proven', 'newlyProven', 'seconds']) {
-      if (!(field in record)) return `pass record ${i} has no ${field}`;
-    }
-    for (const [field, value] of Object.entries(record as Record<string, unknown>)) {
-      if (field === 'sparse') {
-        if (typeof value !== 'boolean') return `pass record ${i}: sparse is ${JSON.stringify(value)}`;
-      } else if (field === 'seconds' ? !isSeconds(value) : !isCount(value)) {
-        return `pass record ${i}: ${field} is ${JSON.stringify(value)}`;
-      }
-    }
-  }
-  return undefined;
 }
 
 /** Refuses a body (or distance table) whose checksum is not the one its header records. */

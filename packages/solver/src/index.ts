@@ -11,6 +11,7 @@ export * from './distance-table.js';
 export * from './machine.js';
 export * from './memory.js';
 export * from './output-file.js';
+export * from './pass-log.js';
 export * from './query.js';
 export * from './select-backend.js';
 export * from './solve.js';

@@ -24,7 +24,8 @@ import {
   WIN,
   readValue,
 } from '@ccheckers/core';
-import { type DatabaseHeader, type PassRecord, readDatabase, tableCrc32, writeDatabase } from './database.js';
+import { type DatabaseHeader, readDatabase, tableCrc32, writeDatabase } from './database.js';
+import type { PassRecord } from './pass-log.js';
 import { allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
