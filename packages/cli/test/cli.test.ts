@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyMove, startPosition } from '@ccheckers/core';
-import { SolvedGame, readDatabase } from '@ccheckers/solver';
+import { SolvedGame, availableBackends, readDatabase } from '@ccheckers/solver';
 import { BIN, run, runHooked } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-cli-'));
@@ -133,6 +133,25 @@ describe('info, bench, query, show, play', () => {
     const r = run(['query', '--db', db2, START_7x7_2]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/value\s+x \(P1\) to move wins in 33 plies/);
+  });
+
+  it('query of a database without distances: the whole table computed where the addon loads, else explored from the position (file and store)', async () => {
+    const native = (await availableBackends()).some((b) => b.kernelThreads);
+    const moveOf = (db: string, position: string, move: string, env: Record<string, string> = {}) => {
+      const r = run(['query', '--db', db, position, '--json'], env);
+      expect(r.status, r.stderr).toBe(0);
+      return JSON.parse(r.stdout).moves.find((m: { move: string }) => m.move === move);
+    };
+    // A losing move's distance: the whole table has it; exploring follows only the winner's wins.
+    expect(moveOf(db2, START_7x7_2, '1-3')).toEqual({ move: '1-3', outcome: 'loss', pliesToEnd: native ? 34 : null });
+    const store = join(dir, '7x7-1.store');
+    expect(run(['convert', db1, store]).status).toBe(0);
+    const position = `.x${'.'.repeat(42)}o.... x`;
+    for (const db of [db1, store]) {
+      expect(moveOf(db, position, '1-0')).toEqual({ move: '1-0', outcome: 'loss', pliesToEnd: native ? 22 : null });
+      expect(moveOf(db, position, '1-0', { CCHECKERS_DISABLE_NATIVE: '1' })).toEqual({ move: '1-0', outcome: 'loss', pliesToEnd: null });
+      expect(moveOf(db, position, '1-4', { CCHECKERS_DISABLE_NATIVE: '1' })).toEqual({ move: '1-4', outcome: 'win', pliesToEnd: 23 });
+    }
   });
 
   it('query --json on the start of 7x7/1: P1 wins in 25 plies, and the best move keeps it', () => {

@@ -5,7 +5,7 @@
  * it computed whole here, by a native kernel, instead of exploring from the position asked
  * (query.ts).
  */
-import { type Backend, CCheckersError, LOSS, MAX_DISTANCE, NO_DISTANCE, StateSpace, type SolverKernel, type RuleMode, WIN, variant } from '@ccheckers/core';
+import { type Backend, CCheckersError, LOSS, MAX_DISTANCE, NO_DISTANCE, type RuleMode, type SolverKernel, StateSpace, WIN, variant } from '@ccheckers/core';
 import type { StoredValues } from './database-file.js';
 import { storedCounts } from './state-index.js';
 import { runPhase } from './worker-pool.js';
@@ -42,7 +42,8 @@ export async function layDistances(decided: number, runLayer: (phase: DistancePh
  */
 export const WHOLE_TABLE_DISTANCES_UP_TO = 2 ** 24;
 
-/** The distance table of a solved value `table` (every state's value final), on `kernel` in this thread. */
+/** The distance table of a solved value `table` (every state's value final), by `kernel` on
+ *  `threads` of its own. */
 export async function computeDistanceTable(kernel: SolverKernel, space: StateSpace, table: Uint8Array, threads: number): Promise<Uint8Array> {
   const distances = new Uint8Array(space.states).fill(NO_DISTANCE);
   const stored = storedCounts(table, space.states);
@@ -56,8 +57,7 @@ export async function computeDistanceTable(kernel: SolverKernel, space: StateSpa
 /** Whether `values` has no distance table, holds its table in memory and has at most
  *  WHOLE_TABLE_DISTANCES_UP_TO states: then withComputedDistances can give it one. */
 export function canComputeDistances(values: StoredValues): boolean {
-  const h = values.header;
-  return !values.hasDistances && values.heldTable?.() !== undefined && new StateSpace(variant(h.board, h.pieces)).states <= WHOLE_TABLE_DISTANCES_UP_TO;
+  return !values.hasDistances && values.heldTable?.() !== undefined && values.header.storedStates <= WHOLE_TABLE_DISTANCES_UP_TO;
 }
 
 /**

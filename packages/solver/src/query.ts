@@ -5,10 +5,10 @@
  * The 2-bit table alone does not say how far a win is: a "winning" move (to any lost position)
  * can go round in circles. So the winner takes the move to the nearest win and the loser the one
  * that delays the loss longest, by distances to the end: stored in the database when it was
- * solved with distances, else computed when asked, by a retrograde analysis over the positions
- * reachable from the queried one under value-preserving play (the winner moves to lost positions,
- * the loser anywhere), up to a size limit. Either way, always playing the chosen move ends the
- * game.
+ * solved with distances (or computed whole for a small table: distance-table.ts), else computed
+ * when asked, by a retrograde analysis over the positions reachable from the queried one under
+ * value-preserving play (the winner moves to lost positions, the loser anywhere), up to a size
+ * limit. Either way, always playing the chosen move ends the game.
  */
 import {
   BitboardEngine,

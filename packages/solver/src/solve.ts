@@ -10,7 +10,6 @@ import {
   CCheckersError,
   type KernelStats,
   LOSS,
-  MAX_DISTANCE,
   NO_DISTANCE,
   RANKING_ID,
   type RuleMode,

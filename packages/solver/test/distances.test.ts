@@ -131,7 +131,7 @@ describe('distance tables', () => {
       it(`${board}x${board}/${pieces} (${rules}): ${backend.kernelThreads ? 'the stored table, byte for byte' : 'not computed (the TS kernel: a query explores instead)'}`, async () => {
         const s = reference.get(`${board}/${pieces}/${rules}`);
         if (!s) return; // 7x7/2 where only ts loads: solved on native backends only
-        const header = { board, pieces, rules } as never;
+        const header = { board, pieces, rules, storedStates: new StateSpace(variant(board, pieces)).states } as never;
         const values = inMemoryValues({ header, table: s.table } as never);
         expect(canComputeDistances(values)).toBe(true);
         expect(canComputeDistances(inMemoryValues({ header, table: s.table, distances: s.distances } as never))).toBe(false);
@@ -151,7 +151,7 @@ describe('distance tables', () => {
 
   it('are computed whole only for a table held in memory of at most WHOLE_TABLE_DISTANCES_UP_TO states', () => {
     const held = (board: number, pieces: number, table: Uint8Array | undefined) => ({
-      header: { board, pieces, rules: 'clean' } as never,
+      header: { board, pieces, rules: 'clean', storedStates: new StateSpace(variant(board, pieces)).states } as never,
       hasDistances: false,
       heldTable: () => table,
       value: () => 0,

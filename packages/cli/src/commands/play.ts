@@ -22,7 +22,7 @@ export async function playCommand(o: { db: string; as: string; from?: string }):
     if (why) throw new UsageError(`--from ${o.from} is an illegal position: ${why} (docs/rules.md section 4)`);
     p = parsed.position;
   }
-  const game = await withDistances(opened);
+  const game = await withDistances(opened, o.db);
   const say = (s: string) => process.stdout.write(`${s}\n`);
   const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
   // Ctrl-C at a terminal reaches readline, not the process: end the game as an interrupt (130).

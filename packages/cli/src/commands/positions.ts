@@ -1,7 +1,7 @@
 /** Reading positions and databases given on the command line, with errors a user can act on. */
-import { type BitboardEngine, type ParsedPosition, type Position, type Side, WORDS, cellsOf, parsePosition, toWords } from '@ccheckers/core';
 import { availableParallelism } from 'node:os';
-import { SolvedGame, canComputeDistances, openSolved, selectBackend, withComputedDistances } from '@ccheckers/solver';
+import { type BitboardEngine, CCheckersError, type ParsedPosition, type Position, type Side, WORDS, cellsOf, parsePosition, toWords } from '@ccheckers/core';
+import { SolvedGame, type StoredValues, canComputeDistances, openSolved, selectBackend, withComputedDistances } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 
 export function positionArgument(text: string): ParsedPosition {
@@ -20,14 +20,28 @@ export function openSolvedGame(path: string): SolvedGame {
 }
 
 /**
- * `game` with every stored state's distance to the end, where its database stores none and is
- * small enough: computed whole by the native kernel (distance-table.ts; 7x7/2 in a fraction of a
- * second). Else `game` as it is, which explores from each won or lost position asked.
+ * `game` (of the database at `path`) with every stored state's distance to the end, where the
+ * database stores none and is small enough: computed whole by the native kernel
+ * (distance-table.ts; 7x7/2 in a third of a second). Else `game` as it is, which explores from
+ * each won or lost position asked. With `position`: only where its answer has a distance (won or
+ * lost, the game not over). A table whose values do not fit together (distance-table.ts says so)
+ * is answered by exploring, as before, with a warning on stderr.
  */
-export async function withDistances(game: SolvedGame): Promise<SolvedGame> {
+export async function withDistances(game: SolvedGame, path: string, position?: Position): Promise<SolvedGame> {
   if (!canComputeDistances(game.values)) return game;
+  if (position !== undefined) {
+    const outcome = game.outcome(position);
+    if ((outcome !== 'win' && outcome !== 'loss') || game.engine.isTerminal(toWords(position))) return game;
+  }
   const { backend } = await selectBackend('auto');
-  const values = await withComputedDistances(game.values, backend, availableParallelism());
+  let values: StoredValues;
+  try {
+    values = await withComputedDistances(game.values, backend, availableParallelism());
+  } catch (e) {
+    if (!(e instanceof CCheckersError)) throw e;
+    process.stderr.write(`ccheckers: warning: ${path}: no distance table could be computed (${e.message}); distances are explored from the position instead. ccheckers check --db ${path} --consistency checks every value\n`);
+    return game;
+  }
   return values === game.values ? game : new SolvedGame(values);
 }
 

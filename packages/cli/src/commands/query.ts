@@ -9,7 +9,7 @@ export async function queryCommand(text: string, o: { db: string; json?: boolean
   const parsed = positionArgument(text);
   const opened = openSolvedGame(o.db);
   checkSameVariant(opened, parsed, o.db);
-  const game = await withDistances(opened);
+  const game = await withDistances(opened, o.db, parsed.position);
   const info = game.analyse(parsed.position);
   const side = parsed.position.toMove === 0 ? 'x' : 'o';
   if (o.json) {

@@ -32,7 +32,7 @@ const TYPES: Record<string, string> = {
 
 export async function serveCommand(o: { db: string; port: string; host: string }): Promise<number> {
   const port = integer('--port', o.port, 0, 65535);
-  const game = await withDistances(openSolvedGame(o.db));
+  const game = await withDistances(openSolvedGame(o.db), o.db);
   const server = createServer((req, res) => {
     handle(game, o.db, req, res).catch((e: unknown) => send(res, 500, { error: `internal error: ${(e as Error).message}` }));
   });

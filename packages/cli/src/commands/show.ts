@@ -25,10 +25,11 @@ export async function showCommand(text: string, o: { numbers?: boolean; rules?: 
       : `${engine.legalMoves(wp, new Int32Array(2 * engine.maxMoves))} legal moves`;
   const lines = [drawPosition(v, position, o.numbers), `${v.name}, ${side} to move, ${status}`];
   if (game) {
-    const info = (await withDistances(game)).analyse(position);
+    const answering = await withDistances(game, o.db!, position);
+    const info = answering.analyse(position);
     lines.push(`value     ${describeValue(info, position.toMove === 0 ? 'x' : 'o')}`);
     if (info.best) lines.push(`best      ${moveText(info.best)}`);
-    const note = distanceNote(info, game.values.hasDistances);
+    const note = distanceNote(info, answering.values.hasDistances);
     if (note) lines.push(note);
   }
   process.stdout.write(`${lines.join('\n')}\n`);

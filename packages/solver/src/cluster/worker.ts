@@ -181,9 +181,10 @@ async function settledWithin(p: Promise<boolean>, ms: number, started: () => boo
   }
 }
 
-/** The first look for a store again after STORE_POLL_FIRST_MS, each next one half as late again,
- *  up to STORE_POLL_MS: workers started beside the solve (as a script starts them) begin its jobs
- *  within a tenth of a second of its store, and one left waiting looks once a second. */
+/** The first look for a store again after STORE_POLL_FIRST_MS, each next wait half as long again,
+ *  up to STORE_POLL_MS: a worker sees a new store within about half the time it has waited for it
+ *  (from 50 ms to a second), so one started beside its solve (as a script starts them) begins
+ *  the jobs soon after the store is made, and one left waiting looks once a second. */
 const STORE_POLL_FIRST_MS = 50;
 const STORE_POLL_MS = 1000;
 
