@@ -29,6 +29,7 @@ import {
 } from '@ccheckers/core';
 import type { Database } from './database.js';
 import { type StoredValues, inMemoryValues } from './database-file.js';
+import { NodeIds } from './node-ids.js';
 import { StateIndexer } from './state-index.js';
 
 export type Outcome = 'win' | 'loss' | 'draw' | 'illegal';
@@ -246,28 +247,6 @@ export class SolvedGame {
     };
   }
 }
-
-/** State index -> node id (-1 when absent): a flat array where the state space is small enough. */
-class NodeIds {
-  private readonly dense: Int32Array | undefined;
-  private readonly sparse = new Map<number, number>();
-
-  constructor(states: number) {
-    if (states <= DENSE_IDS_UP_TO) this.dense = new Int32Array(states).fill(-1);
-  }
-
-  get(index: number): number {
-    return this.dense ? this.dense[index]! : (this.sparse.get(index) ?? -1);
-  }
-
-  set(index: number, id: number): void {
-    if (this.dense) this.dense[index] = id;
-    else this.sparse.set(index, id);
-  }
-}
-
-/** Up to this many stored states (128 MiB of ids), node ids live in a flat array. */
-const DENSE_IDS_UP_TO = 2 ** 25;
 
 /** An append-only typed array that doubles when full. */
 class Growable<T extends Int32Array | Uint32Array | Uint8Array> {
