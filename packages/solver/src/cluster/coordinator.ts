@@ -17,11 +17,11 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CCheckersError, type RuleMode, type Variant } from '@ccheckers/core';
+import { CCheckersError } from '@ccheckers/core';
 import type { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { lockOutput } from '../output-file.js';
-import type { ProgressEvent, SolveResult } from '../solve.js';
+import type { SolveResult } from '../solve.js';
 import type { BandPlan } from '../store/band-layout.js';
 import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../store/band-solve.js';
 import type { BandStepJob, BandStepOutcome, SliceOutcome } from '../store/band-step-jobs.js';
@@ -29,37 +29,18 @@ import { type ScheduleKind, isSharedStep } from '../store/band-schedule.js';
 import { MANIFEST, newStoreId } from '../store/manifest.js';
 import { removeProofFiles } from '../store/proof-exchange.js';
 import { ShardStore } from '../store/shard-store.js';
-import { storeResult } from '../store/sharded-solve.js';
+import { type StoreSolveRequest, storeResult } from '../store/sharded-solve.js';
 import { CoordinatorLease } from './coordinator-lease.js';
 import { type JobQueue, Waker, removeJobs, runJobs } from './job-queue.js';
 import { checkResult } from './job-result.js';
 import { type ClusterJob, type FinishJob, type JobResult, type SliceJob, type StepJob, jobId } from './jobs.js';
 import { connectRedis, countCommands, loadBullmq, parseRedisUrl, queueName } from './redis.js';
 
-export interface ClusterSolveOptions {
-  variant: Variant;
-  rules: RuleMode;
-  /** The store folder (new, or with `resume` one to continue), mounted by every worker too. */
-  store: string;
+export interface ClusterSolveOptions extends StoreSolveRequest {
   redis: string;
-  resume?: boolean;
-  /** Band count of a new store (default: from the table size and memoryLimit). */
-  shards?: number;
-  /** A worker's memory: bands small enough that a worker holds one, and its messages. */
-  memoryLimit?: number;
-  /** Workers of a new store (default 2, CLUSTER_DEFAULT_WORKERS). */
-  workers?: number;
-  /** How a new store's rounds are cut (band-schedule.ts; default: shared for 2 or more workers). */
-  schedule?: ScheduleKind;
-  /** Shared steps of a new store: units a worker visits between exchanges (default 1). */
-  sliceUnits?: number;
-  /** Take the store's lock even where another machine's solve holds it (known to be gone). */
-  breakLock?: boolean;
   onPlan?: (plan: BandPlan, queue: string) => void;
-  onProgress?: (event: ProgressEvent) => void;
   /** Things the user should know while waiting (no worker connected, Redis away). */
   onNotice?: (text: string) => void;
-  signal?: AbortSignal;
   /** Test hooks: called before and after each manifest write (e.g. SIGKILL the coordinator). */
   beforeCommit?: (passes: number) => void;
   onCommit?: (passes: number) => void;

@@ -36,31 +36,17 @@ import { MESSAGE_CODING } from './message-pack.js';
 import { type BandPassTally, MANIFEST, type Manifest } from './manifest.js';
 import { ShardStore } from './shard-store.js';
 import { openStoreFile, readAt, refuseIrregular } from './store-files.js';
-import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
+import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, type StoreSolveRequest, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 export function emptyTally(): BandPassTally {
   return { changed: 0, sentValues: 0, messagesWritten: 0, seconds: 0, bytesRead: 0, bytesWritten: 0 };
 }
 
-/** What a band solve is asked for: the store, the variant, the bands and workers of a new one. */
-export interface BandStoreRequest {
-  variant: ShardedSolveOptions['variant'];
-  rules: ShardedSolveOptions['rules'];
-  store: string;
-  resume?: boolean;
-  /** Band count of a new store (default: from the table size and memoryLimit). */
-  shards?: number;
-  /** What one worker may hold (the local solve: the process). */
-  memoryLimit?: number;
-  /** Workers of a new store (default 1, a cluster's CLUSTER_DEFAULT_WORKERS). */
-  workers?: number;
-  /** How a new store's rounds are cut (band-schedule.ts; default: defaultSchedule). */
-  schedule?: ScheduleKind;
+/** What a band solve is asked for (StoreSolveRequest), and whether it is a cluster's. */
+export interface BandStoreRequest extends StoreSolveRequest {
   /** A cluster's store (solve --redis): a new one is for CLUSTER_DEFAULT_WORKERS workers and in
    *  shared steps unless asked otherwise; a store resumed keeps its own. */
   cluster?: boolean;
-  /** Shared steps of a new store: units a worker visits between exchanges (default 1). */
-  sliceUnits?: number;
 }
 
 /** The store to resume, if any, and the plan: the store's band count, or --shards and --memory. */

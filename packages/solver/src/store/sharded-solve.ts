@@ -12,31 +12,42 @@ import type { ScheduleKind } from './band-schedule.js';
 import type { Manifest } from './manifest.js';
 import { ShardStore } from './shard-store.js';
 
-export interface ShardedSolveOptions {
+/**
+ * What a solve of a store is asked for, here (band-solve.ts) or on a cluster
+ * (cluster/coordinator.ts): the variant, the store, and the bands and workers of a new one.
+ */
+export interface StoreSolveRequest {
   variant: Variant;
   rules: RuleMode;
-  backend: Backend;
-  threads: number;
-  /** The store's folder: new (absent or empty), or with `resume` one to continue. */
+  /** The store's folder: new (absent or empty), or with `resume` one to continue (on a cluster,
+   *  mounted by every worker too). */
   store: string;
   resume?: boolean;
-  /** Shard count of a new store (default: from the table size and the budget, see planMemory). */
+  /** Band count of a new store (default: from the table size and memoryLimit). */
   shards?: number;
-  /** Bytes the solve may hold: shards in memory, buffers and group maps. */
+  /** What one worker may hold (a local solve: this process): a band and its messages, buffers
+   *  and group maps. */
   memoryLimit?: number;
-  /** Workers the rounds of a new store are made for (band-schedule.ts; default 1): a local solve
-   *  with W runs the steps a cluster of W workers would, one after the other. */
+  /** Workers the rounds of a new store are made for (band-schedule.ts; default 1 here,
+   *  CLUSTER_DEFAULT_WORKERS on a cluster): a local solve with W runs the steps a cluster of W
+   *  workers would, one after the other. */
   workers?: number;
-  /** How a new store's rounds are cut (band-schedule.ts; default: segments). */
+  /** How a new store's rounds are cut (band-schedule.ts; default: defaultSchedule, segments here
+   *  and shared on a cluster of 2 or more workers). */
   schedule?: ScheduleKind;
   /** Shared steps (schedule 'shared'): units a worker visits between exchanges (default 1). */
   sliceUnits?: number;
   /** Take the store's lock even where another machine's solve holds it (known to be gone). */
   breakLock?: boolean;
-  /** Told the plan before anything large is allocated (the CLI prints it: describeStorePlan). */
-  onPlan?: (plan: BandPlan) => void;
   onProgress?: (event: ProgressEvent) => void;
   signal?: AbortSignal;
+}
+
+export interface ShardedSolveOptions extends StoreSolveRequest {
+  backend: Backend;
+  threads: number;
+  /** Told the plan before anything large is allocated (the CLI prints it: describeStorePlan). */
+  onPlan?: (plan: BandPlan) => void;
   /** Test hook: stop after this many passes (the store keeps them). */
   stopAfterPass?: number;
   /** Called after each save of the store (the kill -9 test hook uses it). */
