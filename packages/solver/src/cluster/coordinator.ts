@@ -29,14 +29,14 @@ import { type ScheduleKind, isSharedStep } from '../store/band-schedule.js';
 import { MANIFEST, newStoreId } from '../store/manifest.js';
 import { removeProofFiles } from '../store/proof-exchange.js';
 import { ShardStore } from '../store/shard-store.js';
-import { type StoreSolveRequest, storeResult } from '../store/sharded-solve.js';
+import { type StoreRequest, storeResult } from '../store/sharded-solve.js';
 import { CoordinatorLease } from './coordinator-lease.js';
 import { type JobQueue, Waker, removeJobs, runJobs } from './job-queue.js';
 import { checkResult } from './job-result.js';
 import { type ClusterJob, type FinishJob, type JobResult, type SliceJob, type StepJob, jobId } from './jobs.js';
 import { connectRedis, countCommands, loadBullmq, parseRedisUrl, queueName } from './redis.js';
 
-export interface ClusterSolveOptions extends StoreSolveRequest {
+export interface ClusterSolveOptions extends StoreRequest {
   redis: string;
   onPlan?: (plan: BandPlan, queue: string) => void;
   /** Things the user should know while waiting (no worker connected, Redis away). */

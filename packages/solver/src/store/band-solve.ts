@@ -36,14 +36,14 @@ import { MESSAGE_CODING } from './message-pack.js';
 import { type BandPassTally, MANIFEST, type Manifest } from './manifest.js';
 import { ShardStore } from './shard-store.js';
 import { openStoreFile, readAt, refuseIrregular } from './store-files.js';
-import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, type StoreSolveRequest, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
+import { type ShardedSolveOptions, type ShardedSolveResult, ShardedSolveInterrupted, type StoreRequest, checkStoreToResume, countStore, storeResult, storeToResume } from './sharded-solve.js';
 
 export function emptyTally(): BandPassTally {
   return { changed: 0, sentValues: 0, messagesWritten: 0, seconds: 0, bytesRead: 0, bytesWritten: 0 };
 }
 
-/** What a band solve is asked for (StoreSolveRequest), and whether it is a cluster's. */
-export interface BandStoreRequest extends StoreSolveRequest {
+/** What a band solve is asked for (StoreRequest), and whether it is a cluster's. */
+export interface BandStoreRequest extends StoreRequest {
   /** A cluster's store (solve --redis): a new one is for CLUSTER_DEFAULT_WORKERS workers and in
    *  shared steps unless asked otherwise; a store resumed keeps its own. */
   cluster?: boolean;

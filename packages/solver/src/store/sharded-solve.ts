@@ -16,7 +16,7 @@ import { ShardStore } from './shard-store.js';
  * What a solve of a store is asked for, here (band-solve.ts) or on a cluster
  * (cluster/coordinator.ts): the variant, the store, and the bands and workers of a new one.
  */
-export interface StoreSolveRequest {
+export interface StoreRequest {
   variant: Variant;
   rules: RuleMode;
   /** The store's folder: new (absent or empty), or with `resume` one to continue (on a cluster,
@@ -43,7 +43,7 @@ export interface StoreSolveRequest {
   signal?: AbortSignal;
 }
 
-export interface ShardedSolveOptions extends StoreSolveRequest {
+export interface ShardedSolveOptions extends StoreRequest {
   backend: Backend;
   threads: number;
   /** Told the plan before anything large is allocated (the CLI prints it: describeStorePlan). */
@@ -86,16 +86,6 @@ export class ShardedSolveInterrupted extends CCheckersError {
     const saved = manifest.stage === 'init' && rounds === '' ? 'no band initialised yet' : `${manifest.passLog.length} passes${rounds}`;
     super('E_INTERRUPTED', `solve interrupted; ${store} holds ${saved}, continue with --resume`);
   }
-}
-
-/** What a store solve is asked for. */
-export interface StoreRequest {
-  variant: Variant;
-  rules: RuleMode;
-  store: string;
-  resume?: boolean;
-  shards?: number;
-  memoryLimit?: number;
 }
 
 /** With --resume, the store in the folder (none yet: a new one is made). */
