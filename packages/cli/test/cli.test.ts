@@ -7,8 +7,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyMove, startPosition } from '@ccheckers/core';
-import { SolvedGame, availableBackends, readDatabase } from '@ccheckers/solver';
+import { type Backend, LOSS, StateSpace, WIN, applyMove, readValue, startPosition, stateByte, stateShift, variant } from '@ccheckers/core';
+import { SolvedGame, availableBackends, computeDistanceTable, openDatabase, readDatabase, writeDatabase } from '@ccheckers/solver';
 import { BIN, run, runHooked } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-cli-'));
@@ -154,6 +154,33 @@ describe('info, bench, query, show, play', () => {
     }
   });
 
+  it('query of a database whose values do not fit together (checksums right): explored, with a warning naming the file', async () => {
+    const native = (await availableBackends()).find((b) => b.kernelThreads);
+    const { header, table } = readDatabase(db1);
+    // One lost state made won: its children are all won, so no layer gives it a distance.
+    const space = new StateSpace(variant(7, 1));
+    let flipped = -1;
+    for (let i = 0; i < space.states && flipped < 0; i++) {
+      if (readValue(table, i) !== LOSS || (native && !(await layersFailWith(native, space, table, i)))) continue;
+      flipped = i;
+    }
+    expect(flipped).toBeGreaterThanOrEqual(0);
+    setValue(table, flipped, WIN);
+    const { bodyCrc32: _b, bodyBytes: _n, distanceBytes: _d, distanceCrc32: _c, ...rest } = header;
+    const bad = join(dir, '7x7-1-forged.ccdb');
+    writeDatabase(bad, rest, table);
+    const position = `x${'.'.repeat(47)}o x`;
+    const r = run(['query', '--db', bad, position, '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    // The answer of the exploration from the position, as before the whole tables.
+    const explored = new SolvedGame(openDatabase(bad)).analyse(startPosition(variant(7, 1)));
+    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'win', pliesToEnd: explored.pliesToEnd });
+    if (native) {
+      expect(r.stderr).toContain(`ccheckers: warning: ${bad}: no distance table could be computed (`);
+      expect(r.stderr).toMatch(/the table is inconsistent\); distances are explored from the position instead\. ccheckers check --db .* --consistency/);
+    } else expect(r.stderr).toBe('');
+  });
+
   it('query --json on the start of 7x7/1: P1 wins in 25 plies, and the best move keeps it', () => {
     const o = JSON.parse(run(['query', '--db', db1, `x${'.'.repeat(47)}o x`, '--json']).stdout);
     expect(o).toMatchObject({ outcome: 'win', pliesToEnd: 25, toMove: 'x', terminal: false });
@@ -232,3 +259,19 @@ describe('bad input: exit 2, one line on stderr, nothing on stdout', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(r.stderr.includes('Did you mean') ? 2 : 1);
   });
 });
+
+/** Sets stored state `index`'s 2-bit value in `table` (a test's forgery). */
+function setValue(table: Uint8Array, index: number, value: number): void {
+  const at = stateByte(index);
+  table[at] = (table[at]! & ~(3 << stateShift(index))) | (value << stateShift(index));
+}
+
+/** Whether the distance layers refuse `table` with state `index` made won. */
+async function layersFailWith(backend: Backend, space: StateSpace, table: Uint8Array, index: number): Promise<boolean> {
+  const copy = table.slice();
+  setValue(copy, index, WIN);
+  return computeDistanceTable(backend.solverKernel(space.variant, 'clean'), space, copy, 1).then(
+    () => false,
+    () => true,
+  );
+}
