@@ -38,7 +38,9 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
   const release = join(dir, 'release');
   const tarballs = () => readdirSync(release).filter((f) => f.endsWith('.tgz')).map((f) => join(release, f));
   // The packages' install scripts must not see the CI switch that makes a failed compile fatal.
-  const userEnv = { CCHECKERS_REQUIRE_NATIVE: undefined, npm_config_nodedir: undefined, npm_config_update_notifier: 'false' };
+  // A user's shell: none of the test run's settings, nor the NODE_PATH that pnpm's bin shims (the
+  // one vitest ran from) set to the workspace's hoisted packages, where CommonJS looks as well.
+  const userEnv = { CCHECKERS_REQUIRE_NATIVE: undefined, npm_config_nodedir: undefined, npm_config_update_notifier: 'false', NODE_PATH: undefined };
 
   beforeAll(() => {
     mkdirSync(release);
@@ -106,7 +108,7 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
       console.log(typeof s.solve, typeof s.loadBullmq, typeof s.loadIoredis);
       for (const load of [s.loadBullmq, s.loadIoredis]) await load().then(() => console.log('loaded'), (e) => console.log(e.code, e.message));
     });`;
-    const r = sh(process.execPath, ['--input-type=module', '-e', script], app);
+    const r = sh(process.execPath, ['--input-type=module', '-e', script], app, userEnv);
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toBe('function function function');
