@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Backend, LOSS, StateSpace, WIN, applyMove, readValue, startPosition, stateByte, stateShift, variant } from '@ccheckers/core';
+import { type Backend, LOSS, StateSpace, WIN, applyMove, formatPosition, readValue, startPosition, stateByte, stateShift, variant } from '@ccheckers/core';
 import { SolvedGame, availableBackends, computeDistanceTable, openDatabase, readDatabase, writeDatabase } from '@ccheckers/solver';
 import { BIN, run, runHooked } from './support/run-cli.js';
 
@@ -151,6 +151,34 @@ describe('info, bench, query, show, play', () => {
       expect(moveOf(db, position, '1-0')).toEqual({ move: '1-0', outcome: 'loss', pliesToEnd: native ? 22 : null });
       expect(moveOf(db, position, '1-0', { CCHECKERS_DISABLE_NATIVE: '1' })).toEqual({ move: '1-0', outcome: 'loss', pliesToEnd: null });
       expect(moveOf(db, position, '1-4', { CCHECKERS_DISABLE_NATIVE: '1' })).toEqual({ move: '1-4', outcome: 'win', pliesToEnd: 23 });
+    }
+  });
+
+  it('serve of a database without distances (TS alone): explored once, up to a bound, for the positions after it too', async () => {
+    // 7x7/2's start reaches 1.25 million positions, within serve's 2 million: explored at the first
+    // request, and a position 5 plies before the end is in the same set. (Past the bound the
+    // server stops exploring: play.test.ts, distances explored up to distanceLimit.)
+    const game = new SolvedGame(openDatabase(db2));
+    let late = startPosition(variant(7, 2));
+    for (let ply = 0; ply < 28; ply++) late = applyMove(late, game.analyse(late).best!);
+    const child = spawn(process.execPath, [BIN, 'serve', '--db', db2, '--port', '0'], { env: { ...process.env, CCHECKERS_DISABLE_NATIVE: '1' } });
+    try {
+      let stderr = '';
+      const port = await new Promise<number>((resolve, reject) => {
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d;
+          const m = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(stderr);
+          if (m && stderr.includes('stores no distances') && stderr.endsWith('\n')) resolve(Number(m[1]));
+        });
+        child.once('exit', () => reject(new Error(stderr)));
+      });
+      expect(stderr).toContain(`${db2} stores no distances: they are explored, up to 2,000,000 positions (solve --distances stores them all)`);
+      const ask = async (p: string) => (await fetch(`http://127.0.0.1:${port}/api/position?p=${encodeURIComponent(p)}`)).json();
+      expect(await ask(START_7x7_2)).toMatchObject({ outcome: 'win', pliesToEnd: 33 });
+      expect(await ask(formatPosition(variant(7, 2), late))).toMatchObject({ outcome: 'win', pliesToEnd: 5 });
+      expect(stderr).not.toContain('answering without distances');
+    } finally {
+      child.kill('SIGTERM');
     }
   });
 

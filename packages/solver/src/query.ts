@@ -80,6 +80,12 @@ export class SolvedGame {
   private cached: DistanceTable | undefined;
 
   readonly distanceLimit: number;
+  /** Whether an exploration has given up at distanceLimit. */
+  gaveUp = false;
+  /** Whether a later position outside the cached reachable set is explored after one gave up. A
+   *  server says no: each try would hold it as long again, and the sets seldom shrink (7x7/2's,
+   *  5 plies before the end, is 1.25 million positions, as its start's). */
+  retryAfterGivingUp = true;
 
   constructor(source: Database | StoredValues, distanceLimit?: number) {
     this.values = 'table' in source ? inMemoryValues(source) : source;
@@ -147,8 +153,10 @@ export class SolvedGame {
     }
     const index = this.indexer.index(toWords(p));
     if (this.cached?.has(index)) return this.cached;
+    if (this.gaveUp && !this.retryAfterGivingUp) return undefined;
     const computed = this.computeDistances(toWords(p));
     if (computed) this.cached = computed;
+    else this.gaveUp = true;
     return computed;
   }
 

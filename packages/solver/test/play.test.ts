@@ -52,3 +52,36 @@ describe.each([
     expect(game.engine.hasWon(0, toWords(p))).toBe(true); // P1 filled its goal
   });
 });
+
+describe('distances explored up to distanceLimit', () => {
+  it('a give-up is recorded; with retryAfterGivingUp off, later positions are not explored again', async () => {
+    const out = join(dir, '7x7-1-limited.ccdb');
+    await solve({ variant: variant(7, 1), rules: 'clean', backend: backend!, threads: 1, out });
+    const start = startPosition(variant(7, 1));
+    const next = applyMove(start, new SolvedGame(readDatabase(out)).analyse(start).best!);
+    // 7x7/1's start reaches more than 100 positions: given up.
+    const game = new SolvedGame(readDatabase(out), 100);
+    expect(game.analyse(start)).toMatchObject({ outcome: 'win', moves: expect.any(Array) });
+    expect(game.analyse(start).pliesToEnd).toBeUndefined();
+    expect(game.gaveUp).toBe(true);
+    // Explored again by default: a larger limit would find it (the bound is per exploration).
+    const retried = new SolvedGame(readDatabase(out), 100);
+    let explored = 0;
+    const spy = retried as unknown as { computeDistances: (...a: unknown[]) => unknown };
+    const original = spy.computeDistances.bind(retried);
+    spy.computeDistances = (...a) => (explored++, original(...a));
+    retried.analyse(start);
+    retried.analyse(next);
+    expect(explored).toBe(2);
+    retried.retryAfterGivingUp = false;
+    retried.analyse(start);
+    expect(explored).toBe(2);
+    expect(retried.analyse(next).pliesToEnd).toBeUndefined();
+    // Within the limit nothing is given up, and the reachable set is kept for later positions.
+    const whole = new SolvedGame(readDatabase(out));
+    whole.retryAfterGivingUp = false;
+    expect(whole.analyse(start).pliesToEnd).toBe(25);
+    expect(whole.analyse(next).pliesToEnd).toBe(24);
+    expect(whole.gaveUp).toBe(false);
+  });
+});

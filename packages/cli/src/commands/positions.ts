@@ -10,13 +10,15 @@ export function positionArgument(text: string): ParsedPosition {
 
 /** A complete database (a file, or a store's folder), opened by random access, and the game it
  *  solves; refuses checkpoints, unfinished stores and missing files. */
-export function openSolvedGame(path: string): SolvedGame {
+/** The solved game of the database at `path`; `distanceLimit` bounds the positions a query without
+ *  stored distances explores (SolvedGame's default where not given). */
+export function openSolvedGame(path: string, distanceLimit?: number): SolvedGame {
   const db = openSolved(path);
   if (db.header.stage !== 'complete') {
     db.close();
     throw new UsageError(`${path} is an unfinished solve (a checkpoint after pass ${db.header.passes}); finish it with solve --resume`);
   }
-  return new SolvedGame(db);
+  return new SolvedGame(db, distanceLimit);
 }
 
 /**

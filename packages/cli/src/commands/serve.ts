@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { CCheckersError, formatPosition, startPosition } from '@ccheckers/core';
 import type { SolvedGame } from '@ccheckers/solver';
 import { UsageError, integer } from '../options.js';
+import { grouped } from '../ui/format.js';
 import { checkSameVariant, openSolvedGame, positionArgument, withDistances } from './positions.js';
 import type { PositionAnswer } from '../query-types.js';
 import { describeValue, queryJson } from './query.js';
@@ -30,9 +31,18 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
 };
 
+/**
+ * The positions the server explores for distances where the database stores none (and none could
+ * be computed whole): a request holds its one thread meanwhile (some 2 µs a position). 7x7/2's
+ * 1.25 million fit (3 s, once: later positions are in the same set); 7x7/3's do not, and once an
+ * exploration has given up the server answers without distances (query explores up to 4 million).
+ */
+export const SERVE_DISTANCE_LIMIT = 2_000_000;
+
 export async function serveCommand(o: { db: string; port: string; host: string }): Promise<number> {
   const port = integer('--port', o.port, 0, 65535);
-  const game = await withDistances(openSolvedGame(o.db), o.db);
+  const game = await withDistances(openSolvedGame(o.db, SERVE_DISTANCE_LIMIT), o.db);
+  game.retryAfterGivingUp = false;
   const server = createServer((req, res) => {
     handle(game, o.db, req, res).catch((e: unknown) => send(res, 500, { error: `internal error: ${(e as Error).message}` }));
   });
@@ -49,6 +59,9 @@ export async function serveCommand(o: { db: string; port: string; host: string }
   const address = server.address();
   const actual = typeof address === 'object' && address ? address.port : port;
   process.stderr.write(`serving ${game.engine.variant.name} from ${o.db} at http://${o.host}:${actual}/ (Ctrl-C to stop)\n`);
+  if (!game.values.hasDistances) {
+    process.stderr.write(`${o.db} stores no distances: they are explored, up to ${grouped(SERVE_DISTANCE_LIMIT)} positions (solve --distances stores them all)\n`);
+  }
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => server.close(() => resolve()));
     process.once('SIGTERM', () => server.close(() => resolve()));
@@ -77,7 +90,11 @@ async function handle(game: SolvedGame, db: string, req: IncomingMessage, res: S
     try {
       const parsed = positionArgument(text);
       checkSameVariant(game, parsed, db);
+      const gaveUp = game.gaveUp;
       const info = game.analyse(parsed.position);
+      if (game.gaveUp && !gaveUp) {
+        process.stderr.write(`${db}: the positions reachable from ${text.trim()} pass ${grouped(SERVE_DISTANCE_LIMIT)}: answering without distances from now on (solve --distances stores them all)\n`);
+      }
       const answer: PositionAnswer = { ...queryJson(parsed, info), summary: describeValue(info, parsed.position.toMove === 0 ? 'x' : 'o') };
       return send(res, 200, answer);
     } catch (e) {
