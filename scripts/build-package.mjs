@@ -42,6 +42,7 @@ for (const name of existsSync('dist') ? readdirSync('dist') : []) if (name !== '
 // Types first: a type error stops the build before anything is bundled.
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const checked = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', declarations ? '--emitDeclarationOnly' : '--noEmit'], { stdio: 'inherit' });
+if (checked.error) console.error(`build-package: could not run tsc: ${checked.error.message}`);
 if (checked.status !== 0) process.exit(checked.status ?? 1);
 
 const bundle = await rolldown({ input: Object.fromEntries(entries.map((e) => [basename(e).replace(/\.ts$/, ''), e])), platform: 'node', external, logLevel: 'warn' });
@@ -49,6 +50,9 @@ await bundle.write({
   dir: 'dist',
   format: 'esm',
   sourcemap: true,
+  // A class or function keeps its name where two modules' names clash (errors name themselves by
+  // new.target.name).
+  keepNames: true,
   entryFileNames: '[name].js',
   chunkFileNames: chunksAt ? `${chunksAt}/[name]-[hash].js` : '[name]-[hash].js',
 });

@@ -154,10 +154,10 @@ describe('info, bench, query, show, play', () => {
     }
   });
 
-  it('serve of a database without distances (TS alone): explored once, up to a bound, for the positions after it too', async () => {
-    // 7x7/2's start reaches 1.25 million positions, within serve's 2 million: explored at the first
-    // request, and a position 5 plies before the end is in the same set. (Past the bound the
-    // server stops exploring: play.test.ts, distances explored up to distanceLimit.)
+  it('serve of a database without distances (TS alone): explored up to its bound, the start and a position 5 plies before the end', async () => {
+    // 7x7/2's start reaches 1.25 million positions, within serve's 2 million. (That the set is
+    // kept, and that past the bound the server stops exploring: play.test.ts, distances explored
+    // up to distanceLimit.)
     const game = new SolvedGame(openDatabase(db2));
     let late = startPosition(variant(7, 2));
     for (let ply = 0; ply < 28; ply++) late = applyMove(late, game.analyse(late).best!);

@@ -23,7 +23,9 @@ const START_7x7_2 = `xx${'.'.repeat(45)}oo x`;
 
 function sh(command: string, args: string[], cwd: string, env: Record<string, string | undefined> = {}) {
   const merged: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', ...env })) if (v !== undefined) merged[k] = v;
+  // Never the NODE_PATH that pnpm's bin shims (the one vitest ran from) set to the workspace's
+  // hoisted packages: CommonJS looks there too, and a user's shell has no such path.
+  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', NODE_PATH: undefined, ...env })) if (v !== undefined) merged[k] = v;
   return spawnSync(command, args, { cwd, encoding: 'utf8', env: merged, timeout: 900_000 });
 }
 
@@ -38,9 +40,7 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
   const release = join(dir, 'release');
   const tarballs = () => readdirSync(release).filter((f) => f.endsWith('.tgz')).map((f) => join(release, f));
   // The packages' install scripts must not see the CI switch that makes a failed compile fatal.
-  // A user's shell: none of the test run's settings, nor the NODE_PATH that pnpm's bin shims (the
-  // one vitest ran from) set to the workspace's hoisted packages, where CommonJS looks as well.
-  const userEnv = { CCHECKERS_REQUIRE_NATIVE: undefined, npm_config_nodedir: undefined, npm_config_update_notifier: 'false', NODE_PATH: undefined };
+  const userEnv = { CCHECKERS_REQUIRE_NATIVE: undefined, npm_config_nodedir: undefined, npm_config_update_notifier: 'false' };
 
   beforeAll(() => {
     mkdirSync(release);
@@ -87,10 +87,11 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
     expect(sh(bin[0]!, ['query', '--db', 'db.ccdb', START_7x7_2], app).stdout).toMatch(/x \(P1\) to move wins in 33 plies/);
     const serve = sh(
       'bash',
-      ['-c', `"${bin[0]}" serve --db db.ccdb --port 0 2> serve.log & pid=$!; for i in $(seq 100); do grep -q http serve.log && break; sleep 0.1; done; url=$(grep -o 'http://[^ ]*' serve.log); node -e "fetch(process.argv[1] + 'api/game').then(async (r) => { console.log(r.status, await r.text()); })" "$url"; kill $pid`],
+      ['-c', `"${bin[0]}" serve --db db.ccdb --port 0 2> serve.log & pid=$!; for i in $(seq 100); do grep -q http serve.log && break; sleep 0.1; done; url=$(grep -o 'http://[^ ]*' serve.log); node -e "(async () => { for (const path of ['api/game', '']) { const r = await fetch(process.argv[1] + path); console.log(r.status, (await r.text()).slice(0, 40)); } })()" "$url"; kill $pid`],
       app,
     );
-    expect(serve.stdout).toMatch(/^200 \{"board":7,"pieces":2/);
+    // The API, and the page from dist/web (found from the bundle's chunk of serve).
+    expect(serve.stdout).toMatch(/^200 \{"board":7,"pieces":2.*\n200 <!doctype html>/);
   });
 
   it('the solver without the CLI: no bullmq or ioredis installed, it loads, and a cluster says what to install', () => {
@@ -108,7 +109,7 @@ describe.skipIf(!tools)('packages installed from their tarballs', () => {
       console.log(typeof s.solve, typeof s.loadBullmq, typeof s.loadIoredis);
       for (const load of [s.loadBullmq, s.loadIoredis]) await load().then(() => console.log('loaded'), (e) => console.log(e.code, e.message));
     });`;
-    const r = sh(process.execPath, ['--input-type=module', '-e', script], app, userEnv);
+    const r = sh(process.execPath, ['--input-type=module', '-e', script], app);
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toBe('function function function');

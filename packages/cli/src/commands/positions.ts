@@ -10,15 +10,17 @@ export function positionArgument(text: string): ParsedPosition {
 
 /** A complete database (a file, or a store's folder), opened by random access, and the game it
  *  solves; refuses checkpoints, unfinished stores and missing files. */
-/** The solved game of the database at `path`; `distanceLimit` bounds the positions a query without
- *  stored distances explores (SolvedGame's default where not given). */
+/** The solved game of the database at `path`. Where it stores no distances a query explores up to
+ *  SolvedGame's bound (4 million positions; 100,000 where each value is a read from disk), or
+ *  `distanceLimit` where that is lower. */
 export function openSolvedGame(path: string, distanceLimit?: number): SolvedGame {
   const db = openSolved(path);
   if (db.header.stage !== 'complete') {
     db.close();
     throw new UsageError(`${path} is an unfinished solve (a checkpoint after pass ${db.header.passes}); finish it with solve --resume`);
   }
-  return new SolvedGame(db, distanceLimit);
+  const game = new SolvedGame(db);
+  return distanceLimit !== undefined && distanceLimit < game.distanceLimit ? new SolvedGame(game.values, distanceLimit) : game;
 }
 
 /**

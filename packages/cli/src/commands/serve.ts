@@ -22,7 +22,7 @@ import { checkSameVariant, openSolvedGame, positionArgument, withDistances } fro
 import type { PositionAnswer } from '../query-types.js';
 import { describeValue, queryJson } from './query.js';
 
-const WEB_ROOT = fileURLToPath(new URL('../web/', import.meta.url)); // dist/web next to dist/commands
+const WEB_ROOT = fileURLToPath(new URL('../web/', import.meta.url)); // dist/web, beside dist/chunks (the bundle's chunk of this module)
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -33,9 +33,11 @@ const TYPES: Record<string, string> = {
 
 /**
  * The positions the server explores for distances where the database stores none (and none could
- * be computed whole): a request holds its one thread meanwhile (some 2 µs a position). 7x7/2's
- * 1.25 million fit (3 s, once: later positions are in the same set); 7x7/3's do not, and once an
- * exploration has given up the server answers without distances (query explores up to 4 million).
+ * be computed whole), at most: a request holds its one thread meanwhile (some 2 µs a position).
+ * 7x7/2's sets (1.25 million from its start, 3 s) fit, and the last one is kept: later positions of
+ * a game are mostly in it. 7x7/3's do not: once an exploration has given up, the server answers
+ * without distances. (query explores up to 4 million; both up to 100,000 where each value is a
+ * read from disk.)
  */
 export const SERVE_DISTANCE_LIMIT = 2_000_000;
 
@@ -60,7 +62,7 @@ export async function serveCommand(o: { db: string; port: string; host: string }
   const actual = typeof address === 'object' && address ? address.port : port;
   process.stderr.write(`serving ${game.engine.variant.name} from ${o.db} at http://${o.host}:${actual}/ (Ctrl-C to stop)\n`);
   if (!game.values.hasDistances) {
-    process.stderr.write(`${o.db} stores no distances: they are explored, up to ${grouped(SERVE_DISTANCE_LIMIT)} positions (solve --distances stores them all)\n`);
+    process.stderr.write(`${o.db} stores no distances: they are explored, up to ${grouped(game.distanceLimit)} positions (solve --distances stores them all)\n`);
   }
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => server.close(() => resolve()));
@@ -93,7 +95,7 @@ async function handle(game: SolvedGame, db: string, req: IncomingMessage, res: S
       const gaveUp = game.gaveUp;
       const info = game.analyse(parsed.position);
       if (game.gaveUp && !gaveUp) {
-        process.stderr.write(`${db}: the positions reachable from ${text.trim()} pass ${grouped(SERVE_DISTANCE_LIMIT)}: answering without distances from now on (solve --distances stores them all)\n`);
+        process.stderr.write(`${db}: the positions reachable from ${formatPosition(game.engine.variant, parsed.position)} pass ${grouped(game.distanceLimit)}: answering without distances from now on (solve --distances stores them all)\n`);
       }
       const answer: PositionAnswer = { ...queryJson(parsed, info), summary: describeValue(info, parsed.position.toMove === 0 ? 'x' : 'o') };
       return send(res, 200, answer);
