@@ -80,11 +80,14 @@ export const DEFAULT_CHECKPOINT_MINUTES = 10;
 
 export interface ProgressEvent {
   phase: 'init' | 'init-done' | 'pass' | 'pass-done' | 'resumed' | 'distances' | 'distances-done';
-  /** The pass; in the distance phases, the layer (distance) being pushed to the parents. */
+  /** The pass; in the distance phases the layer: 0 the ends of the game, d + 1 the one that pushes
+   *  distance d to the parents (at 'distances-done': the largest distance). */
   pass: number;
-  /** Fraction of the current phase done, 0..1 (distances: of the won and lost states; resumed:
-   *  of the unfinished pass the checkpoint holds, 0 without one). */
+  /** Fraction of the current phase done, 0..1 (distances: of the layer, a scan of the whole table;
+   *  resumed: of the unfinished pass the checkpoint holds, 0 without one). */
   fraction: number;
+  /** In the distance phases: the fraction of the won and lost states that have their distance. */
+  distanced?: number;
   /** Stored states decided so far (won, lost or illegal). */
   proven: number;
   storedStates: number;
@@ -337,10 +340,14 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       const decided = stored[WIN]! + stored[LOSS]!;
       let assigned = 0;
       let layer = 0;
+      let chunksDone = 0;
+      // Each layer scans the whole table, and the early ones give few states a distance (7x7/4's
+      // first ones take minutes each): the progress is the layer's, the share placed beside it.
       const progress = (phase: 'distances' | 'distances-done') =>
-        report({ phase, pass: layer, fraction: decided === 0 ? 1 : assigned / decided, proven, storedStates: space.states });
+        report({ phase, pass: layer, fraction: phase === 'distances-done' ? 1 : chunksDone / initChunks.length, distanced: decided === 0 ? 1 : assigned / decided, proven, storedStates: space.states });
       const depth = await layDistances(decided, async (phase, d) => {
-        layer = d;
+        layer = phase === 'distance-init' ? 0 : d + 1; // 0: the ends of the game
+        chunksDone = 0;
         let newly = 0;
         await runner.run(
           phase,
@@ -348,6 +355,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
           (s: KernelStats) => {
             newly += s.wins + s.losses;
             assigned += s.wins + s.losses;
+            chunksDone++;
             checkAbort();
             progress('distances');
           },

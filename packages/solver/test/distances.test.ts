@@ -93,6 +93,22 @@ describe('distance tables', () => {
     }
   });
 
+  it('report each layer\'s progress, and the share of the won and lost states placed', async () => {
+    const events: Array<{ phase: string; pass: number; fraction: number; distanced?: number }> = [];
+    const r = await solve({ variant: variant(7, 1), rules: 'clean', backend: backends[0]!, threads: 1, distances: true, onProgress: (e) => events.push(e) });
+    const layers = events.filter((e) => e.phase === 'distances');
+    // Within a layer the fraction grows to 1 (a chunk of the table at a time), then starts again.
+    for (let i = 1; i < layers.length; i++) {
+      const [a, b] = [layers[i - 1]!, layers[i]!];
+      if (a.pass === b.pass) expect(b.fraction).toBeGreaterThan(a.fraction);
+      else expect(a.fraction).toBe(1);
+      expect(b.distanced!).toBeGreaterThanOrEqual(a.distanced!);
+    }
+    expect([...new Set(layers.map((e) => e.pass))]).toEqual(Array.from({ length: r.distances!.maxPlies + 1 }, (_, i) => i));
+    expect(layers.at(-1)).toMatchObject({ fraction: 1, distanced: 1 });
+    expect(events.at(-1)).toMatchObject({ phase: 'distances-done', pass: r.distances!.maxPlies, fraction: 1, distanced: 1 });
+  });
+
   it('every backend and thread count produced the same distances', () => {
     for (const [board, pieces, rules] of cases) {
       if (pieces === 2 && !backends.some((b) => b.name !== 'ts')) continue;

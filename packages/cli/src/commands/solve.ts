@@ -191,7 +191,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
           );
         } else if (e.phase === 'distances') {
           if (distanceStarted === undefined) distanceStarted = performance.now();
-          progress.update(`distances, layer ${e.pass}`, e.fraction, 'of the won and lost states');
+          progress.update(`distances, layer ${e.pass}`, e.fraction, `${(100 * (e.distanced ?? 0)).toFixed(1)}% of the won and lost states placed`);
         } else if (e.phase === 'distances-done') {
           progress.done(`distances: ${e.pass} layers in ${duration((performance.now() - (distanceStarted ?? performance.now())) / 1000)}`);
         }
