@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// The `build` of the TypeScript packages (core, native, solver, cli): tsc checks the sources and writes
-// the declarations into dist/, then rolldown bundles the sources from the given entries into one
-// module each (plus shared chunks). A process that runs the CLI then loads a handful of files
-// instead of about a hundred: resolving, opening and compiling each ESM module was most of a short
-// command's CPU time.
+// The `build` of the TypeScript packages (core, native, solver, cli): tsc checks the sources and
+// writes the declarations into dist/, then rolldown bundles the sources from the given entries
+// into one module each (plus shared chunks). A process that runs the CLI then loads a handful of
+// files instead of about a hundred: resolving, opening and compiling each ESM module was most of
+// a short command's CPU time.
 //   node ../../scripts/build-package.mjs [--no-declarations] [--chunks DIR] ENTRY...
 // Run in the package's folder. ENTRY is a source file (src/index.ts); its bundle is
 // dist/<name>.js. What the package depends on (dependencies, optional and peer dependencies) and
@@ -27,13 +27,9 @@ if (entries.length === 0) {
 }
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
-const outside = new Set([
-  ...Object.keys(pkg.dependencies ?? {}),
-  ...Object.keys(pkg.optionalDependencies ?? {}),
-  ...Object.keys(pkg.peerDependencies ?? {}),
-]);
+const outside = [pkg.dependencies, pkg.optionalDependencies, pkg.peerDependencies].flatMap((deps) => Object.keys(deps ?? {}));
 const builtins = new Set(builtinModules);
-const external = (id) => id.startsWith('node:') || builtins.has(id) || [...outside].some((name) => id === name || id.startsWith(`${name}/`));
+const external = (id) => id.startsWith('node:') || builtins.has(id) || outside.some((name) => id === name || id.startsWith(`${name}/`));
 
 // dist/ anew (a file tsc or an older build wrote must not linger in the package), but for
 // dist/web: the explorer page, which the CLI's build writes after this.

@@ -70,6 +70,11 @@ export const DEFAULT_DISTANCE_LIMIT = 4_000_000;
  *  answer in well under a second, so a large reachable set is given up early. */
 export const DISK_DISTANCE_LIMIT = 100_000;
 
+/** The reachable-set bound a game over `values` explores up to unless told otherwise. */
+export function defaultDistanceLimit(values: StoredValues): number {
+  return values.readsFromDisk ? DISK_DISTANCE_LIMIT : DEFAULT_DISTANCE_LIMIT;
+}
+
 export class SolvedGame {
   /** Where the values are read: a table in memory or a database file opened by random access. */
   readonly values: StoredValues;
@@ -89,7 +94,7 @@ export class SolvedGame {
 
   constructor(source: Database | StoredValues, distanceLimit?: number) {
     this.values = 'table' in source ? inMemoryValues(source) : source;
-    this.distanceLimit = distanceLimit ?? (this.values.readsFromDisk ? DISK_DISTANCE_LIMIT : DEFAULT_DISTANCE_LIMIT);
+    this.distanceLimit = distanceLimit ?? defaultDistanceLimit(this.values);
     const h = source.header;
     this.engine = new BitboardEngine(variant(h.board, h.pieces), h.rules as RuleMode);
     this.space = new StateSpace(this.engine.variant);

@@ -1,7 +1,7 @@
 /** Reading positions and databases given on the command line, with errors a user can act on. */
 import { availableParallelism } from 'node:os';
 import { type BitboardEngine, CCheckersError, type ParsedPosition, type Position, type Side, WORDS, cellsOf, parsePosition, toWords } from '@ccheckers/core';
-import { SolvedGame, type StoredValues, canComputeDistances, openSolved, selectBackend, withComputedDistances } from '@ccheckers/solver';
+import { SolvedGame, type StoredValues, canComputeDistances, defaultDistanceLimit, openSolved, selectBackend, withComputedDistances } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 
 export function positionArgument(text: string): ParsedPosition {
@@ -19,8 +19,7 @@ export function openSolvedGame(path: string, distanceLimit?: number): SolvedGame
     db.close();
     throw new UsageError(`${path} is an unfinished solve (a checkpoint after pass ${db.header.passes}); finish it with solve --resume`);
   }
-  const game = new SolvedGame(db);
-  return distanceLimit !== undefined && distanceLimit < game.distanceLimit ? new SolvedGame(game.values, distanceLimit) : game;
+  return new SolvedGame(db, distanceLimit === undefined ? undefined : Math.min(distanceLimit, defaultDistanceLimit(db)));
 }
 
 /**
