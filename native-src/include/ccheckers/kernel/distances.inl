@@ -16,7 +16,8 @@ struct DistanceWorker {
 
   void endSweep() {}
 
-  /** Distance 0 for a lost state without a legal move (terminal ones included). */
+  /** Distance 0 for a lost state without a legal move (terminal ones included), the mark of a lost
+   *  state without a distance for the other lost states (see kLostWithoutDistance). */
   void distanceInit(uint64_t index, B a, B b, uint8_t* distances) {
     if (table.load(index) != kLoss) return;
     const BitboardEngine<B>& e = engine;
@@ -24,33 +25,42 @@ struct DistanceWorker {
       int count = e.generate(a, a | b, moves.data());
       graph.childIndices(a, count, graph.childGroup(b), moves.data(), childIndex.data(), table);
       for (int i = 0; i < count; i++)
-        if (table.load(childIndex[i]) != kIllegal) return;
+        if (table.load(childIndex[i]) != kIllegal) {
+          distances[index] = kLostWithoutDistance;
+          return;
+        }
     }
     distances[index] = 0;
     stats.losses++;
   }
 
-  /** (a, b) is at distance `depth`: gives depth + 1 to each parent it decides (mirror twins
-   *  included: same value, same distance). */
+  /** (a, b), of value `value`, is at distance `depth`: gives depth + 1 to each parent it decides
+   *  (mirror twins included: same value, same distance). */
   void pushDistance(B a, B b, int value, int depth, uint8_t* distances) {
     // The parents lie all over both tables: every index first, each prefetched, so that the
-    // cache misses overlap.
+    // cache misses overlap. A lost state's parents are won (or illegal, which only their value
+    // tells); a won state's lost parents are known by their distance byte alone.
     const ParentList<B> parents = graph.parentsOf(a, b);
     for (const ParentState<B>& p : parents) {
       __builtin_prefetch(&distances[p.index], 1);
-      __builtin_prefetch(table.byte(p.index));
+      if (value == kLoss) __builtin_prefetch(table.byte(p.index));
     }
     for (const ParentState<B>& p : parents) pushDistanceTo(p.index, p.a, p.b, value, depth, distances);
   }
 
   /** The parent is stored state `parent`, position (a, b). */
   void pushDistanceTo(uint64_t parent, B a, B b, int value, int depth, uint8_t* distances) {
-    if (loadDistance(distances, parent) != kNoDistance) return;
-    int parentValue = table.load(parent);
-    if (value == kLoss && parentValue == kWin) {
-      if (setDistance(distances, parent, depth + 1)) stats.wins++;
-    } else if (value == kWin && parentValue == kLoss && childrenWithin(a, b, depth, distances)) {
-      if (setDistance(distances, parent, depth + 1)) stats.losses++;
+    const int d = loadDistance(distances, parent);
+    if (value == kLoss) {
+      if (d == kNoDistance && table.load(parent) == kWin && replaceDistance(distances, parent, kNoDistance, depth + 1)) stats.wins++;
+    } else if (isLostWithoutDistance(d) && d != lostCheckedMark(depth)) {
+      // Within a layer the answer cannot change (the won children's distances are all laid
+      // already), so a parent found undecided is marked and not checked again this layer.
+      if (!childrenWithin(a, b, depth, distances)) {
+        replaceDistance(distances, parent, d, lostCheckedMark(depth));
+      } else if (setLostDistance(distances, parent, depth + 1)) {
+        stats.losses++;
+      }
     }
   }
 

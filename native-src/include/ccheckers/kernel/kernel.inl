@@ -350,7 +350,7 @@ class BoardKernel final : public KernelApi {
   }
   KernelStats solverDistanceLayer(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, int depth, uint32_t from,
                                   uint32_t to, int threads) override {
-    if (depth < 0 || depth >= kMaxDistance) throw std::invalid_argument("distance layer outside 0..253");
+    if (depth < 0 || depth >= kMaxDistance) throw std::invalid_argument("distance layer outside 0..250");
     const StateSpace& g = space();
     const TableParts parts = distancePartsOf(table, bytes, distanceBytes, from, to);
     return forEachUnit(pool_, to - from, threads, [&](int) { return DistanceWorker<B>(e_, g, parts); },

@@ -261,23 +261,32 @@ void distanceInitGroup(DistanceWorker<B>& w, uint32_t group, uint8_t* distances)
 }
 
 /** The states of group `group` at distance `depth`: found eight bytes at a time (a word without a
- *  byte equal to depth is skipped), then unranked one by one and pushed to their parents. */
+ *  byte equal to depth or to the next layer's mark is skipped), then unranked one by one and pushed
+ *  to their parents. The next layer's mark (set by the layer before) goes back to
+ *  kLostWithoutDistance on the way: no thread sets it during this layer. */
 template <class B>
 void distanceLayerGroup(DistanceWorker<B>& w, uint32_t group, uint8_t* distances, int depth) {
   const BitboardEngine<B>& e = w.engine;
   const uint64_t first = static_cast<uint64_t>(group) * e.p2Placements, end = first + e.p2Placements;
-  const uint64_t pattern = 0x0101010101010101ull * static_cast<uint8_t>(depth);
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  const int staleMark = lostCheckedMark(depth + 1);
+  const uint64_t layer = kOnes * static_cast<uint8_t>(depth), stale = kOnes * static_cast<uint8_t>(staleMark);
   bool unranked = false;
   B a{};
   for (uint64_t i = first; i < end; i++) {
     if ((i & 7) == 0 && i + 8 <= end) {
-      uint64_t x = loadEightBytes(&distances[i]) ^ pattern;
-      if (((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) == 0) {  // no zero byte
+      const uint64_t word = loadEightBytes(&distances[i]), x = word ^ layer, y = word ^ stale;
+      if (((((x - kOnes) & ~x) | ((y - kOnes) & ~y)) & kHighs) == 0) {  // no byte equal to either
         i += 7;
         continue;
       }
     }
-    if (loadDistance(distances, i) != depth) continue;
+    const int d = loadDistance(distances, i);
+    if (d == staleMark) {
+      replaceDistance(distances, i, staleMark, kLostWithoutDistance);
+      continue;
+    }
+    if (d != depth) continue;
     if (!unranked) {
       a = e.unrankP1(w.g.rankOf[group]);
       unranked = true;

@@ -3,8 +3,16 @@
 // Included after engine.inl, in the same kernel namespace (core's solver-space/table-parts.ts).
 
 enum : int { kUnknown = 0, kLoss = 1, kWin = 2, kIllegal = 3 };
-// Distance tables: one byte per stored state (core's NO_DISTANCE, MAX_DISTANCE).
-constexpr int kNoDistance = 255, kMaxDistance = 254;
+// Distance tables: one byte per stored state (core's NO_DISTANCE, MAX_DISTANCE). While they are
+// laid, a lost state without a distance holds kLostWithoutDistance, or the mark of the layer that
+// last found one of its children still without one (lostCheckedMark): a push to a parent then
+// reads one byte, not the parent's value too, and a lost parent is checked once a layer. Every
+// lost state has a distance when the last layer ends, so a finished table holds no mark.
+constexpr int kNoDistance = 255, kLostWithoutDistance = 254, kMaxDistance = 251;
+/** The mark of a lost state found undecided in layer `depth`: two marks in turn, since each layer's
+ *  scan clears the next layer's (the one the layer before set). */
+constexpr int lostCheckedMark(int depth) { return 253 - (depth & 1); }
+inline bool isLostWithoutDistance(int d) { return d > kMaxDistance && d < kNoDistance; }
 inline int loadDistance(const uint8_t* distances, uint64_t index) { return __atomic_load_n(&distances[index], __ATOMIC_RELAXED); }
 /** Eight consecutive bytes of a shared table, little-endian, each read as the byte it is: every
  *  concurrent access to the tables is one byte wide (other threads prove and set single bytes
@@ -14,11 +22,21 @@ inline uint64_t loadEightBytes(const uint8_t* p) {
   const auto at = [p](int b) { return static_cast<uint64_t>(__atomic_load_n(&p[b], __ATOMIC_RELAXED)) << (8 * b); };
   return at(0) | at(1) | at(2) | at(3) | at(4) | at(5) | at(6) | at(7);  // unrolled: 8 loads, no loop
 }
-/** Sets a distance where there was none; true when this call made the change. */
-inline bool setDistance(uint8_t* distances, uint64_t index, int distance) {
-  uint8_t expected = kNoDistance;
-  return __atomic_compare_exchange_n(&distances[index], &expected, static_cast<uint8_t>(distance), false, __ATOMIC_RELAXED,
-                                     __ATOMIC_RELAXED);
+/** Replaces byte `from` with `to`; true when this call made the change. */
+inline bool replaceDistance(uint8_t* distances, uint64_t index, int from, int to) {
+  uint8_t expected = static_cast<uint8_t>(from);
+  return __atomic_compare_exchange_n(&distances[index], &expected, static_cast<uint8_t>(to), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+/** Gives a lost state its distance whatever mark it holds (another thread may change the mark
+ *  meanwhile); true when this call gave it. */
+inline bool setLostDistance(uint8_t* distances, uint64_t index, int distance) {
+  int d = loadDistance(distances, index);
+  while (isLostWithoutDistance(d)) {
+    uint8_t expected = static_cast<uint8_t>(d);
+    if (__atomic_compare_exchange_n(&distances[index], &expected, static_cast<uint8_t>(distance), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return true;
+    d = expected;
+  }
+  return false;
 }
 
 /**

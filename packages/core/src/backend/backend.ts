@@ -210,11 +210,13 @@ export interface SolverKernel {
   /**
    * Distances (see NO_DISTANCE in state-space.ts) over a solved table, layer by layer. Init sets
    * 0 for the lost states of groups [groupFrom, groupTo) that have no legal move (terminal ones
-   * included); `distances` starts as all NO_DISTANCE. Layer `depth` takes the states of the groups
+   * included) and LOST_WITHOUT_DISTANCE for their other lost states; `distances` starts as all
+   * NO_DISTANCE, and every layer runs over all groups. Layer `depth` takes the states of the groups
    * at that distance and gives depth + 1 to their parents that it decides: a won parent of a lost
-   * state, a lost parent whose children all have a distance of at most `depth`. Distances only
-   * change from NO_DISTANCE, to the same value whichever thread gets there first, so the result
-   * does not depend on threads or order. Stats: states given a distance, in `wins` and `losses`.
+   * state, a lost parent whose children all have a distance of at most `depth`. A distance, once
+   * set, is the same whichever thread gets there first, so the result does not depend on threads
+   * or order; the table holds no mark once every won and lost state has its distance. Stats:
+   * states given a distance, in `wins` and `losses`.
    */
   distanceInit(table: TableLike, distances: TableLike, groupFrom: number, groupTo: number, threads?: number): KernelStats;
   distanceLayer(table: TableLike, distances: TableLike, depth: number, groupFrom: number, groupTo: number, threads?: number): KernelStats;

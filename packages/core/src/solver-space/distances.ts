@@ -10,7 +10,7 @@ import { WORDS } from '../bits/bitboard.js';
 import { type KernelStats, emptyKernelStats } from '../backend/backend.js';
 import type { BitboardEngine, WordPosition } from '../engine/engine.js';
 import type { ParentList, StateGraph } from './state-graph.js';
-import { FreePlacements, ILLEGAL, LOSS, NO_DISTANCE, type StateSpace, WIN } from './state-space.js';
+import { FreePlacements, ILLEGAL, LOSS, LOST_WITHOUT_DISTANCE, NO_DISTANCE, type StateSpace, WIN, isLostWithoutDistance, lostCheckedMark } from './state-space.js';
 import { TableBytes, type TableLike } from './table-bytes.js';
 import type { TableParts } from './table-parts.js';
 
@@ -41,13 +41,17 @@ export class DistanceWorker {
     this.distances = TableBytes.of(distances);
   }
 
-  /** Distance 0 for a lost state without a legal move (terminal ones included). */
+  /** Distance 0 for a lost state without a legal move (terminal ones included), the mark of a lost
+   *  state without a distance for the other lost states (see LOST_WITHOUT_DISTANCE). */
   distanceInit(index: number, a: Uint32Array, b: Uint32Array): void {
     if (this.parts.load(index) !== LOSS) return;
     const pos = this.initPos;
     pos.p1 = a;
     pos.p2 = b;
-    if (!this.engine.hasWon(1, pos) && this.hasLegalChild(a, b)) return;
+    if (!this.engine.hasWon(1, pos) && this.hasLegalChild(a, b)) {
+      this.distances.set(index, LOST_WITHOUT_DISTANCE);
+      return;
+    }
     this.distances.set(index, 0);
     this.stats.losses++;
   }
@@ -65,20 +69,25 @@ export class DistanceWorker {
     for (let i = 0; i < parents.count; i++) this.pushDistanceTo(parents, i, value, depth);
   }
 
-  /** To parent number i of the list. */
+  /** To parent number i of the list. A lost state's parents are won (or illegal, which only their
+   *  value tells); a won state's lost parents are known by their distance byte alone. */
   private pushDistanceTo(parents: ParentList, i: number, value: number, depth: number): void {
     const parent = parents.index[i]!;
-    if (this.distances.get(parent) !== NO_DISTANCE) return;
-    const parentValue = this.parts.load(parent);
-    if (value === LOSS && parentValue === WIN) {
-      if (this.setDistance(parent, depth + 1)) this.stats.wins++;
-    } else if (value === WIN && parentValue === LOSS) {
+    const d = this.distances.get(parent);
+    if (value === LOSS) {
+      if (d === NO_DISTANCE && this.parts.load(parent) === WIN && this.distances.compareExchange(parent, NO_DISTANCE, depth + 1) === NO_DISTANCE) {
+        this.stats.wins++;
+      }
+    } else if (isLostWithoutDistance(d) && d !== lostCheckedMark(depth)) {
       const pos = this.parentPos;
       for (let w = 0; w < WORDS; w++) {
         pos.p1[w] = parents.p1[i * WORDS + w]!;
         pos.p2[w] = parents.p2[i * WORDS + w]!;
       }
-      if (this.childrenWithin(pos.p1, pos.p2, depth) && this.setDistance(parent, depth + 1)) this.stats.losses++;
+      // Within a layer the answer cannot change (the won children's distances are all laid
+      // already), so a parent found undecided is marked and not checked again this layer.
+      if (!this.childrenWithin(pos.p1, pos.p2, depth)) this.distances.compareExchange(parent, d, lostCheckedMark(depth));
+      else if (this.setLostDistance(parent, depth + 1)) this.stats.losses++;
     }
   }
 
@@ -103,8 +112,15 @@ export class DistanceWorker {
     return false;
   }
 
-  /** Sets a distance where there was none; true when this call made the change. */
-  private setDistance(index: number, distance: number): boolean {
-    return this.distances.compareExchange(index, NO_DISTANCE, distance) === NO_DISTANCE;
+  /** Gives a lost state its distance whatever mark it holds (another thread may change the mark
+   *  meanwhile); true when this call gave it. */
+  private setLostDistance(index: number, distance: number): boolean {
+    let d = this.distances.get(index);
+    while (isLostWithoutDistance(d)) {
+      const before = this.distances.compareExchange(index, d, distance);
+      if (before === d) return true;
+      d = before;
+    }
+    return false;
   }
 }

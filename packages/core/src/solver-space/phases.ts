@@ -11,7 +11,7 @@ import { nextCombination, unrankSet } from '../ranking/combination.js';
 import { type BandTable, checkMessage, messageIndex, messageValue, requestIndex } from './band-table.js';
 import type { DistanceWorker } from './distances.js';
 import type { PassWorker } from './pass-worker.js';
-import { LOSS, UNKNOWN, WIN } from './state-space.js';
+import { LOSS, LOST_WITHOUT_DISTANCE, UNKNOWN, WIN, lostCheckedMark } from './state-space.js';
 import { stateByte } from './value-table.js';
 
 /** Init of group `group`: its states in index order (illegal, terminal, won in one). */
@@ -186,13 +186,19 @@ export function distanceInitGroup(w: DistanceWorker, group: number): void {
 }
 
 /** The states of group `group` at distance `depth`, found in the distance table, unranked one by
- *  one and pushed to their parents (depth + 1 to the parents they decide). */
+ *  one and pushed to their parents (depth + 1 to the parents they decide). The next layer's mark
+ *  (set by the layer before) goes back to LOST_WITHOUT_DISTANCE first: no thread sets it during
+ *  this layer. */
 export function distanceLayerGroup(w: DistanceWorker, group: number, depth: number): void {
   const space = w.space;
   const per = space.p2Placements;
   const first = group * per;
   const end = first + per;
   const distances = w.distances;
+  const staleMark = lostCheckedMark(depth + 1);
+  for (let i = distances.indexOf(staleMark, first, end); i >= 0; i = distances.indexOf(staleMark, i + 1, end)) {
+    distances.compareExchange(i, staleMark, LOST_WITHOUT_DISTANCE);
+  }
   let i = distances.indexOf(depth, first, end);
   if (i < 0) return;
   const a = w.pos.p1;

@@ -34,7 +34,23 @@ export const ILLEGAL = 3;
  * game, which the 2-bit values alone do not guarantee (a "winning" move can go round in circles).
  */
 export const NO_DISTANCE = 255;
-export const MAX_DISTANCE = NO_DISTANCE - 1;
+export const MAX_DISTANCE = 251;
+/**
+ * While distances are laid, a lost state without one holds LOST_WITHOUT_DISTANCE, or the mark of
+ * the layer that last found one of its children still without one (lostCheckedMark): a push to a
+ * parent then reads one byte, not the parent's value too, and a lost parent is checked once a
+ * layer. Every lost state has a distance when the last layer ends, so a finished table holds no
+ * mark (native kernel: table_parts.inl).
+ */
+export const LOST_WITHOUT_DISTANCE = 254;
+/** The mark of a lost state found undecided in layer `depth`: two marks in turn, since each layer's
+ *  scan clears the next layer's (the one the layer before set). */
+export function lostCheckedMark(depth: number): number {
+  return 253 - (depth & 1);
+}
+export function isLostWithoutDistance(d: number): boolean {
+  return d > MAX_DISTANCE && d < NO_DISTANCE;
+}
 
 /**
  * Revisits: a visit that stops at a child still unknown is usually waiting for a state the next
