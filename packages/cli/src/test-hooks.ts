@@ -4,8 +4,9 @@
  */
 export interface TestHooks {
   /** Called after each checkpoint of a solve is on disk (e.g. SIGKILL mid-solve): passes
-   *  finished, and for a checkpoint inside a pass, which and how far. */
-  onCheckpoint?: (passes: number, inPass?: { pass: number; unitsDone: number; units: number }) => void;
+   *  finished, and for a checkpoint inside a pass, which and how far; for one of the distances,
+   *  the layer a resume goes on with. */
+  onCheckpoint?: (passes: number, inPass?: { pass: number; unitsDone: number; units: number }, distanceLayer?: number) => void;
   /** Called after each save of a sharded store (e.g. SIGKILL mid-pass). */
   onStoreSave?: (passes: number) => void;
   /** verify: this backend answers one operation wrongly, so that verify must fail. */

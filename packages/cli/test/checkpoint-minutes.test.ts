@@ -1,7 +1,8 @@
 /**
- * solve --checkpoint-minutes (issue 36): checkpoints inside a pass. A solve killed with SIGKILL
- * once a checkpoint inside pass 1 is on disk resumes from there to the table of an uninterrupted
- * solve; bad values are refused before any work.
+ * solve --checkpoint-minutes (issue 36): checkpoints inside a pass and between distance layers.
+ * A solve killed with SIGKILL once a checkpoint inside pass 1 (or of the distances) is on disk
+ * resumes from there to the table (and distances) of an uninterrupted solve; bad values are
+ * refused before any work.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,4 +66,24 @@ describe('--checkpoint-minutes', () => {
     expect(readDatabase(out).header.bodyCrc32).toBe(crc);
     expect(existsSync(`${out}.ckpt`)).toBe(false);
   }, 600_000); // 7x7/3 twice (the killed part and the rest): 84 s alone, minutes on a loaded machine
+
+  it('kill -9 after a checkpoint of the distances (7x7/2), then --resume: the same distances', () => {
+    const out = join(dir, 'killed-distances.ccdb');
+    const args = ['solve', '--board', '7', '--pieces', '2', '--distances', '--out', out];
+    const killed = runHooked({ killInDistances: 10 }, [...args, '--checkpoint-minutes', '0.00001']);
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    expect(existsSync(out)).toBe(false);
+    const { header } = readDatabase(`${out}.ckpt`);
+    expect(header).toMatchObject({ stage: 'checkpoint', maxDistance: 10 });
+    expect(header.distanceBytes).toBe(header.storedStates);
+
+    const resumed = run([...args, '--resume', '--json']);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(/resumed from .*\.ckpt after pass \d+ and distance layers 0-10 \([\d.]+% of the won and lost states placed\)/);
+    const o = JSON.parse(resumed.stdout);
+    expect(o.tableCrc32).toBe(0x0b785a50);
+    expect(o.distances).toMatchObject({ maxPlies: 37, crc32: 0x5926a8d1, resumedFromLayer: 10 });
+    expect(readDatabase(out).header).toMatchObject({ stage: 'complete', maxDistance: 37, distanceCrc32: 0x5926a8d1 });
+    expect(existsSync(`${out}.ckpt`)).toBe(false);
+  });
 });

@@ -5,33 +5,64 @@
  * it computed whole here, by a native kernel, instead of exploring from the position asked
  * (query.ts).
  */
-import { type Backend, CCheckersError, LOSS, MAX_DISTANCE, NO_DISTANCE, type RuleMode, type SolverKernel, StateSpace, WIN, variant } from '@ccheckers/core';
+import { type Backend, CCheckersError, LOSS, MAX_DISTANCE, NO_DISTANCE, type RuleMode, type SolverKernel, StateSpace, type TableLike, WIN, tableViews, variant } from '@ccheckers/core';
 import type { StoredValues } from './database-file.js';
 import { storedCounts } from './state-index.js';
 import { runPhase } from './worker-pool.js';
 
 export type DistancePhase = 'distance-init' | 'distance';
 
+/** Where layDistances starts: from a checkpoint's layer, with the won and lost states it placed. */
+export interface LayingFrom {
+  depth: number;
+  assigned: number;
+}
+
 /**
  * Runs the layers until the `decided` won and lost states all have a distance: 'distance-init'
- * (the ends of the game), then 'distance' at depth 0, 1, ... `runLayer` runs one over the whole
- * table and returns how many states it gave a distance. Returns the largest distance (plies).
+ * (the ends of the game), then 'distance' at depth 0, 1, ... (or at `from.depth` on, the init
+ * and the layers before it done). `runLayer` runs one over the whole table and returns how many
+ * states it gave a distance; `onLayerDone` hears of each layer after which others remain (the
+ * next one's depth). Returns the largest distance (plies).
+ *
+ * A layer can be run again from a table it left partway (a checkpoint taken inside it): its
+ * pushes skip the parents that have their distance, and a lost parent's mark (core's
+ * lostCheckedMark) says what a check within the same layer found. So the layer `from.depth` runs
+ * whole, and may find nothing left to place; it was begun with states still to place, so it
+ * places at least one, and the largest distance is at least its depth + 1.
  */
-export async function layDistances(decided: number, runLayer: (phase: DistancePhase, depth: number) => Promise<number>): Promise<number> {
-  let assigned = await runLayer('distance-init', 0);
-  let depth = 0;
-  while (assigned < decided) {
-    if (depth === MAX_DISTANCE) {
+export async function layDistances(
+  decided: number,
+  runLayer: (phase: DistancePhase, depth: number) => Promise<number>,
+  options: { from?: LayingFrom; onLayerDone?: (next: number) => void } = {},
+): Promise<number> {
+  const { from, onLayerDone } = options;
+  let assigned = from ? from.assigned : await runLayer('distance-init', 0);
+  let depth = from ? from.depth : 0;
+  let resumed = from !== undefined;
+  while (assigned < decided || resumed) {
+    if (depth >= MAX_DISTANCE) {
       throw new CCheckersError('E_LIMIT', `${decided - assigned} states are more than ${MAX_DISTANCE} plies from the end: distances do not fit one byte`);
     }
     const newly = await runLayer('distance', depth);
-    if (newly === 0) {
+    if (newly === 0 && !resumed) {
       throw new CCheckersError('E_INTERNAL', `${decided - assigned} won or lost states got no distance: the table is inconsistent`);
     }
+    resumed = false;
     assigned += newly;
     depth++;
+    if (assigned < decided) onLayerDone?.(depth);
   }
   return depth;
+}
+
+/** The states of a distance table that have their distance (marks and NO_DISTANCE aside). */
+export function countDistanced(distances: TableLike): number {
+  let n = 0;
+  for (const { bytes } of tableViews(distances)) {
+    for (let i = 0; i < bytes.length; i++) if (bytes[i]! <= MAX_DISTANCE) n++;
+  }
+  return n;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   CCheckersError,
   type KernelStats,
   LOSS,
+  MAX_DISTANCE,
   NO_DISTANCE,
   RANKING_ID,
   type RuleMode,
@@ -28,7 +29,7 @@ import type { PassRecord } from './pass-log.js';
 import { allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
-import { layDistances } from './distance-table.js';
+import { type DistancePhase, countDistanced, layDistances } from './distance-table.js';
 import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
 
 export type StartValue = 'p1-win' | 'p2-win' | 'draw';
@@ -57,11 +58,13 @@ export interface SolveOptions {
   /** Return the 2-bit table in the result (verify compares tables state by state). */
   keepTable?: boolean;
   /** Called after each checkpoint is on disk (the CLI's kill -9 test hook uses it): `passes`
-   *  finished, and for a checkpoint inside a pass, where in it. */
-  onCheckpoint?: (passes: number, inPass?: InPass) => void;
+   *  finished, and for a checkpoint inside a pass, where in it; for one of the distances, the
+   *  layer a resume starts from. */
+  onCheckpoint?: (passes: number, inPass?: InPass, distanceLayer?: number) => void;
   /** Inside a pass, a checkpoint is written at the first chunk boundary once this many minutes
-   *  have gone by since the last one (default DEFAULT_CHECKPOINT_MINUTES; 0: at every boundary).
-   *  Checkpoints after the init and after every pass are written regardless. */
+   *  have gone by since the last one (default DEFAULT_CHECKPOINT_MINUTES; 0: at every boundary),
+   *  and so between two distance layers. Checkpoints after the init and after every pass are
+   *  written regardless. */
   checkpointMinutes?: number;
   /** Also compute every position's distance to the end (one byte per stored state, kept in the
    *  database) so that queries pick moves that make progress in games of any size. */
@@ -86,8 +89,12 @@ export interface ProgressEvent {
   /** Fraction of the current phase done, 0..1 (distances: of the layer, a scan of the whole table;
    *  resumed: of the unfinished pass the checkpoint holds, 0 without one). */
   fraction: number;
-  /** In the distance phases: the fraction of the won and lost states that have their distance. */
+  /** In the distance phases: the fraction of the won and lost states that have their distance
+   *  (resumed: the checkpoint's, where it holds distances). */
   distanced?: number;
+  /** Resumed from a checkpoint of the distances: the layers 0 to this one are done (numbered as
+   *  `pass` numbers them in the distance phases). */
+  distanceLayer?: number;
   /** Stored states decided so far (won, lost or illegal). */
   proven: number;
   storedStates: number;
@@ -116,8 +123,9 @@ export interface SolveResult {
   resumedFromPass?: number;
   /** With keepTable: the 2-bit table (see core's state-space.ts for the layout). */
   table?: Uint8Array;
-  /** With the distances option: the largest distance (plies) and the time it took. */
-  distances?: { maxPlies: number; seconds: number; crc32: number };
+  /** With the distances option: the largest distance (plies) and the time it took (resumed from a
+   *  checkpoint of the distances: this run's part, from layer `resumedFromLayer` on). */
+  distances?: { maxPlies: number; seconds: number; crc32: number; resumedFromLayer?: number };
   /** With keepTable and distances: the distance table. */
   distanceTable?: Uint8Array;
   /** An in-memory solve: the table's memory at its end, whether it has huge pages (TablePages). */
@@ -126,14 +134,17 @@ export interface SolveResult {
 
 export class SolveInterrupted extends CCheckersError {
   /** `passes`: passes saved in `checkpoint` (0: only the init), and `inPass` the part of the next
-   *  one; no checkpoint: nothing saved. */
+   *  one, or `distanceLayer` the distance layer a resume starts from; no checkpoint: nothing saved. */
   constructor(
     readonly passes: number,
     checkpoint?: string,
     inPass?: InPass,
+    distanceLayer?: number,
   ) {
     const parts = ['the init', ...(passes === 1 ? ['pass 1'] : passes > 1 ? [`passes 1-${passes}`] : [])];
     if (inPass) parts.push(`${Math.floor((1000 * inPass.unitsDone) / inPass.units) / 10}% of pass ${inPass.pass}`);
+    // As the progress numbers layers: 0 the ends of the game, d + 1 the one pushing distance d.
+    if (distanceLayer !== undefined) parts.push(`distance layers 0-${distanceLayer}`);
     const saved = parts.length === 1 ? 'the init is' : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]} are`;
     super(
       'E_INTERRUPTED',
@@ -199,7 +210,10 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
 
   // Tables of any size (TableBytes: views of at most 4 GiB), in the backend's memory.
   const allocate = (bytes: number) => allocateTable(backend, bytes);
-  const distances = options.distances ? allocate(space.states).fill(NO_DISTANCE) : undefined;
+  let distances: TableBytes | undefined;
+  /** A checkpoint of the distances (every pass done): the layer to go on with, and the won and
+   *  lost states it has placed. */
+  let resumedDistances: { depth: number; assigned: number } | undefined;
   let table: TableBytes;
   let passLog: PassRecord[] = [];
   let initDone = false;
@@ -208,7 +222,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   /** The unfinished pass of a checkpoint taken inside a pass (PassRecord.unitsDone). */
   let unfinished: PassRecord | undefined;
   if (options.resume && checkpointPath && existsSync(checkpointPath)) {
-    const { header, table: loaded } = readDatabase(checkpointPath, allocate);
+    const { header, table: loaded, distances: loadedDistances } = readDatabase(checkpointPath, allocate, options.distances === true);
     if (header.board !== v.size || header.pieces !== v.pieces || header.rules !== rules) {
       throw new CCheckersError(
         'E_USAGE',
@@ -224,9 +238,17 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     initDone = true;
     elapsedBefore = header.seconds;
     resumedFromPass = header.passes;
+    if (loadedDistances) {
+      if (unfinished || passLog[passLog.length - 1]?.newlyProven !== 0 || !(header.maxDistance < MAX_DISTANCE)) {
+        throw new CCheckersError('E_DATABASE', `${checkpointPath}: it holds distances, but its passes are not done or its next layer ${header.maxDistance} is out of range`);
+      }
+      distances = loadedDistances;
+      resumedDistances = { depth: header.maxDistance, assigned: countDistanced(loadedDistances) };
+    }
   } else {
     table = allocate(space.tableBytes);
   }
+  if (options.distances && !distances) distances = allocate(space.states).fill(NO_DISTANCE);
 
   const kernel = backend.solverKernel(v, rules);
   const runner: ChunkRunner =
@@ -246,6 +268,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
 
   let saved = initDone ? passLog.length : -1; // passes in the checkpoint on disk; -1: none
   let savedInPass: InPass | undefined; // and the part of the next one
+  let savedLayer = resumedDistances?.depth; // or the distance layer to go on with
   const checkpointMs = 60_000 * (options.checkpointMinutes ?? DEFAULT_CHECKPOINT_MINUTES);
   let lastCheckpoint = performance.now();
   /** A checkpoint after the init or a pass, or with `part` (its record's unitsDone set) inside a pass. */
@@ -258,7 +281,26 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     lastCheckpoint = performance.now();
     options.onCheckpoint?.(saved, savedInPass);
   };
-  const interrupted = () => new SolveInterrupted(Math.max(0, saved), saved >= 0 ? checkpointPath : undefined, savedInPass);
+  /** A checkpoint of the distances (every pass done), from which a resume goes on with layer
+   *  `depth`: the distance table as it is, marks included (see distance-table.ts). */
+  const checkpointDistances = (depth: number) => {
+    if (!checkpointPath || !distances) return;
+    writeDatabase(checkpointPath, { ...headerFor(v, rules, 'checkpoint', passLog.length, space, seconds, passLog, UNKNOWN), maxDistance: depth }, table, distances);
+    saved = passLog.length;
+    savedInPass = undefined;
+    savedLayer = depth;
+    lastCheckpoint = performance.now();
+    options.onCheckpoint?.(saved, undefined, depth);
+  };
+  let decided: number | undefined; // won and lost stored states, once every pass is done
+  const wonAndLost = () => {
+    if (decided === undefined) {
+      const stored = storedCounts(table, space.states);
+      decided = stored[WIN]! + stored[LOSS]!;
+    }
+    return decided;
+  };
+  const interrupted = () => new SolveInterrupted(Math.max(0, saved), saved >= 0 ? checkpointPath : undefined, savedInPass, savedLayer);
   const checkAbort = () => {
     if (options.signal?.aborted) throw interrupted();
   };
@@ -266,7 +308,8 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   try {
     if (resumedFromPass !== undefined) {
       const fraction = unfinished ? unfinished.unitsDone! / (unfinished.sparse ? space.groups : kernel.passUnits) : 0;
-      report({ phase: 'resumed', pass: resumedFromPass, fraction, proven, storedStates: space.states });
+      const placed = resumedDistances && { distanced: resumedDistances.assigned / Math.max(1, wonAndLost()), distanceLayer: resumedDistances.depth };
+      report({ phase: 'resumed', pass: resumedFromPass, fraction, proven, storedStates: space.states, ...placed });
     }
     if (!initDone) {
       let done = 0;
@@ -279,7 +322,8 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       report({ phase: 'init-done', pass: 0, fraction: 1, proven, storedStates: space.states });
       checkpoint('init');
     }
-    for (;;) {
+    // A checkpoint of the distances comes after the last pass (the one that proved nothing).
+    while (!resumedDistances) {
       const pass = passLog.length + 1;
       const passStart = performance.now();
       // A pass a checkpoint caught partway goes on where it was: its units [0, unitsDone) of the
@@ -332,20 +376,19 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       checkpoint('checkpoint');
       if (options.stopAfterPass !== undefined && pass >= options.stopAfterPass) throw interrupted();
     }
-    seconds = elapsed();
+    seconds = resumedDistances ? elapsedBefore : elapsed();
     if (distances) {
-      // Layer by layer from the ends of the game (distance-table.ts).
+      // Layer by layer from the ends of the game (distance-table.ts), or from a checkpoint's layer.
       const distanceStart = performance.now();
-      const stored = storedCounts(table, space.states);
-      const decided = stored[WIN]! + stored[LOSS]!;
-      let assigned = 0;
+      const decided = wonAndLost();
+      let assigned = resumedDistances?.assigned ?? 0;
       let layer = 0;
       let chunksDone = 0;
       // Each layer scans the whole table, and the early ones give few states a distance (7x7/4's
       // first ones take minutes each): the progress is the layer's, the share placed beside it.
       const progress = (phase: 'distances' | 'distances-done') =>
         report({ phase, pass: layer, fraction: phase === 'distances-done' ? 1 : chunksDone / initChunks.length, distanced: decided === 0 ? 1 : assigned / decided, proven, storedStates: space.states });
-      const depth = await layDistances(decided, async (phase, d) => {
+      const runLayer = async (phase: DistancePhase, d: number) => {
         layer = phase === 'distance-init' ? 0 : d + 1; // 0: the ends of the game
         chunksDone = 0;
         let newly = 0;
@@ -356,15 +399,29 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
             newly += s.wins + s.losses;
             assigned += s.wins + s.losses;
             chunksDone++;
+            // Stopped inside a layer: saved as it is, the layer to be run again whole (a
+            // layer's pushes can be repeated: see layDistances).
+            if (phase === 'distance' && options.signal?.aborted && chunksDone < initChunks.length) checkpointDistances(d);
             checkAbort();
             progress('distances');
           },
           d,
         );
         return newly;
+      };
+      const depth = await layDistances(decided, runLayer, {
+        ...(resumedDistances ? { from: resumedDistances } : {}),
+        onLayerDone: (next) => {
+          if (performance.now() - lastCheckpoint >= checkpointMs) checkpointDistances(next);
+        },
       });
       layer = depth;
-      distanceInfo = { maxPlies: depth, seconds: (performance.now() - distanceStart) / 1000, crc32: 0 };
+      distanceInfo = {
+        maxPlies: depth,
+        seconds: (performance.now() - distanceStart) / 1000,
+        crc32: 0,
+        ...(resumedDistances ? { resumedFromLayer: resumedDistances.depth } : {}),
+      };
       progress('distances-done');
     }
   } finally {

@@ -2,9 +2,9 @@
  * Checkpoints inside a pass (solve.ts, issue 36): a pass interrupted at a unit boundary and
  * resumed from its checkpoint is still one pass, and gives the same table, pass by pass, as a
  * pass run in one piece; on every backend this machine loads, in a full pass and in a sparse one
- * sweeping down.
+ * sweeping down. The distances likewise, between their layers and inside one.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Backend, variant } from '@ccheckers/core';
@@ -154,6 +154,73 @@ describe.each(backends.map((b) => [b.name, b] as const))('a pass checkpointed in
     const resumed = await solve({ variant: v, rules: 'clean', backend, threads: 2, out, resume: true });
     expect(resumed.passes).toBe(whole.passes);
     expect(resumed.tableCrc32).toBe(whole.tableCrc32);
+  });
+});
+
+describe.each(backends.map((b) => [b.name, b] as const))('distances checkpointed, on %s', (name, backend) => {
+  const v = variant(4, 3); // 22 layers, 0.8 s on the TS kernel
+  let whole: SolveResult;
+
+  it('4x4/3 with distances in one piece', async () => {
+    whole = await solve({ variant: v, rules: 'clean', backend, threads: 2, distances: true });
+    expect(whole.distances!.maxPlies).toBeGreaterThan(20);
+  });
+
+  it('a checkpoint after every layer; stopped inside layer 13, then resumed: the same distances', async () => {
+    const out = join(dir, `${name}-distances.ccdb`);
+    const controller = new AbortController();
+    const layers: number[] = [];
+    const stopped = solve({
+      variant: v,
+      rules: 'clean',
+      backend,
+      threads: 2,
+      out,
+      distances: true,
+      checkpointMinutes: 0,
+      signal: controller.signal,
+      onCheckpoint: (_passes, inPass, layer) => {
+        if (layer === undefined) return;
+        expect(inPass).toBeUndefined();
+        layers.push(layer);
+        if (layer === 12) controller.abort();
+      },
+    });
+    // One checkpoint after each of layers 1-12 (depth d pushed: layer d + 1 as the progress
+    // numbers them), then one inside the next layer, at the first chunk boundary after the abort.
+    await expect(stopped).rejects.toThrow(/the init, passes 1-\d+ and distance layers 0-12 are saved in .*\.ckpt, continue with --resume/);
+    expect(layers).toEqual([...Array.from({ length: 12 }, (_, i) => i + 1), 12]);
+    const { header, distances } = readDatabase(`${out}.ckpt`, undefined, true);
+    expect(header).toMatchObject({ stage: 'checkpoint', distanceBytes: whole.storedStates, maxDistance: 12 });
+    expect(header.passLog.at(-1)!.newlyProven).toBe(0);
+    // Marks of lost states still without a distance are part of a checkpoint, not of a database.
+    expect(distances!.some((d) => d > 251 && d < 255)).toBe(true);
+    copyFileSync(`${out}.ckpt`, join(dir, `${name}-plain.ccdb.ckpt`));
+
+    const events: Array<{ pass: number; distanceLayer?: number }> = [];
+    const resumed = await solve({
+      variant: v,
+      rules: 'clean',
+      backend,
+      threads: 2,
+      out,
+      resume: true,
+      distances: true,
+      onProgress: (e) => e.phase === 'resumed' && events.push({ pass: e.pass, distanceLayer: e.distanceLayer }),
+    });
+    expect(events).toEqual([{ pass: header.passes, distanceLayer: 12 }]);
+    // No pass run again: the checkpoint's (2 threads may take a pass more or less than `whole`).
+    expect(resumed.passLog).toEqual(header.passLog);
+    expect(resumed.tableCrc32).toBe(whole.tableCrc32);
+    expect(resumed.distances).toMatchObject({ maxPlies: whole.distances!.maxPlies, crc32: whole.distances!.crc32, resumedFromLayer: 12 });
+    expect(readDatabase(out).header).toMatchObject({ stage: 'complete', maxDistance: whole.distances!.maxPlies, distanceCrc32: whole.distances!.crc32 });
+    expect(existsSync(`${out}.ckpt`)).toBe(false);
+
+    // Resumed without --distances, the same checkpoint gives the table alone.
+    const plain = await solve({ variant: v, rules: 'clean', backend, threads: 2, out: join(dir, `${name}-plain.ccdb`), resume: true });
+    expect(plain.tableCrc32).toBe(whole.tableCrc32);
+    expect(plain.distances).toBeUndefined();
+    expect(readDatabase(join(dir, `${name}-plain.ccdb`)).header.distanceBytes).toBe(0);
   });
 });
 

@@ -172,7 +172,10 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         if (e.phase === 'resumed') {
           // A checkpoint taken inside a pass: the part of the next pass done.
           const inPass = e.fraction > 0 ? ` and ${Math.floor(1000 * e.fraction) / 10}% of pass ${e.pass + 1}` : '';
-          progress.done(`resumed from ${store ?? `${out}.ckpt`} after ${e.pass === 0 && inPass ? 'the init' : `pass ${e.pass}`}${inPass} (${share})`);
+          // One of the distances: the passes are done, and the layers as the progress numbers
+          // them (0 the ends of the game, d + 1 the one that pushed distance d) up to distanceLayer.
+          const layers = e.distanceLayer !== undefined ? ` and distance layers 0-${e.distanceLayer} (${(100 * (e.distanced ?? 0)).toFixed(1)}% of the won and lost states placed)` : '';
+          progress.done(`resumed from ${store ?? `${out}.ckpt`} after ${e.pass === 0 && inPass ? 'the init' : `pass ${e.pass}`}${inPass}${layers} (${share})`);
         } else if (e.phase === 'init') {
           progress.update('init', e.fraction, share);
         } else if (e.phase === 'init-done') {
@@ -288,7 +291,14 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     passes: result.passes,
     seconds: Number(result.seconds.toFixed(3)),
     ...(result.distances
-      ? { distances: { maxPlies: result.distances.maxPlies, seconds: Number(result.distances.seconds.toFixed(3)), crc32: result.distances.crc32 } }
+      ? {
+          distances: {
+            maxPlies: result.distances.maxPlies,
+            seconds: Number(result.distances.seconds.toFixed(3)),
+            crc32: result.distances.crc32,
+            ...(result.distances.resumedFromLayer !== undefined ? { resumedFromLayer: result.distances.resumedFromLayer } : {}),
+          },
+        }
       : {}),
     storedStates: result.storedStates,
     tableCrc32: result.tableCrc32,
@@ -343,7 +353,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     ...('tablePages' in result && result.tablePages ? [`${'memory'.padEnd(10)} ${tablePagesText(result.tablePages, result.tableBytes)}`] : []),
     ...(result.distances
       ? [
-          `${'distances'.padEnd(10)} up to ${result.distances.maxPlies} plies, ${result.distances.seconds.toFixed(2)} s, CRC-32 ${result.distances.crc32.toString(16).padStart(8, '0')}`,
+          `${'distances'.padEnd(10)} up to ${result.distances.maxPlies} plies, ${result.distances.seconds.toFixed(2)} s${result.distances.resumedFromLayer !== undefined ? ` from layer ${result.distances.resumedFromLayer} on` : ''}, CRC-32 ${result.distances.crc32.toString(16).padStart(8, '0')}`,
         ]
       : []),
     ...('queue' in result

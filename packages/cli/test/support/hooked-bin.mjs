@@ -2,6 +2,7 @@
 // faults. Usage: node hooked-bin.mjs '<hooks JSON>' <ccheckers arguments...>
 //   {"killAfterPass": N}        SIGKILL once the checkpoint after pass N is on disk
 //   {"killInPass": N}           SIGKILL once a checkpoint inside pass N is on disk
+//   {"killInDistances": N}      SIGKILL once a checkpoint of the distances from layer N on is on disk
 //   {"createAtOutAfterPass": N} after that checkpoint, a user's file appears at --out
 //   {"createAtHtmlAfterPass": N} after that checkpoint, a user's file appears at --html
 //   {"corruptBackend": NAME}    verify: that backend answers one operation wrongly
@@ -71,7 +72,8 @@ const hooks = {
     if (wanted.killAfterSave !== undefined && ++saves >= wanted.killAfterSave) process.kill(process.pid, 'SIGKILL');
   },
   ...(wanted.corruptBackend ? { corruptBackend: wanted.corruptBackend } : {}),
-  onCheckpoint(passes, inPass) {
+  onCheckpoint(passes, inPass, distanceLayer) {
+    if (wanted.killInDistances !== undefined && distanceLayer >= wanted.killInDistances) process.kill(process.pid, 'SIGKILL');
     if (wanted.killAfterPass !== undefined && passes >= wanted.killAfterPass) process.kill(process.pid, 'SIGKILL');
     if (wanted.killInPass !== undefined && inPass?.pass === wanted.killInPass) process.kill(process.pid, 'SIGKILL');
     if (wanted.createAtOutAfterPass !== undefined && passes === wanted.createAtOutAfterPass) writeFileSync(out, 'a file of the user\n');
