@@ -15,6 +15,7 @@ export * from './pass-log.js';
 export * from './query.js';
 export * from './select-backend.js';
 export * from './solve.js';
+export * from './sweeps.js';
 export * from './state-index.js';
 export * from './store/layout.js';
 export * from './store/band-layout.js';

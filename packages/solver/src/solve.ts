@@ -30,7 +30,8 @@ import { allocateTable, checkMemory, checkTableLimits, requiredBytes } from './m
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
 import { type DistancePhase, countDistanced, layDistances } from './distance-table.js';
-import { type ChunkRunner, type Phase, createWorkerPool, runPhase } from './worker-pool.js';
+import { CHUNKS_PER_PHASE, checkMoveless, chunkRanges, inProcessRunner, nextPassIsSparse, unitsAfter } from './sweeps.js';
+import { type ChunkRunner, createWorkerPool, runPhase } from './worker-pool.js';
 
 export type StartValue = 'p1-win' | 'p2-win' | 'draw';
 
@@ -150,25 +151,6 @@ export class SolveInterrupted extends CCheckersError {
       'E_INTERRUPTED',
       checkpoint ? `solve interrupted; ${saved} saved in ${checkpoint}, continue with --resume` : 'solve interrupted before anything was saved (a checkpoint needs --out)',
     );
-  }
-}
-
-const CHUNKS_PER_PHASE = 128;
-// Sparse passes (unknown states only, found by scanning the table) once the last pass proved
-// under 2% of the states or under 10% are still unknown: then a full sweep mostly re-reads
-// decided states.
-const SPARSE_WHEN_PROVEN_BELOW = 0.02;
-const SPARSE_WHEN_UNKNOWN_BELOW = 0.1;
-
-/** Whether the next pass visits only unknown states (see SPARSE_WHEN_PROVEN_BELOW). */
-export function nextPassIsSparse(last: PassRecord | undefined, proven: number, states: number): boolean {
-  return last !== undefined && (last.newlyProven < SPARSE_WHEN_PROVEN_BELOW * states || states - proven < SPARSE_WHEN_UNKNOWN_BELOW * states);
-}
-
-/** docs/rules.md section 5: a legal, non-terminal position without any move must not be scored silently. */
-export function checkMoveless(moveless: number, v: Variant): void {
-  if (moveless > 0) {
-    throw new CCheckersError('E_RULES', `${moveless} legal non-terminal states of ${v.name} have no move at all (docs/rules.md section 5)`);
   }
 }
 
@@ -504,36 +486,3 @@ export function startValueName(code: number): StartValue {
   return code === WIN ? 'p1-win' : code === LOSS ? 'p2-win' : 'draw';
 }
 
-/** Kernel calls in this process, one chunk at a time. */
-export function inProcessRunner(run: (phase: Phase, from: number, to: number, depth?: number) => KernelStats): ChunkRunner {
-  return {
-    async run(phase, chunks, onChunk, depth) {
-      for (const [from, to] of chunks) {
-        onChunk(run(phase, from, to, depth));
-        await new Promise((resolve) => setImmediate(resolve)); // let signals (SIGINT) in between chunks
-      }
-    },
-    async close() {},
-  };
-}
-
-/**
- * `chunks` (in the order a sweep visits them, each [from, to) visited descending when `down`)
- * without the sweep's first `skip` units: a pass resumed inside.
- */
-export function unitsAfter(chunks: Array<[number, number]>, skip: number, down: boolean): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  for (const [from, to] of chunks) {
-    const left = Math.max(0, Math.min(to - from, skip));
-    skip -= left;
-    if (left < to - from) out.push(down ? [from, to - left] : [from + left, to]);
-  }
-  return out;
-}
-
-export function chunkRanges(total: number, pieces: number): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  const size = Math.max(1, Math.ceil(total / pieces));
-  for (let from = 0; from < total; from += size) out.push([from, Math.min(total, from + size)]);
-  return out;
-}

@@ -25,7 +25,7 @@
 import { join } from 'node:path';
 import { type Backend, type BandMap, BandPhase, type BandResult, type RuleMode, type SolverKernel, type StateSpace, type Variant, unknownStates } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
-import { chunkRanges } from '../solve.js';
+import { chunkRanges } from '../sweeps.js';
 import { type BandLayout, bandBytes } from './band-layout.js';
 import { type BandSchedule, isSharedStep, requestsInPass1 } from './band-schedule.js';
 import { inboxOf } from './message-pack.js';
