@@ -35,6 +35,19 @@ constexpr int kBenchSamples = 4096;  // = BENCH_SAMPLES in core (the addon expor
  *  solves agree pass by pass only then; the addon exports it and a test compares). */
 constexpr size_t kRevisitLag = 64;
 
+// Distance tables: one byte per stored state (core's NO_DISTANCE, MAX_DISTANCE). While they are
+// laid, a lost state without a distance holds kLostWithoutDistance, or the mark of the layer that
+// last found one of its children still without one (lostCheckedMark): a push to a parent then
+// reads one byte, not the parent's value too, and a lost parent is checked once a layer. A
+// checkpoint of the distances holds the marks, so both kernels must agree on them (the addon
+// exports them for a test); a finished table holds none.
+constexpr int kNoDistance = 255, kLostWithoutDistance = 254, kMaxDistance = 251;
+/** The mark of a lost state found undecided in layer `depth`. Two marks in turn: each layer's
+ *  scan clears the next layer's mark, which no thread sets meanwhile, so a layer never takes a
+ *  mark an earlier layer set for one of its own. (Only won states check, at odd depths, so 252 is
+ *  the one set; the scheme does not rely on it.) */
+constexpr int lostCheckedMark(int depth) { return 253 - (depth & 1); }
+
 /** Fields written per position by describe() (see core's describe.ts for their meaning). */
 constexpr int kDescribeFields = 12;
 

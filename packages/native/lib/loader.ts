@@ -75,6 +75,12 @@ export interface NativeConstants {
   messageRunState: number;
   benchSamples: number;
   describeFields: number;
+  /** A distance table's bytes (core's NO_DISTANCE, LOST_WITHOUT_DISTANCE, lostCheckedMark of an
+   *  even and an odd depth, MAX_DISTANCE): checkpoints of the distances carry the marks. */
+  noDistance: number;
+  lostWithoutDistance: number;
+  lostCheckedMarks: number[];
+  maxDistance: number;
 }
 
 export interface Addon extends MessageRuns {

@@ -27,6 +27,14 @@ class Addon : public Napi::Addon<Addon> {
     constants.Set("benchSamples", cck::kBenchSamples);
     constants.Set("describeFields", cck::kDescribeFields);
     constants.Set("messageRunState", static_cast<double>(cck::kMessageRunState));
+    constants.Set("noDistance", cck::kNoDistance);
+    constants.Set("lostWithoutDistance", cck::kLostWithoutDistance);
+    constants.Set("lostCheckedMarks", [&] {
+      Napi::Array marks = Napi::Array::New(env, 2);
+      for (uint32_t depth = 0; depth < 2; depth++) marks.Set(depth, cck::lostCheckedMark(static_cast<int>(depth)));
+      return marks;
+    }());
+    constants.Set("maxDistance", cck::kMaxDistance);
     DefineAddon(exports, {InstanceValue("Kernel", Kernel::Define(env)), InstanceMethod("cpuInfo", &Addon::CpuInfo),
                           InstanceMethod("encodeMessageRun", &Addon::EncodeMessageRun),
                           InstanceMethod("decodeMessageRuns", &Addon::DecodeMessageRuns),

@@ -13,6 +13,9 @@ import {
   REVISIT_LAG,
   MESSAGE_RUN_STATE,
   DESCRIBE_FIELDS,
+  LOST_WITHOUT_DISTANCE,
+  MAX_DISTANCE,
+  NO_DISTANCE,
   DESCRIBE_NAMES,
   type Engine,
   type RuleMode,
@@ -21,6 +24,7 @@ import {
   bitboardFromBigInt,
   parsePosition,
   seededRandom,
+  lostCheckedMark,
   supportedVariants,
   variant,
 } from '@ccheckers/core';
@@ -40,8 +44,17 @@ it.skipIf(!status.loaded && process.env.PREBUILDS_ONLY !== '1')('loads the addon
   else expect(status.path).toMatch(/[\\/](build[\\/]Release|prebuilds)[\\/]/);
 });
 
-it.skipIf(!status.loaded)('the C++ constants equal core\'s (revisit lag, bench samples, describe fields)', () => {
-  expect(nativeConstants()).toEqual({ revisitLag: REVISIT_LAG, benchSamples: BENCH_SAMPLES, describeFields: DESCRIBE_FIELDS, messageRunState: MESSAGE_RUN_STATE });
+it.skipIf(!status.loaded)('the C++ constants equal core\'s (revisit lag, bench samples, describe fields, distance bytes)', () => {
+  expect(nativeConstants()).toEqual({
+    revisitLag: REVISIT_LAG,
+    benchSamples: BENCH_SAMPLES,
+    describeFields: DESCRIBE_FIELDS,
+    messageRunState: MESSAGE_RUN_STATE,
+    noDistance: NO_DISTANCE,
+    lostWithoutDistance: LOST_WITHOUT_DISTANCE,
+    lostCheckedMarks: [lostCheckedMark(0), lostCheckedMark(1)],
+    maxDistance: MAX_DISTANCE,
+  });
 });
 
 const kernels = [

@@ -39,6 +39,7 @@ export async function layDistances(
   const { from, onLayerDone } = options;
   let assigned = from ? from.assigned : await runLayer('distance-init', 0);
   let depth = from ? from.depth : 0;
+  if (!from && assigned < decided) onLayerDone?.(0);
   let resumed = from !== undefined;
   while (assigned < decided || resumed) {
     if (depth >= MAX_DISTANCE) {

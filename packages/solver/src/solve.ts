@@ -4,7 +4,7 @@
  * after each step; optionally the distance to the end of every won or lost state (layer by layer
  * from the ends of the game); then the counts of docs/rules.md section 7 and the database file.
  */
-import { existsSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, unlinkSync } from 'node:fs';
 import {
   type Backend,
   CCheckersError,
@@ -24,7 +24,7 @@ import {
   WIN,
   readValue,
 } from '@ccheckers/core';
-import { type DatabaseHeader, readDatabase, tableCrc32, writeDatabase } from './database.js';
+import { type DatabaseHeader, openForReading, readDatabase, readHeader, tableCrc32, writeDatabase } from './database.js';
 import type { PassRecord } from './pass-log.js';
 import { allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
@@ -133,6 +133,12 @@ export interface SolveResult {
   tablePages?: TablePages;
 }
 
+/** The distance layers a checkpoint holds, the next one's depth given, as the progress numbers
+ *  them (0 the ends of the game, d + 1 the one pushing distance d). */
+export function distanceLayers(depth: number): string {
+  return depth === 0 ? 'distance layer 0' : `distance layers 0-${depth}`;
+}
+
 export class SolveInterrupted extends CCheckersError {
   /** `passes`: passes saved in `checkpoint` (0: only the init), and `inPass` the part of the next
    *  one, or `distanceLayer` the distance layer a resume starts from; no checkpoint: nothing saved. */
@@ -144,8 +150,7 @@ export class SolveInterrupted extends CCheckersError {
   ) {
     const parts = ['the init', ...(passes === 1 ? ['pass 1'] : passes > 1 ? [`passes 1-${passes}`] : [])];
     if (inPass) parts.push(`${Math.floor((1000 * inPass.unitsDone) / inPass.units) / 10}% of pass ${inPass.pass}`);
-    // As the progress numbers layers: 0 the ends of the game, d + 1 the one pushing distance d.
-    if (distanceLayer !== undefined) parts.push(`distance layers 0-${distanceLayer}`);
+    if (distanceLayer !== undefined) parts.push(distanceLayers(distanceLayer));
     const saved = parts.length === 1 ? 'the init is' : `${parts.slice(0, -1).join(', ')} and ${parts[parts.length - 1]} are`;
     super(
       'E_INTERRUPTED',
@@ -204,6 +209,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   /** The unfinished pass of a checkpoint taken inside a pass (PassRecord.unitsDone). */
   let unfinished: PassRecord | undefined;
   if (options.resume && checkpointPath && existsSync(checkpointPath)) {
+    checkResumable(checkpointPath, options.distances === true);
     const { header, table: loaded, distances: loadedDistances } = readDatabase(checkpointPath, allocate, options.distances === true);
     if (header.board !== v.size || header.pieces !== v.pieces || header.rules !== rules) {
       throw new CCheckersError(
@@ -221,8 +227,11 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     elapsedBefore = header.seconds;
     resumedFromPass = header.passes;
     if (loadedDistances) {
-      if (unfinished || passLog[passLog.length - 1]?.newlyProven !== 0 || !(header.maxDistance < MAX_DISTANCE)) {
-        throw new CCheckersError('E_DATABASE', `${checkpointPath}: it holds distances, but its passes are not done or its next layer ${header.maxDistance} is out of range`);
+      if (unfinished || passLog[passLog.length - 1]?.newlyProven !== 0) {
+        throw new CCheckersError('E_DATABASE', `${checkpointPath}: it holds distances, but its pass log does not end with a pass that proved nothing`);
+      }
+      if (!(header.maxDistance < MAX_DISTANCE)) {
+        throw new CCheckersError('E_DATABASE', `${checkpointPath}: it holds distances from layer ${header.maxDistance} on, past the last one (${MAX_DISTANCE - 1})`);
       }
       distances = loadedDistances;
       resumedDistances = { depth: header.maxDistance, assigned: countDistanced(loadedDistances) };
@@ -381,9 +390,14 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
             newly += s.wins + s.losses;
             assigned += s.wins + s.losses;
             chunksDone++;
-            // Stopped inside a layer: saved as it is, the layer to be run again whole (a
-            // layer's pushes can be repeated: see layDistances).
-            if (phase === 'distance' && options.signal?.aborted && chunksDone < initChunks.length) checkpointDistances(d);
+            if (phase === 'distance' && options.signal?.aborted) {
+              // Stopped inside a layer: saved as it is, the layer to be run again whole (a
+              // layer's pushes can be repeated: see layDistances); at its end, the next one.
+              // After the last layer the solve just ends (writing the database is the save).
+              if (chunksDone < initChunks.length) checkpointDistances(d);
+              else if (assigned < decided) checkpointDistances(d + 1);
+              else return;
+            }
             checkAbort();
             progress('distances');
           },
@@ -475,6 +489,27 @@ function headerFor(
     passLog,
     maxDistance: 0,
   };
+}
+
+/**
+ * Refuses, from its header alone (before reading a table of GiBs), a checkpoint a resume cannot
+ * go on from: a complete database under the checkpoint's name, or one holding distances resumed
+ * without --distances (which would drop them: hours of layers on 7x7/4).
+ */
+function checkResumable(path: string, distances: boolean): void {
+  const fd = openForReading(path);
+  try {
+    const { header } = readHeader(path, fd);
+    if (header.stage === 'complete') throw new CCheckersError('E_DATABASE', `${path} is a complete database, not a checkpoint`);
+    if (header.distanceBytes > 0 && !distances) {
+      throw new CCheckersError(
+        'E_USAGE',
+        `${path} holds ${distanceLayers(header.maxDistance)}: continue with --resume --distances, or start over with --force`,
+      );
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Value code of the start position (P1 to move). */

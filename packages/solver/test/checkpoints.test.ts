@@ -4,10 +4,10 @@
  * pass run in one piece; on every backend this machine loads, in a full pass and in a sparse one
  * sweeping down. The distances likewise, between their layers and inside one.
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Backend, variant } from '@ccheckers/core';
+import { type Backend, LOST_WITHOUT_DISTANCE, lostCheckedMark, variant } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type InPass, type PassRecord, type SolveResult, SolveInterrupted, availableBackends, readDatabase, solve, unitsAfter } from '../src/index.js';
 
@@ -157,7 +157,7 @@ describe.each(backends.map((b) => [b.name, b] as const))('a pass checkpointed in
   });
 });
 
-describe.each(backends.map((b) => [b.name, b] as const))('distances checkpointed, on %s', (name, backend) => {
+describe.each(backends.map((b, i) => [b.name, b, backends[(i + 1) % backends.length]!] as const))('distances checkpointed, on %s', (name, backend, other) => {
   const v = variant(4, 3); // 22 layers, 0.8 s on the TS kernel
   let whole: SolveResult;
 
@@ -166,7 +166,7 @@ describe.each(backends.map((b) => [b.name, b] as const))('distances checkpointed
     expect(whole.distances!.maxPlies).toBeGreaterThan(20);
   });
 
-  it('a checkpoint after every layer; stopped inside layer 13, then resumed: the same distances', async () => {
+  it('a checkpoint after every layer; stopped halfway through layer 14, then resumed on the next backend: the same distances', async () => {
     const out = join(dir, `${name}-distances.ccdb`);
     const controller = new AbortController();
     const layers: number[] = [];
@@ -183,45 +183,89 @@ describe.each(backends.map((b) => [b.name, b] as const))('distances checkpointed
         if (layer === undefined) return;
         expect(inPass).toBeUndefined();
         layers.push(layer);
-        if (layer === 12) controller.abort();
       },
+      onProgress: (e) => e.phase === 'distances' && e.pass === 14 && e.fraction >= 0.5 && controller.abort(),
     });
-    // One checkpoint after each of layers 1-12 (depth d pushed: layer d + 1 as the progress
-    // numbers them), then one inside the next layer, at the first chunk boundary after the abort.
-    await expect(stopped).rejects.toThrow(/the init, passes 1-\d+ and distance layers 0-12 are saved in .*\.ckpt, continue with --resume/);
-    expect(layers).toEqual([...Array.from({ length: 12 }, (_, i) => i + 1), 12]);
+    // One checkpoint after the init and after each of layers 1-13 (depth d pushed: layer d + 1
+    // as the progress numbers them), then one halfway through layer 14, at the first chunk
+    // boundary after the abort. Its depth 13 is odd: won states push to lost parents, and mark
+    // the ones they find undecided.
+    await expect(stopped).rejects.toThrow(/the init, passes 1-\d+ and distance layers 0-13 are saved in .*\.ckpt, continue with --resume/);
+    expect(layers).toEqual([...Array.from({ length: 14 }, (_, i) => i), 13]);
     const { header, distances } = readDatabase(`${out}.ckpt`, undefined, true);
-    expect(header).toMatchObject({ stage: 'checkpoint', distanceBytes: whole.storedStates, maxDistance: 12 });
+    expect(header).toMatchObject({ stage: 'checkpoint', distanceBytes: whole.storedStates, maxDistance: 13 });
     expect(header.passLog.at(-1)!.newlyProven).toBe(0);
-    // Marks of lost states still without a distance are part of a checkpoint, not of a database.
-    expect(distances!.some((d) => d > 251 && d < 255)).toBe(true);
-    copyFileSync(`${out}.ckpt`, join(dir, `${name}-plain.ccdb.ckpt`));
+    // Both marks of lost states without a distance are in the checkpoint (a database holds none):
+    // the layer run again must trust the checks its first part marked.
+    expect(distances!.includes(LOST_WITHOUT_DISTANCE)).toBe(true);
+    expect(distances!.includes(lostCheckedMark(13))).toBe(true);
+    const plain = join(dir, `${name}-plain.ccdb`);
+    copyFileSync(`${out}.ckpt`, `${plain}.ckpt`);
 
+    // Resumed on the next backend this machine loads: the marks are the same bytes in both kernels.
     const events: Array<{ pass: number; distanceLayer?: number }> = [];
     const resumed = await solve({
       variant: v,
       rules: 'clean',
-      backend,
+      backend: other,
       threads: 2,
       out,
       resume: true,
       distances: true,
       onProgress: (e) => e.phase === 'resumed' && events.push({ pass: e.pass, distanceLayer: e.distanceLayer }),
     });
-    expect(events).toEqual([{ pass: header.passes, distanceLayer: 12 }]);
+    expect(events).toEqual([{ pass: header.passes, distanceLayer: 13 }]);
     // No pass run again: the checkpoint's (2 threads may take a pass more or less than `whole`).
     expect(resumed.passLog).toEqual(header.passLog);
     expect(resumed.tableCrc32).toBe(whole.tableCrc32);
-    expect(resumed.distances).toMatchObject({ maxPlies: whole.distances!.maxPlies, crc32: whole.distances!.crc32, resumedFromLayer: 12 });
+    expect(resumed.distances).toMatchObject({ maxPlies: whole.distances!.maxPlies, crc32: whole.distances!.crc32, resumedFromLayer: 13 });
     expect(readDatabase(out).header).toMatchObject({ stage: 'complete', maxDistance: whole.distances!.maxPlies, distanceCrc32: whole.distances!.crc32 });
     expect(existsSync(`${out}.ckpt`)).toBe(false);
 
-    // Resumed without --distances, the same checkpoint gives the table alone.
-    const plain = await solve({ variant: v, rules: 'clean', backend, threads: 2, out: join(dir, `${name}-plain.ccdb`), resume: true });
-    expect(plain.tableCrc32).toBe(whole.tableCrc32);
-    expect(plain.distances).toBeUndefined();
-    expect(readDatabase(join(dir, `${name}-plain.ccdb`)).header.distanceBytes).toBe(0);
+    // Without --distances the checkpoint is refused, not dropped, and stays as it was.
+    const before = statSync(`${plain}.ckpt`);
+    await expect(solve({ variant: v, rules: 'clean', backend, threads: 2, out: plain, resume: true })).rejects.toThrow(
+      /-plain\.ccdb\.ckpt holds distance layers 0-13: continue with --resume --distances, or start over with --force/,
+    );
+    expect(statSync(`${plain}.ckpt`)).toMatchObject({ size: before.size, mtimeMs: before.mtimeMs });
+    expect(existsSync(plain)).toBe(false);
   });
+});
+
+it('distances stopped at the end of a layer save the next one, and a complete database is no checkpoint', async () => {
+  const [backend] = backends;
+  const v = variant(7, 2);
+  const whole = await solve({ variant: v, rules: 'clean', backend: backend!, threads: 2, distances: true });
+  const out = join(dir, 'layer-end.ccdb');
+  const controller = new AbortController();
+  const saved: number[] = [];
+  // Aborted once layer 6's second-to-last chunk is reported (its first report says how many
+  // chunks it has): its last chunk is the next one seen.
+  let chunks = 0;
+  const stopped = solve({
+    variant: v,
+    rules: 'clean',
+    backend: backend!,
+    threads: 2,
+    out,
+    distances: true,
+    signal: controller.signal,
+    onCheckpoint: (_passes, _inPass, layer) => layer !== undefined && saved.push(layer),
+    onProgress: (e) => {
+      if (e.phase !== 'distances' || e.pass !== 6) return;
+      if (chunks === 0) chunks = Math.round(1 / e.fraction);
+      if (Math.round(e.fraction * chunks) === chunks - 1) controller.abort();
+    },
+  });
+  await expect(stopped).rejects.toThrow(/distance layers 0-6 are saved/);
+  expect(saved).toEqual([6]);
+  const resumed = await solve({ variant: v, rules: 'clean', backend: backend!, threads: 2, out, resume: true, distances: true });
+  expect(resumed.distances).toMatchObject({ maxPlies: whole.distances!.maxPlies, crc32: whole.distances!.crc32, resumedFromLayer: 6 });
+
+  copyFileSync(out, join(dir, 'complete.ccdb.ckpt'));
+  await expect(solve({ variant: v, rules: 'clean', backend: backend!, threads: 2, out: join(dir, 'complete.ccdb'), resume: true, distances: true })).rejects.toThrow(
+    /complete\.ccdb\.ckpt is a complete database, not a checkpoint/,
+  );
 });
 
 it('a checkpoint interval that is not a number of minutes from 0 up is refused', async () => {

@@ -58,10 +58,21 @@ struct DistanceWorker {
       // already), so a parent found undecided is marked and not checked again this layer.
       if (!childrenWithin(a, b, depth, distances)) {
         replaceDistance(distances, parent, d, lostCheckedMark(depth));
-      } else if (setLostDistance(distances, parent, depth + 1)) {
+      } else if (setLostDistance(parent, depth + 1, distances)) {
         stats.losses++;
       }
     }
+  }
+
+  /** Gives a lost state its distance whatever mark it holds (another thread may change the mark
+   *  meanwhile); true when this call gave it. */
+  bool setLostDistance(uint64_t index, int distance, uint8_t* distances) {
+    int d = loadDistance(distances, index);
+    while (isLostWithoutDistance(d)) {
+      if (replaceDistance(distances, index, d, distance)) return true;
+      d = loadDistance(distances, index);
+    }
+    return false;
   }
 
   /** Whether every legal child of (a, b) has a distance of at most `depth`. The children lie in

@@ -3,15 +3,8 @@
 // Included after engine.inl, in the same kernel namespace (core's solver-space/table-parts.ts).
 
 enum : int { kUnknown = 0, kLoss = 1, kWin = 2, kIllegal = 3 };
-// Distance tables: one byte per stored state (core's NO_DISTANCE, MAX_DISTANCE). While they are
-// laid, a lost state without a distance holds kLostWithoutDistance, or the mark of the layer that
-// last found one of its children still without one (lostCheckedMark): a push to a parent then
-// reads one byte, not the parent's value too, and a lost parent is checked once a layer. Every
-// lost state has a distance when the last layer ends, so a finished table holds no mark.
-constexpr int kNoDistance = 255, kLostWithoutDistance = 254, kMaxDistance = 251;
-/** The mark of a lost state found undecided in layer `depth`: two marks in turn, since each layer's
- *  scan clears the next layer's (the one the layer before set). */
-constexpr int lostCheckedMark(int depth) { return 253 - (depth & 1); }
+// Distance tables: one byte per stored state (kNoDistance, kLostWithoutDistance, lostCheckedMark and
+// kMaxDistance in kernel_api.hpp, shared with the addon and core).
 inline bool isLostWithoutDistance(int d) { return d > kMaxDistance && d < kNoDistance; }
 inline int loadDistance(const uint8_t* distances, uint64_t index) { return __atomic_load_n(&distances[index], __ATOMIC_RELAXED); }
 /** Eight consecutive bytes of a shared table, little-endian, each read as the byte it is: every
@@ -26,17 +19,6 @@ inline uint64_t loadEightBytes(const uint8_t* p) {
 inline bool replaceDistance(uint8_t* distances, uint64_t index, int from, int to) {
   uint8_t expected = static_cast<uint8_t>(from);
   return __atomic_compare_exchange_n(&distances[index], &expected, static_cast<uint8_t>(to), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-}
-/** Gives a lost state its distance whatever mark it holds (another thread may change the mark
- *  meanwhile); true when this call gave it. */
-inline bool setLostDistance(uint8_t* distances, uint64_t index, int distance) {
-  int d = loadDistance(distances, index);
-  while (isLostWithoutDistance(d)) {
-    uint8_t expected = static_cast<uint8_t>(d);
-    if (__atomic_compare_exchange_n(&distances[index], &expected, static_cast<uint8_t>(distance), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return true;
-    d = expected;
-  }
-  return false;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   ShardedSolveInterrupted,
   type SolveResult,
   SolveInterrupted,
+  distanceLayers,
   checkMemory,
   checkSolveOutput,
   checkTableLimits,
@@ -172,9 +173,8 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         if (e.phase === 'resumed') {
           // A checkpoint taken inside a pass: the part of the next pass done.
           const inPass = e.fraction > 0 ? ` and ${Math.floor(1000 * e.fraction) / 10}% of pass ${e.pass + 1}` : '';
-          // One of the distances: the passes are done, and the layers as the progress numbers
-          // them (0 the ends of the game, d + 1 the one that pushed distance d) up to distanceLayer.
-          const layers = e.distanceLayer !== undefined ? ` and distance layers 0-${e.distanceLayer} (${(100 * (e.distanced ?? 0)).toFixed(1)}% of the won and lost states placed)` : '';
+          // One of the distances: the passes are done, and the layers up to distanceLayer.
+          const layers = e.distanceLayer !== undefined ? ` and ${distanceLayers(e.distanceLayer)} (${(100 * (e.distanced ?? 0)).toFixed(1)}% of the won and lost states placed)` : '';
           progress.done(`resumed from ${store ?? `${out}.ckpt`} after ${e.pass === 0 && inPass ? 'the init' : `pass ${e.pass}`}${inPass}${layers} (${share})`);
         } else if (e.phase === 'init') {
           progress.update('init', e.fraction, share);

@@ -43,8 +43,10 @@ export const MAX_DISTANCE = 251;
  * mark (native kernel: table_parts.inl).
  */
 export const LOST_WITHOUT_DISTANCE = 254;
-/** The mark of a lost state found undecided in layer `depth`: two marks in turn, since each layer's
- *  scan clears the next layer's (the one the layer before set). */
+/** The mark of a lost state found undecided in layer `depth`. Two marks in turn: each layer's
+ *  scan clears the next layer's mark, which no thread sets meanwhile, so a layer never takes a
+ *  mark an earlier layer set for one of its own. (Only won states check, at odd depths, so 252 is
+ *  the one set; the scheme does not rely on it.) The addon exports its marks and a test compares. */
 export function lostCheckedMark(depth: number): number {
   return 253 - (depth & 1);
 }
