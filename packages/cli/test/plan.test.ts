@@ -18,7 +18,7 @@ function planJson(args: string[]) {
 }
 
 describe('plan', () => {
-  it('7x7/4 --json: the known illegal count, the sizes of the 2026-11-24 solve, and four ways', () => {
+  it('7x7/4 --json: the known illegal count, the sizes of the 2026-11-24 solve, and five ways', () => {
     const o = planJson(['--board', '7', '--pieces', '4']);
     expect(o).toMatchObject({
       board: 7,
@@ -35,10 +35,19 @@ describe('plan', () => {
     });
     expect(o.illegalP1ToMove + o.illegalP2ToMove).toBe(o.illegal);
     expect(o.terminalP1ToMove + o.terminalP2ToMove).toBe(o.terminal);
-    expect(o.ways.map((w: { way: string; workers?: number }) => w.workers ?? w.way)).toEqual(['memory', 'store', 2, 8]);
+    expect(o.ways.map((w: { way: string; workers?: number }) => w.workers ?? w.way)).toEqual(['memory', 'store', 2, 8, 'distances']);
     expect(o.ways[0]).toMatchObject({ command: 'ccheckers solve --board 7 --pieces 4 --out FILE', diskBytes: 2 * (128 + 3_958_834_399) });
     // the in-memory estimate is the measured 7x7/4 solve (3,053.7 s) it is scaled from
     expect(o.ways[0].seconds).toBeCloseTo(3053.7, 0);
+    // --distances: the 14.7 GiB distance table beside the values, in the checkpoint and the
+    // database too, and 7x7/3's rate per state after the solve
+    expect(o.ways[4]).toMatchObject({
+      command: 'ccheckers solve --board 7 --pieces 4 --distances --out FILE',
+      memoryBytes: o.ways[0].memoryBytes + 15_835_337_595,
+      diskBytes: 2 * (128 + 3_958_834_399 + 15_835_337_595),
+    });
+    expect(o.ways[4].seconds).toBeCloseTo(3053.7 + (15_835_337_595 * 45.4) / 141_219_540, 0);
+    expect(o.distanceSecondsPerState).toBeCloseTo(45.4 / 141_219_540, 15);
     expect(o.machine).toMatchObject({ threads: expect.any(Number), freeMemory: expect.any(Number), freeDisk: expect.any(Number) });
   });
 
@@ -87,7 +96,7 @@ describe('plan', () => {
 
   it('--memory and --workers set the store and cluster plans', () => {
     const o = planJson(['--board', '7', '--pieces', '3', '--memory', '1M', '--workers', '3']);
-    expect(o.ways.map((w: { way: string }) => w.way)).toEqual(['memory', 'store', 'cluster']);
+    expect(o.ways.map((w: { way: string }) => w.way)).toEqual(['memory', 'store', 'cluster', 'distances']);
     expect(o.ways[1]).toMatchObject({ fits: false, budget: 2 ** 20 });
     expect(o.ways[1].why).toMatch(/--memory 1\.0 MiB is too small for 7x7\/3/);
     expect(o.ways[2]).toMatchObject({ workers: 3, fits: false });

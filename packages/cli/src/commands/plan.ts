@@ -72,6 +72,8 @@ export function planJson(p: Plan) {
     // The in-memory time model: seconds = inMemoryFixedSeconds + storedStates * inMemorySecondsPerState.
     inMemoryFixedSeconds: p.inMemoryFixedSeconds,
     inMemorySecondsPerState: p.inMemorySecondsPerState,
+    // --distances: storedStates * distanceSecondsPerState more.
+    distanceSecondsPerState: p.distanceSecondsPerState,
     ...(p.beyondSolver ? { beyondSolver: p.beyondSolver } : {}),
     machine: p.machine,
     ways: p.ways.map((w) => ({ ...w, seconds: Math.round(w.seconds * 10) / 10 })),
@@ -123,7 +125,13 @@ export function planText(p: Plan): string {
     return lines.join('\n');
   }
   const rows = p.ways.map((w) => [
-    w.way === 'memory' ? 'in memory' : w.way === 'store' ? `store, --memory ${bytes(w.budget!)}` : `cluster of ${w.workers}`,
+    w.way === 'memory'
+      ? 'in memory'
+      : w.way === 'distances'
+        ? 'in memory, --distances'
+        : w.way === 'store'
+          ? `store, --memory ${bytes(w.budget!)}`
+          : `cluster of ${w.workers}`,
     w.way === 'cluster' ? `${bytes(w.memoryBytes)} each` : bytes(w.memoryBytes),
     bytes(w.diskBytes),
     estimate(w.seconds),
@@ -140,8 +148,9 @@ export function planText(p: Plan): string {
     '2.14x the in-memory time; a cluster of W machines like this one, in shared steps, shares pass 1',
     "of the store's band solve (86% of it) among the W, each paying 18% of it more, and runs the",
     'later passes (11%) a band at a time, or from 3 workers W at a time in more passes',
-    '(docs/performance.md, docs/sharding.md). Disk: --out keeps a',
-    'checkpoint and the database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands).',
+    `(docs/performance.md, docs/sharding.md). --distances (in memory only: a store keeps none) adds`,
+    `${(p.distanceSecondsPerState * 1e9).toFixed(0)} ns per stored state after the passes (7x7/3's rate). Disk: --out keeps a checkpoint`,
+    'and the database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands).',
     ...p.ways.map((w) => `  ${w.way}: ${w.command}`),
   );
   return lines.join('\n');

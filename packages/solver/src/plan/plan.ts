@@ -63,6 +63,21 @@ export const IN_MEMORY_SECONDS_PER_STATE: ReadonlyArray<readonly [pieces: number
   [6, SECONDS_PER_STATE_6],
 ];
 
+/** A distance table laid over a solved table of this machine kind (`solve --distances`, after
+ *  the passes): `distances.seconds` of the solve's --json. One reference; a 7x7/4 run is in
+ *  docs/performance.md. */
+export const REFERENCE_DISTANCES = {
+  /** The mean of 43.24 and 47.56 s, the kernel of 25f6713 (a push reads one byte). */
+  '7x7/3': { name: '7x7/3', pieces: 3, storedStates: 141_219_540, seconds: 45.4, source: 'docs/performance.md, 2026-12-01, "a push reading one byte"' },
+} as const satisfies Record<string, ReferenceSolve>;
+
+/** Seconds of `--distances` after an in-memory solve of `states` stored states (native-bmi2, 2
+ *  threads): REFERENCE_DISTANCES' rate per state. */
+export function distanceSeconds(states: number): number {
+  const r = REFERENCE_DISTANCES['7x7/3'];
+  return (states * r.seconds) / r.storedStates;
+}
+
 /** A store (band passes) against the in-memory solve, the largest measured: 7x7/4 in 10 bands on 2
  *  threads took 2.14x (4,826.5 s against 2,258.9 s; docs/performance.md, 2026-11-27); 7x7/3 at a
  *  quarter of its table on 2 threads 1.85-1.98x over 14 runs (docs/sharding.md, "Idle threads
@@ -138,7 +153,8 @@ export function machineResources(diskPath = process.cwd()): MachineResources {
 }
 
 export interface Way {
-  way: 'memory' | 'store' | 'cluster';
+  /** distances: in memory with --distances (a store keeps none). */
+  way: 'memory' | 'store' | 'cluster' | 'distances';
   /** How it is run. */
   command: string;
   /** Bytes held in memory (per worker for a cluster), and on disk at the peak (shared). */
@@ -167,6 +183,8 @@ export interface Plan {
   /** The in-memory time model for this piece count: inMemorySeconds. */
   inMemoryFixedSeconds: number;
   inMemorySecondsPerState: number;
+  /** --distances on top of it, per stored state: distanceSeconds. */
+  distanceSecondsPerState: number;
   p1Placements: bigint;
   p2Placements: bigint;
   groups: bigint;
@@ -254,6 +272,7 @@ export function plan(options: PlanOptions): Plan {
     censusSeconds,
     inMemoryFixedSeconds: IN_MEMORY_FIXED_SECONDS,
     inMemorySecondsPerState: inMemorySecondsPerState(v.pieces),
+    distanceSecondsPerState: distanceSeconds(1),
     ...layout,
     storedStates: layout.states,
     tableBytes,
@@ -354,6 +373,23 @@ function ways(v: Variant, options: PlanOptions, machine: MachineResources): Way[
       ...(wayPlan ? { bands: wayPlan.bands, bandBytes: wayPlan.bandBytes, messageBytes: wayPlan.messageBytes } : {}),
     });
   }
+
+  // In memory with --distances: the distance table beside the values (a byte per stored state),
+  // laid once the passes are done; the checkpoint and the database hold both.
+  const distancesBytes = requiredBytes(space, 1, true);
+  const distancesDisk = 2 * (HEADER_BYTES + space.tableBytes + space.states);
+  const distancesWhy: string[] = [];
+  if (distancesBytes > machine.freeMemory) distancesWhy.push(`needs more memory than is free`);
+  if (distancesDisk > machine.freeDisk) distancesWhy.push(`--out needs more disk than is free`);
+  out.push({
+    way: 'distances',
+    command: `ccheckers solve ${name} --distances --out FILE`,
+    memoryBytes: distancesBytes,
+    diskBytes: distancesDisk,
+    seconds: memorySeconds + distanceSeconds(space.states),
+    fits: distancesWhy.length === 0,
+    why: distancesWhy.join('; '),
+  });
   return out;
 }
 
