@@ -283,13 +283,13 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     lastCheckpoint = performance.now();
     options.onCheckpoint?.(saved, undefined, depth);
   };
-  let decided: number | undefined; // won and lost stored states, once every pass is done
+  let wonAndLostStates: number | undefined; // counted once every pass is done
   const wonAndLost = () => {
-    if (decided === undefined) {
+    if (wonAndLostStates === undefined) {
       const stored = storedCounts(table, space.states);
-      decided = stored[WIN]! + stored[LOSS]!;
+      wonAndLostStates = stored[WIN]! + stored[LOSS]!;
     }
-    return decided;
+    return wonAndLostStates;
   };
   const interrupted = () => new SolveInterrupted(Math.max(0, saved), saved >= 0 ? checkpointPath : undefined, savedInPass, savedLayer);
   const checkAbort = () => {
