@@ -101,7 +101,7 @@ const PAIRS: readonly Pair[] = [
   {
     cpp: `${KERNEL}/distances.inl`,
     ts: `${SOLVER_SPACE}/distances.ts`,
-    names: ['DistanceWorker', 'stats', 'moves', 'distanceInit', 'pushDistance', 'pushDistanceTo', 'setLostDistance', 'childrenWithin'],
+    names: ['DistanceWorker', 'stats', 'moves', 'distanceInit', 'hasLegalChild', 'pushDistance', 'pushDistanceTo', 'setLostDistance', 'childrenWithin'],
   },
   {
     cpp: `${KERNEL}/phases.inl`,

@@ -9,10 +9,9 @@ struct DistanceWorker {
   StateGraph<B> graph;
   KernelStats stats{};
   std::vector<uint8_t> moves;
-  std::vector<uint64_t> childIndex;
 
   DistanceWorker(const BitboardEngine<B>& engine, const StateSpace& groups, const TableParts& t)
-      : engine(engine), g(groups), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2), childIndex(moves.size() / 2) {}
+      : engine(engine), g(groups), table(t), graph(engine, groups), moves(2 * static_cast<size_t>(engine.n) * engine.k + 2) {}
 
   void endSweep() {}
 
@@ -21,17 +20,24 @@ struct DistanceWorker {
   void distanceInit(uint64_t index, B a, B b, uint8_t* distances) {
     if (table.load(index) != kLoss) return;
     const BitboardEngine<B>& e = engine;
-    if (!e.hasWon(1, a, b)) {
-      int count = e.generate(a, a | b, moves.data());
-      graph.childIndices(a, count, graph.childGroup(b), moves.data(), childIndex.data(), table);
-      for (int i = 0; i < count; i++)
-        if (table.load(childIndex[i]) != kIllegal) {
-          distances[index] = kLostWithoutDistance;
-          return;
-        }
+    if (!e.hasWon(1, a, b) && hasLegalChild(a, b)) {
+      distances[index] = kLostWithoutDistance;
+      return;
     }
     distances[index] = 0;
     stats.losses++;
+  }
+
+  /** Whether (a, b) has a move to a state that is not illegal. Illegal states are rare, so each
+   *  child is ranked only when the ones before it were illegal: almost always one rank. */
+  bool hasLegalChild(B a, B b) {
+    const BitboardEngine<B>& e = engine;
+    const int count = e.generate(a, a | b, moves.data());
+    const ChildGroup<B> cg = graph.childGroup(b);
+    const B mappedA = graph.childP2(a, cg);
+    for (int i = 0; i < count; i++)
+      if (table.load(graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1])) != kIllegal) return true;
+    return false;
   }
 
   /** (a, b), of value `value`, is at distance `depth`: gives depth + 1 to each parent it decides
