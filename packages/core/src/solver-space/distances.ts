@@ -103,14 +103,27 @@ export class DistanceWorker {
     return true;
   }
 
-  /** Whether (a, b) has a move to a state that is not illegal. */
+  /** Whether (a, b) has a move to a state that is not illegal. A stored state is illegal exactly
+   *  where isIllegal says so (the solver's init proves nothing else illegal), so each child's
+   *  position answers without its table byte: no cache miss per lost state. */
   private hasLegalChild(a: Uint32Array, b: Uint32Array): boolean {
     const moves = this.moves;
     const count = this.engine.generate(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
-    this.graph.prepareChildren(a, b);
-    for (let i = 0; i < count; i++) if (this.parts.load(this.graph.childIndexOf(moves[2 * i]!, moves[2 * i + 1]!)) !== ILLEGAL) return true;
+    const child = this.childPos;
+    child.p2 = b;
+    for (let i = 0; i < count; i++) {
+      const from = moves[2 * i]!;
+      const to = moves[2 * i + 1]!;
+      child.p1.set(a);
+      child.p1[from >>> 5]! ^= 1 << (from & 31);
+      child.p1[to >>> 5]! ^= 1 << (to & 31);
+      if (!this.engine.isIllegal(child)) return true;
+    }
     return false;
   }
+
+  /** A child of the state being initialised: P1's pieces moved, P2 to move. */
+  private readonly childPos: WordPosition = { p1: new Uint32Array(WORDS), p2: new Uint32Array(WORDS), toMove: 1 };
 
   /** Gives a lost state its distance whatever mark it holds (another thread may change the mark
    *  meanwhile); true when this call gave it. */
