@@ -149,7 +149,7 @@ export function planText(p: Plan): string {
     "of the store's band solve (86% of it) among the W, each paying 18% of it more, and runs the",
     'later passes (11%) a band at a time, or from 3 workers W at a time in more passes',
     `(docs/performance.md, docs/sharding.md). --distances (in memory only: a store keeps none) adds`,
-    `${(p.distanceSecondsPerState * 1e9).toFixed(0)} ns per stored state after the passes (7x7/3's rate). Disk: --out keeps a checkpoint`,
+    `${(p.distanceSecondsPerState * 1e9).toFixed(0)} ns per stored state after the passes (the rate of 7x7/${p.pieces <= 3 ? 3 : 4}). Disk: --out keeps a checkpoint`,
     'and the database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands).',
     ...p.ways.map((w) => `  ${w.way}: ${w.command}`),
   );

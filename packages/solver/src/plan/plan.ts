@@ -63,18 +63,23 @@ export const IN_MEMORY_SECONDS_PER_STATE: ReadonlyArray<readonly [pieces: number
   [6, SECONDS_PER_STATE_6],
 ];
 
-/** A distance table laid over a solved table of this machine kind (`solve --distances`, after
- *  the passes): `distances.seconds` of the solve's --json. One reference; a 7x7/4 run is in
- *  docs/performance.md. */
+/** Distance tables laid over a solved table of this machine kind (`solve --distances`, after
+ *  the passes): seconds for the states placed. */
 export const REFERENCE_DISTANCES = {
-  /** The mean of 43.24 and 47.56 s, the kernel of 25f6713 (a push reads one byte). */
+  /** `distances.seconds` of the solve's --json: the mean of 43.24 and 47.56 s, the kernel of
+   *  25f6713 (a push reads one byte). */
   '7x7/3': { name: '7x7/3', pieces: 3, storedStates: 141_219_540, seconds: 45.4, source: 'docs/performance.md, 2026-12-01, "a push reading one byte"' },
+  /** Not run to its end: the first 41.5 minutes of the layers (the init of 94b72ea included,
+   *  three checkpoints of 19.8 GB) placed 29.0% of the won and lost states, counted here as 29.0%
+   *  of the stored states (draws and illegal states are a few in 10^4 of them). */
+  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 0.29 * 15_835_337_595, seconds: 41.5 * 60, source: 'docs/performance.md, 2026-12-01, "7x7/4 with distances"' },
 } as const satisfies Record<string, ReferenceSolve>;
 
-/** Seconds of `--distances` after an in-memory solve of `states` stored states (native-bmi2, 2
- *  threads): REFERENCE_DISTANCES' rate per state. */
-export function distanceSeconds(states: number): number {
-  const r = REFERENCE_DISTANCES['7x7/3'];
+/** Seconds of `--distances` after an in-memory solve of `states` stored states of k pieces
+ *  (native-bmi2, 2 threads): 7x7/3's rate per state up to 3 pieces, 7x7/4's from 4 (the reads of
+ *  parents' bytes miss the cache more in a larger table). */
+export function distanceSeconds(states: number, pieces: number): number {
+  const r = pieces <= 3 ? REFERENCE_DISTANCES['7x7/3'] : REFERENCE_DISTANCES['7x7/4'];
   return (states * r.seconds) / r.storedStates;
 }
 
@@ -272,7 +277,7 @@ export function plan(options: PlanOptions): Plan {
     censusSeconds,
     inMemoryFixedSeconds: IN_MEMORY_FIXED_SECONDS,
     inMemorySecondsPerState: inMemorySecondsPerState(v.pieces),
-    distanceSecondsPerState: distanceSeconds(1),
+    distanceSecondsPerState: distanceSeconds(1, v.pieces),
     ...layout,
     storedStates: layout.states,
     tableBytes,
@@ -386,7 +391,7 @@ function ways(v: Variant, options: PlanOptions, machine: MachineResources): Way[
     command: `ccheckers solve ${name} --distances --out FILE`,
     memoryBytes: distancesBytes,
     diskBytes: distancesDisk,
-    seconds: memorySeconds + distanceSeconds(space.states),
+    seconds: memorySeconds + distanceSeconds(space.states, v.pieces),
     fits: distancesWhy.length === 0,
     why: distancesWhy.join('; '),
   });
