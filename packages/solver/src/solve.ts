@@ -209,14 +209,8 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   /** The unfinished pass of a checkpoint taken inside a pass (PassRecord.unitsDone). */
   let unfinished: PassRecord | undefined;
   if (options.resume && checkpointPath && existsSync(checkpointPath)) {
-    checkResumable(checkpointPath, options.distances === true);
+    checkResumable(checkpointPath, v, rules, options.distances === true);
     const { header, table: loaded, distances: loadedDistances } = readDatabase(checkpointPath, allocate, options.distances === true);
-    if (header.board !== v.size || header.pieces !== v.pieces || header.rules !== rules) {
-      throw new CCheckersError(
-        'E_USAGE',
-        `${checkpointPath} is a checkpoint of ${header.board}x${header.board}/${header.pieces} (${header.rules}), not ${v.name} (${rules})`,
-      );
-    }
     table = loaded;
     passLog = header.passLog;
     if (passLog[passLog.length - 1]?.unitsDone !== undefined) unfinished = passLog.pop();
@@ -493,13 +487,17 @@ function headerFor(
 
 /**
  * Refuses, from its header alone (before reading a table of GiBs), a checkpoint a resume cannot
- * go on from: a complete database under the checkpoint's name, or one holding distances resumed
- * without --distances (which would drop them: hours of layers on 7x7/4).
+ * go on from: one of another variant or rule mode, a complete database under the checkpoint's
+ * name, or one holding distances resumed without --distances (which would drop them: hours of
+ * layers on 7x7/4).
  */
-function checkResumable(path: string, distances: boolean): void {
+function checkResumable(path: string, v: Variant, rules: RuleMode, distances: boolean): void {
   const fd = openForReading(path);
   try {
     const { header } = readHeader(path, fd);
+    if (header.board !== v.size || header.pieces !== v.pieces || header.rules !== rules) {
+      throw new CCheckersError('E_USAGE', `${path} is a checkpoint of ${header.board}x${header.board}/${header.pieces} (${header.rules}), not ${v.name} (${rules})`);
+    }
     if (header.stage === 'complete') throw new CCheckersError('E_DATABASE', `${path} is a complete database, not a checkpoint`);
     if (header.distanceBytes > 0 && !distances) {
       throw new CCheckersError(
