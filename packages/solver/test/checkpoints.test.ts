@@ -7,9 +7,9 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Backend, LOST_WITHOUT_DISTANCE, lostCheckedMark, variant } from '@ccheckers/core';
+import { type Backend, LOST_WITHOUT_DISTANCE, MAX_DISTANCE, lostCheckedMark, variant } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type InPass, type PassRecord, type SolveResult, SolveInterrupted, availableBackends, readDatabase, solve, unitsAfter } from '../src/index.js';
+import { type InPass, type PassRecord, type SolveResult, SolveInterrupted, availableBackends, readDatabase, solve, unitsAfter, writeDatabase } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-ckpt-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -229,6 +229,17 @@ describe.each(backends.map((b, i) => [b.name, b, backends[(i + 1) % backends.len
     );
     expect(statSync(`${plain}.ckpt`)).toMatchObject({ size: before.size, mtimeMs: before.mtimeMs });
     expect(existsSync(plain)).toBe(false);
+
+    // A checkpoint whose next layer is past the last one a byte holds (a forged header, its
+    // checksums right) is refused before any layer runs.
+    const forged = join(dir, `${name}-forged.ccdb`);
+    const { header: h, table, distances: d } = readDatabase(`${plain}.ckpt`, undefined, true);
+    writeDatabase(`${forged}.ckpt`, { ...h, maxDistance: MAX_DISTANCE }, table, d);
+    await expect(solve({ variant: v, rules: 'clean', backend, threads: 2, out: forged, resume: true, distances: true })).rejects.toThrow(
+      /-forged\.ccdb\.ckpt: it holds distances from layer 251 on, past the last one \(250\)/,
+    );
+    expect(existsSync(forged)).toBe(false);
+    expect(existsSync(`${forged}.ckpt`)).toBe(true);
   });
 });
 
