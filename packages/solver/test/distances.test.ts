@@ -4,9 +4,10 @@
  * computes on demand and to the whole table a query computes for a database without one, and
  * refused when the self-check finds a state without one.
  */
-import { type Backend, BitboardEngine, ILLEGAL, LOSS, NO_DISTANCE, StateSpace, WIN, WORDS, readValue, startPosition, toWords, unrankSet, variant } from '@ccheckers/core';
+import { type Backend, BitboardEngine, ILLEGAL, LOSS, MAX_DISTANCE, NO_DISTANCE, StateSpace, WIN, WORDS, readValue, startPosition, toWords, unrankSet, variant } from '@ccheckers/core';
 import { describe, expect, it } from 'vitest';
 import { SolvedGame, StateIndexer, WHOLE_TABLE_DISTANCES_UP_TO, availableBackends, canComputeDistances, inMemoryValues, solve, withComputedDistances } from '../src/index.js';
+import { countDistancedBytes } from '../src/distance-table.js';
 
 const backends = await availableBackends();
 
@@ -171,6 +172,23 @@ describe('distance tables', () => {
         expect(computed.value(7)).toBe(values.value(7));
       });
     }
+  });
+
+  it('counts the placed states four bytes at a time, at any alignment', () => {
+    // Every byte value (distances, marks, NO_DISTANCE) in a mixed order, counted from each start
+    // and to each end around a word's edges, against a byte at a time.
+    const bytes = new Uint8Array(1031);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 181 + (i >> 3)) & 0xff;
+    const plain = (b: Uint8Array) => b.reduce((n, x) => n + (x <= MAX_DISTANCE ? 1 : 0), 0);
+    for (const from of [0, 1, 2, 3, 5]) {
+      for (const to of [bytes.length, bytes.length - 1, bytes.length - 2, bytes.length - 3, 9, from]) {
+        const view = bytes.subarray(from, to);
+        expect(countDistancedBytes(view)).toBe(plain(view));
+      }
+    }
+    expect(plain(bytes)).toBeGreaterThan(0);
+    expect(plain(bytes)).toBeLessThan(bytes.length);
+    expect(countDistancedBytes(new Uint8Array([MAX_DISTANCE, MAX_DISTANCE + 1, 0, 255]))).toBe(2);
   });
 
   it('are computed whole only for a table held in memory of at most WHOLE_TABLE_DISTANCES_UP_TO states', () => {
