@@ -14,10 +14,11 @@ want_test_tools=false
 [[ "${1:-}" == "--test-tools" ]] && want_test_tools=true
 
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
+# Waits up to 5 minutes for dpkg's lock (a new machine's own apt jobs may hold it at first).
 apt_install() {
   echo "setup: apt-get install $*" >&2
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null ||
-    { as_root apt-get update -qq >/dev/null && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; }
+  local get=(as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300)
+  "${get[@]}" install -y -qq "$@" >/dev/null || { "${get[@]}" update -qq >/dev/null && "${get[@]}" install -y -qq "$@" >/dev/null; }
 }
 
 # The addon's compiler toolchain (node-gyp needs make, g++ and Python 3).
@@ -28,14 +29,19 @@ done
 if ((${#missing[@]})); then
   apt_install "${missing[@]}" || echo "setup: could not install ${missing[*]}; the pure-TypeScript backend will be used" >&2
 fi
+# The test tools in one apt-get, in the background while pnpm installs and builds (on a new
+# machine of this kind they are about a minute of downloads and unpacking); waited for at the end.
+test_tools=()
+test_tools_job=
 if $want_test_tools; then
-  command -v qemu-x86_64-static >/dev/null && command -v aarch64-linux-gnu-g++ >/dev/null ||
-    apt_install qemu-user-static g++-aarch64-linux-gnu ||
-    echo "setup: qemu/cross-compiler unavailable; the emulated-CPU tests will be skipped" >&2
-  [[ -x /usr/bin/chromium ]] || apt_install chromium ||
-    echo "setup: chromium unavailable; the explorer's browser test will be skipped" >&2
-  command -v redis-server >/dev/null || apt_install redis-server ||
-    echo "setup: redis-server unavailable; the cluster tests will be skipped" >&2
+  command -v qemu-x86_64-static >/dev/null && command -v qemu-aarch64-static >/dev/null || test_tools+=(qemu-user-static)
+  command -v aarch64-linux-gnu-g++ >/dev/null || test_tools+=(g++-aarch64-linux-gnu)
+  [[ -x /usr/bin/chromium ]] || test_tools+=(chromium)
+  command -v redis-server >/dev/null || test_tools+=(redis-server)
+  if ((${#test_tools[@]})); then
+    apt_install "${test_tools[@]}" &
+    test_tools_job=$!
+  fi
 fi
 
 # pnpm, pinned (newer majors need Node 22).
@@ -49,3 +55,15 @@ export TURBO_TELEMETRY_DISABLED=1
 export npm_config_nodedir="${npm_config_nodedir:-$(dirname "$(dirname "$(command -v node)")")}"
 CI=true pnpm install --frozen-lockfile
 pnpm turbo run build --output-logs=errors-only
+
+if [[ -n "$test_tools_job" ]] && ! wait "$test_tools_job"; then
+  # One package missing fails the whole apt-get: each on its own, and say what the tests will skip.
+  for package in "${test_tools[@]}"; do
+    apt_install "$package" && continue
+    case "$package" in
+      qemu-user-static | g++-aarch64-linux-gnu) echo "setup: $package unavailable; the emulated-CPU and arm64 tests will be skipped" >&2 ;;
+      chromium) echo "setup: chromium unavailable; the explorer's browser test will be skipped" >&2 ;;
+      redis-server) echo "setup: redis-server unavailable; the cluster tests will be skipped" >&2 ;;
+    esac
+  done
+fi
