@@ -4,15 +4,13 @@
  * after each step; optionally the distance to the end of every won or lost state (layer by layer
  * from the ends of the game); then the counts of docs/rules.md section 7 and the database file.
  */
-import { closeSync, existsSync, unlinkSync } from 'node:fs';
+import { existsSync, unlinkSync } from 'node:fs';
 import {
   type Backend,
   CCheckersError,
   type KernelStats,
   LOSS,
-  MAX_DISTANCE,
   NO_DISTANCE,
-  RANKING_ID,
   type RuleMode,
   MAX_VIEW_BYTES,
   StateSpace,
@@ -24,12 +22,13 @@ import {
   WIN,
   readValue,
 } from '@ccheckers/core';
-import { type DatabaseHeader, openForReading, readDatabase, readHeader, tableCrc32, writeDatabase } from './database.js';
+import { type DatabaseHeader, tableCrc32, writeDatabase } from './database.js';
+import { distanceLayers, headerFor, readCheckpoint } from './solve-checkpoint.js';
 import type { PassRecord } from './pass-log.js';
 import { allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
-import { type DistancePhase, countDistanced, layDistances } from './distance-table.js';
+import { type DistancePhase, layDistances } from './distance-table.js';
 import { CHUNKS_PER_PHASE, checkMoveless, chunkRanges, inProcessRunner, nextPassIsSparse, unitsAfter } from './sweeps.js';
 import { type ChunkRunner, createWorkerPool, runPhase } from './worker-pool.js';
 
@@ -133,11 +132,7 @@ export interface SolveResult {
   tablePages?: TablePages;
 }
 
-/** The distance layers a checkpoint holds, the next one's depth given, as the progress numbers
- *  them (0 the ends of the game, d + 1 the one pushing distance d). */
-export function distanceLayers(depth: number): string {
-  return depth === 0 ? 'distance layer 0' : `distance layers 0-${depth}`;
-}
+export { distanceLayers };
 
 export class SolveInterrupted extends CCheckersError {
   /** `passes`: passes saved in `checkpoint` (0: only the init), and `inPass` the part of the next
@@ -209,27 +204,11 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   /** The unfinished pass of a checkpoint taken inside a pass (PassRecord.unitsDone). */
   let unfinished: PassRecord | undefined;
   if (options.resume && checkpointPath && existsSync(checkpointPath)) {
-    checkResumable(checkpointPath, v, rules, options.distances === true);
-    const { header, table: loaded, distances: loadedDistances } = readDatabase(checkpointPath, allocate, options.distances === true);
-    table = loaded;
-    passLog = header.passLog;
-    if (passLog[passLog.length - 1]?.unitsDone !== undefined) unfinished = passLog.pop();
-    if (header.passes !== passLog.length || passLog.some((r, i) => r.pass !== i + 1 || r.unitsDone !== undefined) || (unfinished && unfinished.pass !== passLog.length + 1)) {
-      throw new CCheckersError('E_DATABASE', `${checkpointPath}: its pass log does not match its ${header.passes} finished passes`);
-    }
+    const c = readCheckpoint(checkpointPath, v, rules, options.distances === true, allocate);
+    ({ table, passLog, unfinished, distances, resumedDistances } = c);
     initDone = true;
-    elapsedBefore = header.seconds;
-    resumedFromPass = header.passes;
-    if (loadedDistances) {
-      if (unfinished || passLog[passLog.length - 1]?.newlyProven !== 0) {
-        throw new CCheckersError('E_DATABASE', `${checkpointPath}: it holds distances, but its pass log does not end with a pass that proved nothing`);
-      }
-      if (!(header.maxDistance < MAX_DISTANCE)) {
-        throw new CCheckersError('E_DATABASE', `${checkpointPath}: it holds distances from layer ${header.maxDistance} on, past the last one (${MAX_DISTANCE - 1})`);
-      }
-      distances = loadedDistances;
-      resumedDistances = { depth: header.maxDistance, assigned: countDistanced(loadedDistances) };
-    }
+    elapsedBefore = c.seconds;
+    resumedFromPass = passLog.length;
   } else {
     table = allocate(space.tableBytes);
   }
@@ -453,61 +432,6 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     ...(options.keepTable && distances ? { distanceTable: distances.asOneView() } : {}),
     tablePages: table.pageInfo,
   };
-}
-
-function headerFor(
-  v: Variant,
-  rules: RuleMode,
-  stage: 'init' | 'checkpoint' | 'complete',
-  passes: number,
-  space: StateSpace,
-  seconds: number,
-  passLog: PassRecord[],
-  startValue: number,
-) {
-  return {
-    board: v.size,
-    pieces: v.pieces,
-    rules,
-    rankingId: RANKING_ID,
-    stage,
-    startValue,
-    passes,
-    storedStates: space.states,
-    positions: 0,
-    p1Wins: 0,
-    p2Wins: 0,
-    draws: 0,
-    illegal: 0,
-    seconds,
-    passLog,
-    maxDistance: 0,
-  };
-}
-
-/**
- * Refuses, from its header alone (before reading a table of GiBs), a checkpoint a resume cannot
- * go on from: one of another variant or rule mode, a complete database under the checkpoint's
- * name, or one holding distances resumed without --distances (which would drop them: hours of
- * layers on 7x7/4).
- */
-function checkResumable(path: string, v: Variant, rules: RuleMode, distances: boolean): void {
-  const fd = openForReading(path);
-  try {
-    const { header } = readHeader(path, fd);
-    if (header.board !== v.size || header.pieces !== v.pieces || header.rules !== rules) {
-      throw new CCheckersError('E_USAGE', `${path} is a checkpoint of ${header.board}x${header.board}/${header.pieces} (${header.rules}), not ${v.name} (${rules})`);
-    }
-    if (header.stage === 'complete') throw new CCheckersError('E_DATABASE', `${path} is a complete database, not a checkpoint`);
-    if (header.distanceBytes > 0 && !distances) {
-      throw new CCheckersError(
-        'E_USAGE',
-        `${path} holds ${distanceLayers(header.maxDistance)}: continue with --resume --distances, or start over with --force`,
-      );
-    }
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** Value code of the start position (P1 to move). */
