@@ -25,7 +25,7 @@ import {
 import { type DatabaseHeader, tableCrc32, writeDatabase } from './database.js';
 import { distanceLayers, headerFor, readCheckpoint } from './solve-checkpoint.js';
 import type { PassRecord } from './pass-log.js';
-import { allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
+import { InsufficientMemoryError, allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
 import { type DistancePhase, layDistances } from './distance-table.js';
@@ -212,13 +212,15 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   } else {
     table = allocate(space.tableBytes);
   }
-  if (options.distances && !distances) distances = allocate(space.states).fill(NO_DISTANCE);
 
   const kernel = backend.solverKernel(v, rules);
-  const runner: ChunkRunner =
-    backend.kernelThreads || threads === 1
+  const ownThreads = backend.kernelThreads || threads === 1;
+  // A worker pool gets its tables when it starts: the distances' layers start one of their own.
+  const startRunner = (): ChunkRunner =>
+    ownThreads
       ? inProcessRunner((phase, from, to, depth) => runPhase(kernel, phase, { table, distances }, from, to, depth, threads))
       : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table, ...(distances ? { distances } : {}) });
+  let runner = startRunner();
   const pieces = Math.max(CHUNKS_PER_PHASE, threads * 8);
   const initChunks = chunkRanges(space.groups, pieces);
   // Pass units are P2 placements, ascending: the kernels' proof order (native-src phases.inl, passUnit).
@@ -286,8 +288,9 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       report({ phase: 'init-done', pass: 0, fraction: 1, proven, storedStates: space.states });
       checkpoint('init');
     }
-    // A checkpoint of the distances comes after the last pass (the one that proved nothing).
-    while (!resumedDistances) {
+    // The passes end with one that proves nothing; a checkpoint taken after it (one of the
+    // distances, or one written when the distance table could not be allocated) goes on from there.
+    while (passLog[passLog.length - 1]?.newlyProven !== 0) {
       const pass = passLog.length + 1;
       const passStart = performance.now();
       // A pass a checkpoint caught partway goes on where it was: its units [0, unitsDone) of the
@@ -341,6 +344,23 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       if (options.stopAfterPass !== undefined && pass >= options.stopAfterPass) throw interrupted();
     }
     seconds = resumedDistances ? elapsedBefore : elapsed();
+    if (options.distances && !distances) {
+      // The distance table comes once the passes are done, which need the values alone (7x7/4:
+      // 3.7 of 18.4 GiB for the 40 minutes of its passes). The solve was refused at its start
+      // without the memory for both; memory taken since is refused here, the passes saved.
+      try {
+        checkMemory(space.states, options.memoryLimit === undefined ? undefined : options.memoryLimit - space.tableBytes);
+        distances = allocate(space.states).fill(NO_DISTANCE);
+      } catch (e) {
+        if (!checkpointPath) throw e;
+        checkpoint('checkpoint');
+        throw new InsufficientMemoryError(`${(e as Error).message} (for the distance table); the passes are saved in ${checkpointPath}: continue with --resume --distances once there is memory`);
+      }
+      if (!ownThreads) {
+        await runner.close();
+        runner = startRunner();
+      }
+    }
     if (distances) {
       // Layer by layer from the ends of the game (distance-table.ts), or from a checkpoint's layer.
       const distanceStart = performance.now();

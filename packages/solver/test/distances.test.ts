@@ -4,7 +4,10 @@
  * computes on demand and to the whole table a query computes for a database without one, and
  * refused when the self-check finds a state without one.
  */
-import { type Backend, BitboardEngine, ILLEGAL, LOSS, MAX_DISTANCE, NO_DISTANCE, StateSpace, WIN, WORDS, readValue, startPosition, toWords, unrankSet, variant } from '@ccheckers/core';
+import { type Backend, BitboardEngine, ILLEGAL, LOSS, MAX_DISTANCE, NO_DISTANCE, StateSpace, TableBytes, WIN, WORDS, readValue, startPosition, toWords, unrankSet, variant } from '@ccheckers/core';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SolvedGame, StateIndexer, WHOLE_TABLE_DISTANCES_UP_TO, availableBackends, canComputeDistances, inMemoryValues, solve, withComputedDistances } from '../src/index.js';
 import { countDistancedBytes } from '../src/distance-table.js';
@@ -111,6 +114,51 @@ describe('distance tables', () => {
     expect([...new Set(layers.map((e) => e.pass))]).toEqual(Array.from({ length: r.distances!.maxPlies + 1 }, (_, i) => i));
     expect(layers.at(-1)).toMatchObject({ fraction: 1, distanced: 1 });
     expect(events.at(-1)).toMatchObject({ phase: 'distances-done', pass: r.distances!.maxPlies, fraction: 1, distanced: 1 });
+  });
+
+  describe.each(backends.map((b) => [b.name, b] as const))('on %s, the distance table', (_name, backend) => {
+    const space = new StateSpace(variant(4, 3));
+    /** The backend, its tables allocated through `allocate` (the solve's every table comes so). */
+    const allocatingWith = (allocate: (bytes: number) => TableBytes): Backend =>
+      Object.assign(Object.create(backend) as Backend, { allocateTable: allocate });
+    const own = (bytes: number) => backend.allocateTable?.(bytes) ?? TableBytes.shared(bytes);
+
+    it('is allocated once the passes are done (2 threads: the worker pool of the layers has it)', async () => {
+      const log: string[] = [];
+      const r = await solve({
+        variant: variant(4, 3), rules: 'clean', threads: 2, distances: true, keepTable: true,
+        backend: allocatingWith((bytes) => (log.push(`allocate ${bytes}`), own(bytes))),
+        onProgress: (e) => {
+          if (e.phase === 'pass-done' || (e.phase === 'distances' && log.at(-1) !== 'distances')) log.push(e.phase);
+        },
+      });
+      const passes = log.filter((e) => e === 'pass-done').length;
+      expect(log).toEqual([`allocate ${space.tableBytes}`, ...Array<string>(passes).fill('pass-done'), `allocate ${space.states}`, 'distances']);
+      expect(r.distances!.crc32).toBe(reference.get('4/3/clean')!.crc32);
+    });
+
+    it('that cannot be allocated after the passes loses none of them: a resume lays the distances', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'ccheckers-distances-'));
+      try {
+        const out = join(dir, '4x4-3.ccdb');
+        const failing = allocatingWith((bytes) => {
+          if (bytes === space.states) throw new RangeError('Array buffer allocation failed');
+          return own(bytes);
+        });
+        const base = { variant: variant(4, 3), rules: 'clean' as const, threads: 2, distances: true, out };
+        await expect(solve({ ...base, backend: failing })).rejects.toThrow(
+          `Array buffer allocation failed (for the distance table); the passes are saved in ${out}.ckpt: continue with --resume --distances once there is memory`,
+        );
+        const events: string[] = [];
+        const r = await solve({ ...base, backend, resume: true, keepTable: true, onProgress: (e) => events.push(e.phase) });
+        expect(r.resumedFromPass).toBe(r.passes); // every pass was done
+        expect(events.filter((e) => e === 'init' || e === 'pass')).toEqual([]);
+        expect(r.distances!.crc32).toBe(reference.get('4/3/clean')!.crc32);
+        expect(existsSync(`${out}.ckpt`)).toBe(false);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 
   it('every backend and thread count produced the same distances', () => {
