@@ -41,6 +41,8 @@ if $want_test_tools; then
   if ((${#test_tools[@]})); then
     apt_install "${test_tools[@]}" &
     test_tools_job=$!
+    # Should pnpm fail, the apt-get is still waited for (a new run would wait on dpkg's lock).
+    trap 'wait "$test_tools_job" 2>/dev/null || true' EXIT
   fi
 fi
 

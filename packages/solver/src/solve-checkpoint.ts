@@ -72,9 +72,12 @@ export function readCheckpoint(path: string, v: Variant, rules: RuleMode, withDi
   if (header.passes !== passLog.length || passLog.some((r, i) => r.pass !== i + 1 || r.unitsDone !== undefined) || (unfinished && unfinished.pass !== passLog.length + 1)) {
     throw new CCheckersError('E_DATABASE', `${path}: its pass log does not match its ${header.passes} finished passes`);
   }
+  // The passes end with one that proves nothing: nothing comes after it but the distances.
+  const passesDone = passLog[passLog.length - 1]?.newlyProven === 0;
+  if (passesDone && unfinished) throw new CCheckersError('E_DATABASE', `${path}: its pass log goes on after a pass that proved nothing`);
   let resumedDistances: Checkpoint['resumedDistances'];
   if (distances) {
-    if (unfinished || passLog[passLog.length - 1]?.newlyProven !== 0) {
+    if (!passesDone) {
       throw new CCheckersError('E_DATABASE', `${path}: it holds distances, but its pass log does not end with a pass that proved nothing`);
     }
     if (!(header.maxDistance < MAX_DISTANCE)) {

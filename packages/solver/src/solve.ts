@@ -352,9 +352,10 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
         checkMemory(space.states, options.memoryLimit === undefined ? undefined : options.memoryLimit - space.tableBytes);
         distances = allocate(space.states).fill(NO_DISTANCE);
       } catch (e) {
-        if (!checkpointPath) throw e;
+        const why = `${e instanceof Error ? e.message : String(e)} (for the distance table)`;
+        if (!checkpointPath) throw new InsufficientMemoryError(`${why}; nothing was saved (a checkpoint needs --out)`);
         checkpoint('checkpoint');
-        throw new InsufficientMemoryError(`${(e as Error).message} (for the distance table); the passes are saved in ${checkpointPath}: continue with --resume --distances once there is memory`);
+        throw new InsufficientMemoryError(`${why}; the passes are saved in ${checkpointPath}: continue with --resume --distances once there is memory`);
       }
       if (!ownThreads) {
         await runner.close();

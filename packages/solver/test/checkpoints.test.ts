@@ -238,6 +238,12 @@ describe.each(backends.map((b, i) => [b.name, b, backends[(i + 1) % backends.len
     await expect(solve({ variant: v, rules: 'clean', backend, threads: 2, out: forged, resume: true, distances: true })).rejects.toThrow(
       /-forged\.ccdb\.ckpt: it holds distances from layer 251 on, past the last one \(250\)/,
     );
+    // Nor does a pass follow the one that proved nothing (a part of one, forged after it).
+    const last = h.passLog.at(-1)!;
+    writeDatabase(`${forged}.ckpt`, { ...h, maxDistance: 0, passLog: [...h.passLog, { ...last, pass: last.pass + 1, unitsDone: 1 }] }, table);
+    await expect(solve({ variant: v, rules: 'clean', backend, threads: 2, out: forged, resume: true })).rejects.toThrow(
+      /-forged\.ccdb\.ckpt: its pass log goes on after a pass that proved nothing/,
+    );
     expect(existsSync(forged)).toBe(false);
     expect(existsSync(`${forged}.ckpt`)).toBe(true);
   });
