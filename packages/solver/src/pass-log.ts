@@ -24,6 +24,15 @@ export interface PassRecord {
   unitsDone?: number;
 }
 
+/**
+ * Whether the passes of a solve are over: they end with one that proves nothing, and nothing but
+ * the distances comes after it. (A log whose last record is an unfinished pass is not.)
+ */
+export function passesDone(log: readonly PassRecord[]): boolean {
+  const last = log[log.length - 1];
+  return last !== undefined && last.unitsDone === undefined && last.newlyProven === 0;
+}
+
 /** A count a file records (states, passes, bytes): a whole number, not negative. */
 export function isCount(x: unknown): x is number {
   return Number.isSafeInteger(x) && (x as number) >= 0;

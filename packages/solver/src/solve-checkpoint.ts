@@ -7,7 +7,7 @@ import { closeSync } from 'node:fs';
 import { CCheckersError, MAX_DISTANCE, RANKING_ID, type RuleMode, type StateSpace, type TableBytes, type Variant } from '@ccheckers/core';
 import { openForReading, readDatabase, readHeader } from './database.js';
 import { countDistanced } from './distance-table.js';
-import type { PassRecord } from './pass-log.js';
+import { type PassRecord, passesDone } from './pass-log.js';
 
 /** The distance layers a checkpoint holds, the next one's depth given, as the progress numbers
  *  them (0 the ends of the game, d + 1 the one pushing distance d). */
@@ -72,12 +72,11 @@ export function readCheckpoint(path: string, v: Variant, rules: RuleMode, withDi
   if (header.passes !== passLog.length || passLog.some((r, i) => r.pass !== i + 1 || r.unitsDone !== undefined) || (unfinished && unfinished.pass !== passLog.length + 1)) {
     throw new CCheckersError('E_DATABASE', `${path}: its pass log does not match its ${header.passes} finished passes`);
   }
-  // The passes end with one that proves nothing: nothing comes after it but the distances.
-  const passesDone = passLog[passLog.length - 1]?.newlyProven === 0;
-  if (passesDone && unfinished) throw new CCheckersError('E_DATABASE', `${path}: its pass log goes on after a pass that proved nothing`);
+  const done = passesDone(passLog);
+  if (done && unfinished) throw new CCheckersError('E_DATABASE', `${path}: its pass log goes on after a pass that proved nothing`);
   let resumedDistances: Checkpoint['resumedDistances'];
   if (distances) {
-    if (!passesDone) {
+    if (!done) {
       throw new CCheckersError('E_DATABASE', `${path}: it holds distances, but its pass log does not end with a pass that proved nothing`);
     }
     if (!(header.maxDistance < MAX_DISTANCE)) {

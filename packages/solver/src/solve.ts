@@ -24,7 +24,7 @@ import {
 } from '@ccheckers/core';
 import { type DatabaseHeader, tableCrc32, writeDatabase } from './database.js';
 import { distanceLayers, headerFor, readCheckpoint } from './solve-checkpoint.js';
-import type { PassRecord } from './pass-log.js';
+import { type PassRecord, passesDone } from './pass-log.js';
 import { InsufficientMemoryError, allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
@@ -288,9 +288,9 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       report({ phase: 'init-done', pass: 0, fraction: 1, proven, storedStates: space.states });
       checkpoint('init');
     }
-    // The passes end with one that proves nothing; a checkpoint taken after it (one of the
-    // distances, or one written when the distance table could not be allocated) goes on from there.
-    while (passLog[passLog.length - 1]?.newlyProven !== 0) {
+    // A checkpoint taken after the last pass (one of the distances, or one written when the
+    // distance table could not be allocated) goes on from there.
+    while (!passesDone(passLog)) {
       const pass = passLog.length + 1;
       const passStart = performance.now();
       // A pass a checkpoint caught partway goes on where it was: its units [0, unitsDone) of the

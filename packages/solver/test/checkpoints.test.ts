@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { type Backend, LOST_WITHOUT_DISTANCE, MAX_DISTANCE, lostCheckedMark, variant } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type InPass, type PassRecord, type SolveResult, SolveInterrupted, availableBackends, readDatabase, solve, unitsAfter, writeDatabase } from '../src/index.js';
+import { passesDone } from '../src/pass-log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-ckpt-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,6 +18,18 @@ const backends = await availableBackends();
 
 /** What a pass proved, without its time. */
 const proofs = (log: PassRecord[]) => log.map(({ pass, proven, newlyProven, sparse }) => ({ pass, proven, newlyProven, sparse }));
+
+describe('passesDone: the passes end with one that proves nothing', () => {
+  const record = (pass: number, newlyProven: number, unitsDone?: number): PassRecord => ({ pass, proven: 10, newlyProven, seconds: 1, unitsDone });
+  it('the last finished pass proved nothing: done; anything else: not', () => {
+    expect(passesDone([record(1, 5), record(2, 0)])).toBe(true);
+    expect(passesDone([])).toBe(false);
+    expect(passesDone([record(1, 5)])).toBe(false);
+    expect(passesDone([record(1, 0), record(2, 3)])).toBe(false);
+    // An unfinished pass that has proved nothing so far is not the end.
+    expect(passesDone([record(1, 5), record(2, 0, 7)])).toBe(false);
+  });
+});
 
 describe('unitsAfter: the chunks of a sweep left after its first units', () => {
   const chunks: Array<[number, number]> = [

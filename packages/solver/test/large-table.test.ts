@@ -10,13 +10,12 @@
  * hold the values put in them.
  */
 import { closeSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { freemem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   type Backend,
   LOSS,
   NO_DISTANCE,
-  RANKING_ID,
   StateSpace,
   TableBytes,
   type TableLike,
@@ -28,7 +27,8 @@ import {
   variant,
 } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HEADER_BYTES, allocateTable, availableBackends, openDatabase, readTable, solve, tableCrc32, writeDatabase } from '../src/index.js';
+import { HEADER_BYTES, allocateTable, availableBackends, formatBytes, openDatabase, readTable, solve, tableCrc32, writeDatabase } from '../src/index.js';
+import { headerFor } from '../src/solve-checkpoint.js';
 
 const TWO_32 = 2 ** 32;
 /** A little more than 4 GiB: a whole view and one huge page more. */
@@ -37,12 +37,23 @@ const dir = mkdtempSync(join(tmpdir(), 'ccheckers-big-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const backends = await availableBackends();
+
+/**
+ * A big table, once the machine has room for it and a GiB more: a test that took the memory a
+ * solve beside it holds would have the kernel kill that solve (the largest process), hours of
+ * work on 7x7/4, so it fails here first and says why.
+ */
+function allocateBig(backend: Backend, bytes: number): TableBytes {
+  const available = freemem();
+  expect(available, `a table of ${formatBytes(bytes)} needs that and a GiB more free; ${formatBytes(available)} is: is a big solve running beside the tests?`).toBeGreaterThan(bytes + 2 ** 30);
+  return allocateTable(backend, bytes);
+}
 /** One big table per allocator: the addon's (both native backends) and V8's (ts). */
 const bigTables = new Map<string, TableBytes>();
 function bigTable(backend: Backend): TableBytes {
   const allocator = backend.allocateTable ? 'addon' : 'v8';
   let table = bigTables.get(allocator);
-  if (!table) bigTables.set(allocator, (table = allocateTable(backend, BIG)));
+  if (!table) bigTables.set(allocator, (table = allocateBig(backend, BIG)));
   return table;
 }
 afterAll(() => bigTables.clear()); // freed when collected (the addon's: unmapped by finalizers)
@@ -181,24 +192,7 @@ describe('a database past 4 GiB from tables in memory', () => {
     }
     expect(zeros.every((byte) => byte === 0)).toBe(true);
     const path = join(dir, 'big.ccdb');
-    const header = {
-      board: 7,
-      pieces: 4,
-      rules: 'clean' as const,
-      rankingId: RANKING_ID,
-      stage: 'checkpoint' as const,
-      startValue: 0,
-      passes: 0,
-      storedStates: space.states,
-      positions: 0,
-      p1Wins: 0,
-      p2Wins: 0,
-      draws: 0,
-      illegal: 0,
-      seconds: 0,
-      passLog: [],
-      maxDistance: 6,
-    };
+    const header = { ...headerFor(v, 'clean', 'checkpoint', 0, space, 0, [], 0), maxDistance: 6 };
     const written = writeDatabase(path, header, table, distances);
     expect(written.bodyBytes).toBe(space.tableBytes);
     expect(written.distanceBytes).toBe(space.states);
@@ -215,7 +209,7 @@ describe('a database past 4 GiB from tables in memory', () => {
     }
     // Read whole into a table past 4 GiB as a solve allocates it (views of 4 GiB): the first
     // 4 GiB and 2 MiB of the distance table.
-    const into = allocateTable(backend, BIG);
+    const into = allocateBig(backend, BIG);
     expect(into.views.map((view) => view.length)).toEqual([TWO_32, 2 ** 21]);
     const fd = openSync(path, 'r');
     try {
