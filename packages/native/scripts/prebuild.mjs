@@ -4,7 +4,10 @@
 // are passed on to prebuildify. `--from-build` (.ci/run, which has just compiled build/ in its
 // setup): the linux-x64 prebuild is build/Release's addon, stripped as prebuildify strips it, when
 // that addon is newer than every file it is compiled from (else prebuildify compiles it again):
-// the same compiler, flags and sources, compiled once a run.
+// the same compiler, flags and sources, compiled once a run. `--selftest-objects` (.ci/run, with
+// `--arch arm64`): the kernel's object files of the cross-compile are handed to the aarch64 C++
+// self-test (native-src/test/run-selftest.sh --adopt-objects), which then compiles only its own
+// file: the arm64 kernel is compiled once a run, and the self-test runs the code that ships.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -14,7 +17,9 @@ import { packageDir, toolchainEnv } from './toolchain-env.mjs';
 
 // --arch=arm64 and --arch arm64 alike (prebuildify takes both).
 const fromBuild = process.argv.includes('--from-build');
-const args = process.argv.slice(2).flatMap((a) => (a.startsWith('--arch=') ? ['--arch', a.slice(7)] : a === '--from-build' ? [] : [a]));
+const selftestObjects = process.argv.includes('--selftest-objects');
+const ownFlags = new Set(['--from-build', '--selftest-objects']);
+const args = process.argv.slice(2).flatMap((a) => (a.startsWith('--arch=') ? ['--arch', a.slice(7)] : ownFlags.has(a) ? [] : [a]));
 const arch = args.includes('--arch') ? args[args.indexOf('--arch') + 1] : process.arch;
 const env = toolchainEnv();
 
@@ -65,5 +70,12 @@ for (const [name, target] of [['src', join(packageDir, 'src')], ['native-src', s
 // paths would miss.
 env.PREBUILD_NODE_GYP = createRequire(join(packageDir, 'package.json')).resolve('node-gyp/bin/node-gyp.js');
 const run = spawnSync('prebuildify', ['--napi', '--strip', '--out', packageDir, ...args], { cwd: scratch, env, stdio: 'inherit' });
+let status = run.status ?? 1;
+const selftest = join(sources, 'test', 'run-selftest.sh');
+if (status === 0 && selftestObjects && arch === 'arm64' && process.arch !== 'arm64' && existsSync(selftest)) {
+  // node-gyp's objects of the kernel's files: build/Release/obj.target/<target>/native-src/src.
+  const objects = join(scratch, 'build', 'Release', 'obj.target', 'ccheckers_native', 'native-src', 'src');
+  status = spawnSync('bash', [selftest, 'aarch64', '--adopt-objects', objects], { stdio: 'inherit' }).status ?? 1;
+}
 rmSync(scratch, { recursive: true, force: true });
-process.exit(run.status ?? 1);
+process.exit(status);
