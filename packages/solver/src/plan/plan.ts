@@ -69,10 +69,10 @@ export const REFERENCE_DISTANCES = {
   /** `distances.seconds` of the solve's --json: the mean of 43.24 and 47.56 s, the kernel of
    *  25f6713 (a push reads one byte). */
   '7x7/3': { name: '7x7/3', pieces: 3, storedStates: 141_219_540, seconds: 45.4, source: 'docs/performance.md, 2026-12-01, "a push reading one byte"' },
-  /** Not run to its end: the first 41.5 minutes of the layers (the init of 94b72ea included,
-   *  three checkpoints of 19.8 GB) placed 29.0% of the won and lost states, counted here as 29.0%
-   *  of the stored states (draws and illegal states are a few in 10^4 of them). */
-  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 0.29 * 15_835_337_595, seconds: 41.5 * 60, source: 'docs/performance.md, 2026-12-01, "7x7/4 with distances"' },
+  /** Run to its end (60 layers) in three runs, resumed from checkpoints: the sum of their layers'
+   *  times, 41.5, 97.5 and 26.6 minutes (the init, checkpoints of 19.8 GB every 10 minutes, and a
+   *  layer and a half run again after the resumes included), over all the stored states. */
+  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 15_835_337_595, seconds: (41.5 + 97.5 + 26.6) * 60, source: 'docs/performance.md, 2026-12-02, "7x7/4 with distances, in memory, to the end"' },
 } as const satisfies Record<string, ReferenceSolve>;
 
 /** Seconds of `--distances` after an in-memory solve of `states` stored states of k pieces
