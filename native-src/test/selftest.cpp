@@ -12,10 +12,11 @@
 #include "ccheckers/jump_magic.hpp"
 #include "ccheckers/kernel_api.hpp"
 
-// The band table's helpers (message sort) on their own: they use no engine.
+// The band table's helpers (message sort, a band's parts) on their own: they use no engine.
 namespace cck {
 namespace band_check {
 #include "ccheckers/kernel/band_table.inl"
+#include "ccheckers/kernel/outbox.inl"
 }  // namespace band_check
 }  // namespace cck
 

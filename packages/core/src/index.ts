@@ -17,6 +17,7 @@ export * from './position/position.js';
 export * from './position/text-format.js';
 export * from './backend/backend.js';
 export * from './backend/ts-backend.js';
+export * from './backend/bench.js';
 export * from './backend/describe.js';
 export * from './solver-space/state-space.js';
 export * from './solver-space/value-table.js';

@@ -80,13 +80,12 @@ const PAIRS: readonly Pair[] = [
       'load',
       'proveLocal',
       'prove',
-      'Outbox',
-      'byBand',
-      'sendValue',
-      'sendRequest',
-      'sortMessages',
-      'collectOutboxes',
     ],
+  },
+  {
+    cpp: `${KERNEL}/outbox.inl`,
+    ts: `${SOLVER_SPACE}/outbox.ts`,
+    names: ['Outbox', 'byBand', 'sendValue', 'sendRequest', 'sortMessages', 'collectOutboxes'],
   },
   {
     cpp: `${KERNEL}/state_graph.inl`,
@@ -121,6 +120,11 @@ const PAIRS: readonly Pair[] = [
     cpp: `${KERNEL}/kernel.inl`,
     ts: `${SOLVER_SPACE}/kernel.ts`,
     names: ['checkUnits'],
+  },
+  {
+    cpp: `${KERNEL}/bench.inl`,
+    ts: 'packages/core/src/backend/bench.ts',
+    names: ['runBench'],
   },
   {
     cpp: 'native-src/include/ccheckers/message_runs.hpp',

@@ -3,8 +3,10 @@
 // engine.inl, in the same kernel namespace, with the solver's parts in the order they build on
 // each other:
 #include "ccheckers/kernel/state_space.inl"  // groups, proof order, placements among free cells
+#include "ccheckers/kernel/bench.inl"        // the benchmark loops of `ccheckers bench`
 #include "ccheckers/kernel/table_parts.inl"  // the table a call works on
-#include "ccheckers/kernel/band_table.inl"   // one band of a band-ordered store, its messages
+#include "ccheckers/kernel/band_table.inl"   // one band of a band-ordered store
+#include "ccheckers/kernel/outbox.inl"       // the messages its visits send to other bands
 #include "ccheckers/kernel/state_graph.inl"  // children and parents of a stored state
 #include "ccheckers/kernel/pass_worker.inl"  // init and pass visits, revisits
 #include "ccheckers/kernel/distances.inl"    // distances to the end, layer by layer
@@ -96,115 +98,8 @@ class BoardKernel final : public KernelApi {
     }
   }
 
-  // --- benchmark loops (definitions shared with core's runBench; checksums must agree) --------
-
-  BenchResult bench(BenchOp op, const PosWords& pw, uint64_t iterations) override {
-    B p1 = board(pw.p1), p2 = board(pw.p2);
-    uint32_t checksum = 0;
-    std::vector<uint8_t> mv(2 * static_cast<size_t>(e_.n) * e_.k + 2);
-    std::vector<B> samples;
-    if (op == BenchOp::RankP1 || op == BenchOp::RankP2) {
-      uint64_t count = std::min<uint64_t>(kBenchSamples, op == BenchOp::RankP1 ? e_.p1Placements : e_.p2Placements);
-      for (uint64_t s = 0; s < count; s++) samples.push_back(op == BenchOp::RankP1 ? e_.unrankP1(s) : e_.unrankP2(p1, s));
-    }
-    auto start = std::chrono::steady_clock::now();
-    switch (op) {
-      case BenchOp::Winner:
-        for (uint64_t i = 0; i < iterations; i++) {
-          checksum += e_.hasWon(0, p1, p2) ? 1 : 0;
-          checksum += e_.hasWon(1, p1, p2) ? 2 : 0;
-          asm volatile("" : "+r"(checksum));  // keep the loop from being folded
-        }
-        break;
-      case BenchOp::Successors: {
-        B own = pw.toMove == 0 ? p1 : p2;
-        B occ = p1 | p2;
-        for (uint64_t i = 0; i < iterations; i++) {
-          asm volatile("" : "+m"(own), "+m"(occ));
-          int count = e_.generate(own, occ, mv.data());
-          for (int m = 0; m < count; m++) {
-            B flip = cellBit<B>(mv[2 * m]) | cellBit<B>(mv[2 * m + 1]);
-            own ^= flip;  // apply
-            checksum += word0(own) & 0xff;
-            own ^= flip;  // undo
-          }
-          checksum += static_cast<uint32_t>(count);
-        }
-        break;
-      }
-      case BenchOp::RankP1:
-      case BenchOp::RankP2: {
-        size_t s = 0, count = samples.size();
-        for (uint64_t i = 0; i < iterations; i++) {
-          uint64_t r = op == BenchOp::RankP1 ? e_.rankP1(samples[s]) : e_.rankP2(p1, samples[s]);
-          checksum += static_cast<uint32_t>(r);
-          if (++s == count) s = 0;
-        }
-        break;
-      }
-      case BenchOp::UnrankP1:
-      case BenchOp::UnrankP2: {
-        uint64_t count = op == BenchOp::UnrankP1 ? e_.p1Placements : e_.p2Placements;
-        for (uint64_t i = 0, r = 0; i < iterations; i++) {
-          B x = op == BenchOp::UnrankP1 ? e_.unrankP1(r) : e_.unrankP2(p1, r);
-          checksum += wordsXor(x);
-          if (++r == count) r = 0;
-        }
-        break;
-      }
-      case BenchOp::IncrementP2: {
-        // Next P2 placement among the free cells, in colex order, wrapping to the first.
-#if CCK_USE_BMI2
-        B freeCells = ~p1 & full();
-        uint64_t first = (uint64_t{1} << e_.k) - 1, limit = uint64_t{1} << (e_.n - e_.k);
-        if constexpr (std::is_same_v<B, uint64_t>) {
-          uint64_t x = first;
-          for (uint64_t i = 0; i < iterations; i++) {
-            // Gosper's hack on the compressed set; the division by the lowest bit is a shift
-            uint64_t ripple = x + (x & (~x + 1));
-            x = ripple >= limit ? first : (((ripple ^ x) >> 2) >> __builtin_ctzll(x)) | ripple;
-            checksum += word0(pdep(x, freeCells));
-          }
-          break;
-        }
-#else
-        if constexpr (std::is_same_v<B, uint64_t>) {
-          // No pext/pdep: Gosper's step directly on the board. Adding the lowest piece to the
-          // set with every non-free cell filled in carries across P1's pieces; the block of
-          // pieces the carry cleared, less one, goes back onto the lowest free cells.
-          uint64_t freeCells = ~p1 & full(), first = 0;
-          for (uint64_t rest = freeCells, j = 0; j < static_cast<uint64_t>(e_.k); j++, rest &= rest - 1) first |= rest & (~rest + 1);
-          uint64_t x = first;
-          for (uint64_t i = 0; i < iterations; i++) {
-            uint64_t next = ((x | ~freeCells) + (x & (~x + 1))) & freeCells;
-            if (next == 0) {
-              x = first;  // past the last placement: wrap
-            } else {
-              uint64_t cleared = x & ~next;
-              if (cleared & (cleared - 1)) {  // more than one: refill the lowest free cells
-                uint64_t rest = freeCells;
-                for (int c = popcount64(cleared) - 1; c > 0; c--, rest &= rest - 1) next |= rest & (~rest + 1);
-              }
-              x = next;
-            }
-            checksum += word0(x);
-          }
-          break;
-        }
-#endif
-        FreePlacements<B> placements(e_, p1);
-        for (uint64_t i = 0; i < iterations; i++) {
-          if (!placements.next()) placements.first();
-          checksum += word0(placements.placement());
-        }
-        break;
-      }
-    }
-    auto end = std::chrono::steady_clock::now();
-    return {static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(end - start).count()), checksum};
-  }
-
-  B full() const { return e_.full; }
+  /** `ccheckers bench`'s loops (bench.inl). */
+  BenchResult bench(BenchOp op, const PosWords& pw, uint64_t iterations) override { return runBench(e_, op, pw, iterations); }
 
   // --- solver ------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 // The visits of the solver's init and passes (core's solver-space/pass-worker.ts): one worker per
 // thread and kernel call, over the table of the call: TableParts (the whole table) or a BandTable
 // (one band, with an outbox for what it decides about states held elsewhere).
-// Included after state_graph.inl and band_table.inl.
+// Included after state_graph.inl, band_table.inl and outbox.inl.
 
 /** A stored state of a pass unit: its index, and P1's pieces (the unit is P2's placement). */
 template <class B>

@@ -32,7 +32,8 @@ import {
 } from '../backend/backend.js';
 import { BitboardEngine } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
-import { BandTable, Outbox, collectOutboxes } from './band-table.js';
+import { BandTable } from './band-table.js';
+import { Outbox, collectOutboxes } from './outbox.js';
 import { DistanceWorker } from './distances.js';
 import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.js';
 import { KeptSweep, PassWorker } from './pass-worker.js';
