@@ -13,7 +13,7 @@
 # self-test runs the code that ships). Each binary is kept in SELFTEST_CACHE (default
 # .cache/selftest at the top of the repository, git-ignored; not in native-src/, whose files
 # scripts/arm64.sh compares with the prebuilds) under the SHA-256 of its compiler, flags and every
-# source file, and built again only when one of these changes. The translation units compile
+# source file (and the objects it links), and built again only when one of these changes. The translation units compile
 # SELFTEST_JOBS at a time (default: the CPUs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -30,7 +30,8 @@ flags=(-std=c++17 -O2 -Wall -Wextra -I"$here/include" -pthread)
 cxx=g++
 case "$mode" in
   aarch64)
-    if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64-static >/dev/null; then
+    # (An adoption needs only the cross-compiler, which made the objects: nothing is installed.)
+    if [[ -z "$adopt" ]] && { ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64-static >/dev/null; }; then
       sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"
       $sudo_cmd apt-get update -qq && $sudo_cmd apt-get install -y -qq g++-aarch64-linux-gnu qemu-user-static >/dev/null
     fi
@@ -58,15 +59,16 @@ if [[ -n "$adopt" ]]; then
     [[ -f "$object" ]] || { echo "run-selftest.sh: $object is missing" >&2; exit 1; }
     cp "$object" "$work/"
   done
-  rm -rf "$kernel_objects"
-  mv "$work" "$kernel_objects" # whole or not at all
+  # Whole or not at all, and never replaced: objects already kept under this key were compiled
+  # from the same sources (a build may be linking them now).
+  mv -T "$work" "$kernel_objects" 2>/dev/null || rm -rf "$work"
   echo "selftest objects: $kernel_objects"
   exit 0
 fi
 if [[ "$mode" == aarch64 && -d "$kernel_objects" ]]; then
   linked=("$kernel_objects"/*.o)
   sources=("$here/test/selftest.cpp")
-  key="$(hash_of "$here/src" "$here/include" "$here/test/selftest.cpp" "$kernel_objects")-objects"
+  key="$( { printf '%s\n' "${flags[@]}"; hash_of "$here/src" "$here/include" "$here/test/selftest.cpp" "$kernel_objects"; } | sha256sum | cut -c1-16)-objects"
 else
   linked=()
   key="$( { printf '%s\n' "${flags[@]}"; hash_of "$here/src" "$here/include" "$here/test/selftest.cpp"; } | sha256sum | cut -c1-16)"

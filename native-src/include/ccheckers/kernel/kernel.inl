@@ -1,10 +1,10 @@
 // KernelApi over BitboardEngine<B> (the native side of core's Engine and SolverKernel):
 // fine-grained calls, batches (describe, bench) and the solver's phases. Included after
-// engine.inl, in the same kernel namespace, with the solver's parts in the order they build on
-// each other:
+// engine.inl, in the same kernel namespace, with the bench loops and the solver's parts in the
+// order they build on each other:
 #include "ccheckers/kernel/state_space.inl"  // groups, proof order, placements among free cells
 #include "ccheckers/kernel/bench.inl"        // the benchmark loops of `ccheckers bench`
-#include "ccheckers/kernel/table_parts.inl"  // the table a call works on
+#include "ccheckers/kernel/table_parts.inl"  // the solver's parts: the table a call works on
 #include "ccheckers/kernel/band_table.inl"   // one band of a band-ordered store
 #include "ccheckers/kernel/outbox.inl"       // the messages its visits send to other bands
 #include "ccheckers/kernel/state_graph.inl"  // children and parents of a stored state

@@ -33,9 +33,9 @@ import {
 import { BitboardEngine } from '../engine/engine.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BandTable } from './band-table.js';
-import { Outbox, collectOutboxes } from './outbox.js';
 import { DistanceWorker } from './distances.js';
 import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.js';
+import { Outbox, collectOutboxes } from './outbox.js';
 import { KeptSweep, PassWorker } from './pass-worker.js';
 import { applyValues, distanceInitGroup, distanceLayerGroup, initGroup, passUnit, requestsOfSlot, sparseGroup, visitRequests } from './phases.js';
 import { StateGraph } from './state-graph.js';
