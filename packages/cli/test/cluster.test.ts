@@ -379,6 +379,15 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
       await connection.set('ccheckers:coordinator:0123456789abcdef', 'other-machine:x:y:1:cccc', 'PX', 60_000);
       await expect(third.check()).rejects.toThrow(/another coordinator took over this store/);
       await third.release();
+      // A key without an expiry is no coordinator's lease (one put there by hand would lock the
+      // store for good): taken over at once, and said.
+      await connection.set('ccheckers:coordinator:0123456789abcdef', 'garbage-lease');
+      const fourth = new CoordinatorLease(connection, '0123456789abcdef');
+      const said: string[] = [];
+      await fourth.acquire((t) => said.push(t));
+      expect(said).toEqual([expect.stringMatching(/^ccheckers:coordinator:0123456789abcdef in Redis holds "garbage-lease" without an expiry, which no coordinator sets: taken over$/)]);
+      await fourth.check();
+      await fourth.release();
       expect(deadHereAndNow(`${thisMachine()}:${process.pid}:x`)).toBe(false);
     } finally {
       await connection.del('ccheckers:coordinator:0123456789abcdef');
@@ -429,6 +438,37 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     }
     await stopWorker(worker);
     expect(snapshot()).toEqual(before);
+  }, 120_000);
+
+  it('a job under the id of a step whose data in Redis is not JSON is replaced on --resume, not a crash', async () => {
+    const store = newStore();
+    const helper = startWorker(redis, store);
+    const stopped = start(solveArgs(7, 2, store, '--schedule', 'segments'), { killAfterCommit: 2 }); // init done: pass 1 next
+    expect((await stopped.exited).signal).toBe('SIGKILL');
+    await stopWorker(helper);
+    const m = manifestOf(store);
+    expect(m.bands.next).toEqual({ pass: 1, round: 0 });
+    const step = { kind: 'step' as const, store: m.id, board: 7, pieces: 2, rules: 'clean' as const, pass: 1, round: 0, band: 0, generation: m.generation };
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(queueName(m.id), { connection });
+    try {
+      // BullMQ reads a job's data with JSON.parse: garbage there threw out of every resume.
+      const job = await queue.add('step', step, { jobId: jobId(step) });
+      await connection.hset(`bull:${queueName(m.id)}:${job.id}`, 'data', 'GARBAGE');
+      await expect(queue.getJob(job.id!)).rejects.toThrow(SyntaxError);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+    const resumed = start(solveArgs(7, 2, store, '--resume'));
+    // The worker after the replacement: one taking the garbage first would hold it locked.
+    await waitFor('the coordinator to replace the job', () => /in Redis has fields that are not JSON; replaced/.test(resumed.stderr()), 30_000);
+    expect(resumed.stderr()).toMatch(/job .*-p1-r0-g\d+-b0 in Redis has fields that are not JSON; replaced/);
+    const worker = startWorker(redis, store);
+    const { code } = await resumed.exited;
+    expect(code, resumed.stderr()).toBe(0);
+    expect(JSON.parse(resumed.stdout()).tableCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
+    await stopWorker(worker);
   }, 120_000);
 
   it('a job put under the id of a step with another payload, done by a rogue worker, is replaced, not taken', async () => {

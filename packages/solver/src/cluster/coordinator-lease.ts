@@ -60,6 +60,13 @@ export class CoordinatorLease {
         await this.redis.eval(DELETE_IF_HOLDER, 1, this.key, holder);
         continue;
       }
+      if (holder !== null && (await this.redis.pttl(this.key)) === -1) {
+        // No expiry: not a coordinator's lease (each is set with one, and renewed so), but a key
+        // put there by hand or by another program, which would lock the store for good.
+        notice(`${this.key} in Redis holds ${JSON.stringify(holder)} without an expiry, which no coordinator sets: taken over`);
+        await this.redis.eval(DELETE_IF_HOLDER, 1, this.key, holder);
+        continue;
+      }
       if (performance.now() > until) {
         throw new CCheckersError('E_USAGE', `another coordinator (${holder ?? '?'}) is solving this store: its lease ${this.key} in Redis is still renewed`);
       }

@@ -62,6 +62,21 @@ const FULL_CHECK_MS = 15_000;
 /** How long no job may finish before the coordinator looks for workers and says so. */
 const IDLE_NOTICE_MS = 10_000;
 
+/** Marks a job in Redis whose fields BullMQ cannot parse (its data not JSON): put there by
+ *  someone else, and replaced as a job of another payload is. */
+const UNREADABLE = 'unreadable';
+
+/** The job Redis holds under `id`: undefined if none, UNREADABLE if its fields are not JSON (BullMQ
+ *  throws a SyntaxError reading it: without this, every resume of the store would end there). */
+async function readJob(q: Queue, id: string): Promise<Job | typeof UNREADABLE | undefined> {
+  try {
+    return await q.getJob(id);
+  } catch (e) {
+    if (e instanceof SyntaxError) return UNREADABLE;
+    throw e;
+  }
+}
+
 /** Runs the jobs (adding those Redis does not have or has with another payload, retrying failed
  *  ones) and returns their checked results by id. A job that failed for good ends the solve.
  *  `keepDone`: done jobs stay in Redis (removeJobs once the round is committed). */
@@ -78,12 +93,12 @@ export async function runJobs(
   const pending = new Map(list.map((job) => [jobId(job), job]));
   const add = (job: ClusterJob) => q.add(job.kind, job, { ...JOB_OPTIONS, jobId: jobId(job) });
   for (const [id, job] of pending) {
-    const found: Job | undefined = await q.getJob(id);
+    const found = await readJob(q, id);
     if (!found) {
       await add(job);
-    } else if (!sameJob(job, found.data)) {
+    } else if (found === UNREADABLE || !sameJob(job, found.data)) {
       // Not the job this coordinator asks for, under its id (put there by someone else): gone.
-      notice(`job ${id} in Redis has another payload than this step's; replaced`);
+      notice(`job ${id} in Redis has ${found === UNREADABLE ? 'fields that are not JSON' : "another payload than this step's"}; replaced`);
       await q.remove(id);
       await add(job);
     } else if ((await found.getState()) === 'failed') {
@@ -117,15 +132,21 @@ export async function runJobs(
         // The state first, then the job: read the other way, a job that completes in between
         // would come without its result.
         const state = await q.getJobState(id);
-        if (state === 'failed') throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${(await q.getJob(id))?.failedReason ?? '?'} (the store is kept: fix the cause, then solve --resume)`);
+        if (state === 'failed') {
+          const failed = await readJob(q, id);
+          const reason = failed === UNREADABLE ? 'its fields in Redis are not JSON' : (failed?.failedReason ?? '?');
+          throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${reason} (the store is kept: fix the cause, then solve --resume)`);
+        }
         if (state === 'unknown') {
           // Redis lost it (restarted without its data, flushed): added again; a step is repeatable.
-          if (!(await q.getJob(id))) await add(job);
+          const lost = await readJob(q, id);
+          if (lost === UNREADABLE) await q.remove(id);
+          if (!lost || lost === UNREADABLE) await add(job);
           continue;
         }
         if (state !== 'completed') continue;
-        const found: Job | undefined = await q.getJob(id);
-        if (!found || !sameJob(job, found.data)) {
+        const found = await readJob(q, id);
+        if (!found || found === UNREADABLE || !sameJob(job, found.data)) {
           // Gone meanwhile, or not this step (put under its id by someone else): added again.
           if (found) await q.remove(id);
           await add(job);
