@@ -440,6 +440,22 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     expect(snapshot()).toEqual(before);
   }, 120_000);
 
+  it('a worker whose --memory no step fits: the coordinator says why its jobs wait', async () => {
+    const store = newStore();
+    const worker = start(['worker', '--redis', redis.url, '--store', store, '--threads', '1', '--memory', '1M']);
+    const solve = start(solveArgs(7, 2, store));
+    // The worker defers each job (back to the queue for any other worker); after 10 s without a
+    // job done, the coordinator's notice names the reason from the job's log.
+    await waitFor('the coordinator to say why', () => /was deferred by a worker/.test(solve.stderr()), 40_000);
+    expect(solve.stderr()).toMatch(
+      /1 worker\(s\) connected; waiting for \d+ job\(s\); job \S+ was deferred by a worker: this worker's --memory 1\.0 MiB is too small for the steps of .*: more --shards would not help, the messages and maps alone need more\)/,
+    );
+    expect(worker.stderr()).toMatch(/deferred: this worker's --memory 1\.0 MiB is too small/);
+    solve.proc.kill('SIGINT');
+    expect((await solve.exited).code, solve.stderr()).toBe(130);
+    await stopWorker(worker);
+  }, 90_000);
+
   it('a job under the id of a step whose data in Redis is not JSON is replaced on --resume, not a crash', async () => {
     const store = newStore();
     const helper = startWorker(redis, store);

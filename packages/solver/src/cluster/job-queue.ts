@@ -50,7 +50,9 @@ export class Waker {
 
 /** How every job is added: retried twice after a second (a worker's crash, I/O), and kept in
  *  Redis when done or failed until the pass is committed (a resumed coordinator finds it). */
-const JOB_OPTIONS = { attempts: 3, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: false, removeOnFail: false } as const;
+/** keepLogs: a job's log holds the last reasons workers deferred it for (worker.ts), which the
+ *  coordinator says while it waits. */
+const JOB_OPTIONS = { attempts: 3, backoff: { type: 'fixed', delay: 1000 }, removeOnComplete: false, removeOnFail: false, keepLogs: 3 } as const;
 
 /** Polling: from FAST_POLL_MS, slower while nothing finishes, up to SLOW_POLL_MS, and at once when
  *  BullMQ says a job completed or failed (JobQueue.waker); a poll is one command (the queue's
@@ -170,7 +172,7 @@ export async function runJobs(
       notice(
         workers === 0
           ? `no worker is connected to queue ${q.name} at ${shownUrl}: start one with "ccheckers worker --redis URL --store ${storePath}"`
-          : `${workers} worker(s) connected; waiting for ${pending.size} job(s)`,
+          : `${workers} worker(s) connected; waiting for ${pending.size} job(s)${await deferral(q, pending)}`,
       );
     }
     await (context.waker?.sleep(wait) ?? new Promise((resolve) => setTimeout(resolve, wait)));
@@ -178,6 +180,19 @@ export async function runJobs(
   }
   if (!keepDone) await removeJobs(q, [...results.keys()]);
   return results;
+}
+
+/** Why a worker deferred one of the pending jobs, as its log says (worker.ts), for the idle
+ *  notice: '' when none is deferred. Two commands, once a notice. */
+async function deferral(q: Queue, pending: Map<string, ClusterJob>): Promise<string> {
+  try {
+    const [delayed] = await q.getDelayed(0, 0);
+    if (!delayed?.id || !pending.has(delayed.id)) return '';
+    const { logs } = await q.getJobLogs(delayed.id, -1, -1);
+    return logs[0] ? `; job ${delayed.id} was ${logs[0]}` : '';
+  } catch {
+    return ''; // a job Redis holds that BullMQ cannot read: replaced when its turn comes
+  }
 }
 
 /** Removes done jobs from Redis (a round committed no longer needs them). */

@@ -79,7 +79,7 @@ export class JobRunner {
     if (memoryLimit !== undefined && need > memoryLimit) {
       throw new JobDeferred(
         `this worker's --memory ${formatBytes(memoryLimit)} is too small for the steps of ${store.dir}: ${sharedParts(m.bands!) > 1 ? 'two copies of ' : ''}a band of up to ${formatBytes(plan.bandBytes)}, ` +
-          `${formatBytes(m.bands!.messageBytes)} of messages and ${formatBytes(plan.overheadBytes)} of group maps and scratch, ${formatBytes(need)} (give the workers more --memory, or solve with more --shards)`,
+          `${formatBytes(m.bands!.messageBytes)} of messages and ${formatBytes(plan.overheadBytes)} of group maps and scratch, ${formatBytes(need)} (give the workers more --memory${m.bands!.messageBytes + plan.overheadBytes < memoryLimit ? ', or solve with more --shards' : ': more --shards would not help, the messages and maps alone need more'})`,
       );
     }
     checkMemory(need);

@@ -107,6 +107,8 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
       if (failure instanceof JobDeferred && job.attemptsStarted < MAX_DEFERRALS) {
         // Not a failed attempt: back to the queue in a while, for any worker.
         options.log(`job ${job.id ?? '?'} deferred: ${failure.message}`);
+        // For the coordinator, which says why its jobs wait (job-queue.ts, the job's last logs).
+        await job.log(`deferred by a worker: ${failure.message}`);
         await job.moveToDelayed(Date.now() + DEFER_MS, token);
         tell(); // no event follows a deferral
         throw new DelayedError();
