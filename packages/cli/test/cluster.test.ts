@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoordinatorLease, deadHereAndNow, jobId, manifestText, queueName, thisMachine } from '@ccheckers/solver';
+import { CoordinatorLease, connectRedis, deadHereAndNow, jobId, manifestText, queueName, thisMachine } from '@ccheckers/solver';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +61,18 @@ const solveArgs = (board: number, pieces: number, store: string, ...more: string
 ];
 
 describe('a cluster solve whose Redis does not answer', () => {
+  it('the first connection says so again while no answer comes (a mistyped port is not a silent hang)', async () => {
+    const said: string[] = [];
+    const stop = new AbortController();
+    const connecting = connectRedis({ url: 'redis://127.0.0.1:1', shown: 'redis://127.0.0.1:1' }, (m) => said.push(m), stop.signal, 1000);
+    await waitFor('a reminder', () => said.some((m) => m.startsWith('still no answer')), 20_000);
+    stop.abort();
+    (await connecting).redis.disconnect();
+    expect(said[0]).toMatch(/ECONNREFUSED/);
+    expect(said.find((m) => m.startsWith('still'))).toMatch(/^still no answer after \d+ s \(.*ECONNREFUSED.*\): is a Redis running there, on that port\? \(Ctrl-C stops\)$/);
+  }, 30_000);
+
+
   it('Ctrl-C stops the coordinator within seconds (exit 130), and an idle worker at once', async () => {
     const store = newStore();
     const nowhere = 'redis://127.0.0.1:1'; // nothing listens there

@@ -98,7 +98,16 @@ const DATABASE_REFUSED = /DB index is out of range|invalid DB index|SELECT is no
  * names (SELECT refused), is an E_USAGE error before anything else is done (a worker would otherwise log BullMQ's refusal many times a second,
  * and a coordinator would have made its store first).
  */
-export async function connectRedis(url: { url: string; shown: string }, onError: (message: string) => void = () => {}, signal?: AbortSignal): Promise<CountedRedis> {
+/** While the first connection gets no answer, it is said again this often (a mistyped port would
+ *  look like a hang after one line). */
+export const REDIS_REMIND_MS = 30_000;
+
+export async function connectRedis(
+  url: { url: string; shown: string },
+  onError: (message: string) => void = () => {},
+  signal?: AbortSignal,
+  remindMs = REDIS_REMIND_MS,
+): Promise<CountedRedis> {
   const { Redis } = await loadIoredis();
   let down = false;
   const redis = new Redis(url.url, {
@@ -107,9 +116,11 @@ export async function connectRedis(url: { url: string; shown: string }, onError:
     lazyConnect: false,
   });
   let starting = true;
+  let lastError = '';
   redis.on('error', (e: Error) => {
     if (starting && (CREDENTIALS_REFUSED.test(e.message) || DATABASE_REFUSED.test(e.message))) return; // the first answer says it
-    if (!down) onError(e.message || String(e));
+    lastError = e.message || String(e);
+    if (!down) onError(lastError);
     down = true;
   });
   redis.on('ready', () => {
@@ -119,6 +130,13 @@ export async function connectRedis(url: { url: string; shown: string }, onError:
   // ioredis's own SELECT on connecting only emits an error); other refusals (too many clients, a
   // protected mode) are said and retried like an outage.
   const db = Number(/^\/(\d+)$/.exec(new URL(url.url).pathname)?.[1] ?? 0);
+  // ioredis queues the first command until it connects: the errors come as events (above), and
+  // while none is answered the wait is said again every remindMs.
+  const since = performance.now();
+  const reminder = setInterval(() => {
+    if (down) onError(`still no answer after ${Math.round((performance.now() - since) / 1000)} s (${lastError}): is a Redis running there, on that port? (Ctrl-C stops)`);
+  }, remindMs);
+  reminder.unref();
   const refused = await new Promise<string | undefined>((resolve) => {
     if (signal?.aborted) return resolve(undefined);
     signal?.addEventListener('abort', () => resolve(undefined), { once: true });
@@ -129,6 +147,7 @@ export async function connectRedis(url: { url: string; shown: string }, onError:
           const message = e.message ?? String(e);
           if (CREDENTIALS_REFUSED.test(message) || DATABASE_REFUSED.test(message)) return resolve(message);
           if (signal?.aborted || redis.status === 'end') return resolve(undefined);
+          lastError = message;
           if (!down) onError(message);
           down = true;
           setTimeout(ask, 1000).unref();
@@ -137,6 +156,7 @@ export async function connectRedis(url: { url: string; shown: string }, onError:
     ask();
   });
   starting = false;
+  clearInterval(reminder);
   if (refused !== undefined && DATABASE_REFUSED.test(refused)) {
     redis.disconnect();
     throw new CCheckersError(
