@@ -452,6 +452,23 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     expect(snapshot()).toEqual(before);
   }, 120_000);
 
+  it('a worker kept running across solves leaves a store removed and serves the next one made there', async () => {
+    const store = newStore();
+    const worker = startWorker(redis, store);
+    const first = start(solveArgs(7, 2, store));
+    expect((await first.exited).code, first.stderr()).toBe(0);
+    const firstQueue = queueName(manifestOf(store).id);
+    rmSync(store, { recursive: true, force: true });
+    // Its queue was the old store's: before, the new solve waited for good ("no worker").
+    const second = start(solveArgs(7, 2, store));
+    const { code } = await second.exited;
+    expect(code, second.stderr()).toBe(0);
+    expect(JSON.parse(second.stdout()).tableCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
+    expect(worker.stderr()).toContain(`is no longer the one of queue ${firstQueue} (removed, or another made there): leaving that queue`);
+    expect(worker.stderr()).toMatch(new RegExp(`on queue ${queueName(manifestOf(store).id)} at `));
+    expect(await stopWorker(worker)).toBeGreaterThan(2);
+  }, 120_000);
+
   it('a worker whose --memory no step fits: the coordinator says why its jobs wait', async () => {
     const store = newStore();
     const worker = start(['worker', '--redis', redis.url, '--store', store, '--threads', '1', '--memory', '1M']);

@@ -1,12 +1,13 @@
 /**
  * A worker of cluster solves: `ccheckers worker --redis URL --store DIR`. It waits for a store
  * to appear in DIR (the coordinator makes it), then takes that store's jobs from its BullMQ
- * queue one at a time and runs them (run-job.ts), each with the worker's threads. A payload that
+ * queue one at a time and runs them (run-job.ts), each with the worker's threads; once that
+ * store is removed (or another made in DIR), it waits for and serves the next. A payload that
  * fails its checks is refused for good (BullMQ's UnrecoverableError: no retry) with a logged
  * reason. BullMQ holds a lock on the running job that the worker renews; if the worker dies, the
  * lock runs out after `stallSeconds` and another worker's stalled-job check puts the job back.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Backend, CCheckersError } from '@ccheckers/core';
 import { UNITS_CALL_SECONDS } from '../store/kernel-calls.js';
@@ -45,16 +46,52 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
   const { url, shown } = parseRedisUrl(options.redis);
   // BullMQ first (a fifth of a second to load): missing, the worker says so at once; loaded while
   // the solve makes its store, the jobs start as soon as the store is there.
-  const { DelayedError, UnrecoverableError, Worker } = await loadBullmq();
-  const storeId = await waitForStore(options);
+  const bullmq = await loadBullmq();
+  let storeId = await waitForStore(options);
   if (storeId === undefined) return { jobs: 0, refused: 0 };
-  const queue = queueName(storeId);
   const connection = await connectRedis({ url, shown }, (message) => options.log(`Redis at ${shown}: ${message}; retrying`), options.signal);
+  const totals = { jobs: 0, refused: 0 };
+  try {
+    // A store removed, or another made in its folder, while the worker is idle: it leaves the old
+    // store's queue and serves the new one (a worker kept running across solves).
+    while (storeId !== undefined) {
+      if ((await serveStore(options, bullmq, connection, shown, storeId, totals)) === 'stopped') break;
+      storeId = await waitForStore(options);
+    }
+  } finally {
+    connection.redis.disconnect();
+  }
+  return totals;
+}
+
+/** How often an idle worker looks whether its store is still the one in --store. */
+const STORE_CHECK_MS = 2000;
+
+/** The id the manifest in `dir` names now; undefined if there is none (or it cannot be read). */
+function storeIdIn(dir: string): string | undefined {
+  try {
+    const id = (JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as { id?: unknown }).id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Serves the queue of store `storeId` until the worker is stopped ('stopped') or, while idle, the
+ *  store in --store is another one or none ('left'). */
+async function serveStore(
+  options: ClusterWorkerOptions,
+  { DelayedError, UnrecoverableError, Worker }: Awaited<ReturnType<typeof loadBullmq>>,
+  connection: Awaited<ReturnType<typeof connectRedis>>,
+  shown: string,
+  storeId: string,
+  totals: { jobs: number; refused: number },
+): Promise<'stopped' | 'left'> {
+  const queue = queueName(storeId);
   if (options.signal.aborted) {
     // Stopped while Redis was away: no job was taken.
     options.log('stopping');
-    connection.redis.disconnect();
-    return { jobs: 0, refused: 0 };
+    return 'stopped';
   }
   const stallMs = 1000 * (options.stallSeconds ?? DEFAULT_STALL_SECONDS);
   const runner = new JobRunner({
@@ -65,8 +102,6 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
     // The lock is renewed every stallMs / 2 from the event loop, which runs between kernel calls.
     callSeconds: Math.min(UNITS_CALL_SECONDS, stallMs / 1000 / 8),
   });
-  let jobs = 0;
-  let refused = 0;
   /** Jobs whose work is going on (at most one). */
   let running = 0;
   /** Whether a job's work has ended and Redis has not yet taken its end (BullMQ's completed or
@@ -95,12 +130,12 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
       }
       if (ran) {
         options.onJobWorked?.(ran.job);
-        jobs++;
+        totals.jobs++;
         options.log(describe(job.id ?? '?', ran.job, ran.result));
         return ran.result;
       }
       if (failure instanceof JobRefused) {
-        refused++;
+        totals.refused++;
         options.log(`refused job ${job.id ?? '?'}: ${failure.message}`);
         throw new UnrecoverableError(`refused by a worker: ${failure.message}`);
       }
@@ -133,10 +168,21 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
     if (!/ECONNREFUSED|ECONNRESET|Connection is closed|EPIPE|ETIMEDOUT/.test(e.message)) options.log(`BullMQ: ${e.message}`);
   });
   options.log(`worker ${process.pid} on queue ${queue} at ${shown}, store ${options.store}, ${options.backend.name} on ${options.threads} thread(s)`);
-  await new Promise<void>((resolve) => {
-    if (options.signal.aborted) resolve();
-    options.signal.addEventListener('abort', () => resolve(), { once: true });
+  let check: NodeJS.Timeout | undefined;
+  const why = await new Promise<'stopped' | 'left'>((resolve) => {
+    if (options.signal.aborted) return resolve('stopped');
+    options.signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+    check = setInterval(() => {
+      if (running === 0 && !untold && storeIdIn(options.store) !== storeId) resolve('left');
+    }, STORE_CHECK_MS);
   });
+  clearInterval(check);
+  if (why === 'left') {
+    options.log(`the store in ${options.store} is no longer the one of queue ${queue} (removed, or another made there): leaving that queue`);
+    await worker.close(); // a job taken meanwhile is finished first
+    await runner.close();
+    return 'left';
+  }
   if (running > 0 || untold) {
     options.log('stopping after the current job');
     // The job's end goes to Redis once its work ends. A Redis that does not answer then would
@@ -159,8 +205,7 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
     await worker.close(true).catch(() => {});
   }
   await runner.close();
-  connection.redis.disconnect();
-  return { jobs, refused };
+  return 'stopped';
 }
 
 /** Whether `p` resolves true within `ms` of the moment `started()` is first true (polled every
