@@ -45,4 +45,4 @@ for i in $(seq "$workers"); do
   echo $! >> "$state/workers.pid"
 done
 echo "Redis on 127.0.0.1:$port ($state/redis), $workers worker(s) for $store (logs: $state/worker-N.log)"
-echo "solve with: pnpm ccheckers solve --store $store --redis redis://127.0.0.1:$port ..."
+echo "solve with: pnpm ccheckers solve --store $(printf %q "$store") --redis redis://127.0.0.1:$port ..."

@@ -458,6 +458,14 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     const first = start(solveArgs(7, 2, store));
     expect((await first.exited).code, first.stderr()).toBe(0);
     const firstQueue = queueName(manifestOf(store).id);
+    const keys = new Redis(redis.url, { maxRetriesPerRequest: null });
+    try {
+      // The solved store's queue is gone from Redis (but the key a worker's check for stalled
+      // jobs may set again meanwhile).
+      expect((await keys.keys(`bull:${firstQueue}:*`)).filter((k) => !k.endsWith(':stalled-check'))).toEqual([]);
+    } finally {
+      keys.disconnect();
+    }
     rmSync(store, { recursive: true, force: true });
     // Its queue was the old store's: before, the new solve waited for good ("no worker").
     const second = start(solveArgs(7, 2, store));

@@ -128,7 +128,11 @@ export async function solveOnCluster(options: ClusterSolveOptions): Promise<Clus
     events.on('completed', () => waker.notify());
     events.on('failed', () => waker.notify());
     options.onPlan?.(plan, q.name);
-    return await coordinate(options, store, plan, q, lease, () => connection.commands() + eventCommands(), redisUrl.shown, waker);
+    const result = await coordinate(options, store, plan, q, lease, () => connection.commands() + eventCommands(), redisUrl.shown, waker);
+    // Solved: nothing of its queue is needed any more (an interrupted solve keeps it for --resume),
+    // and Redis is left as it was found, not with keys of every solve it served.
+    await q.obliterate({ force: true }).catch(() => {});
+    return result;
   } finally {
     await lease?.release();
     await events?.close().catch(() => {});
