@@ -65,14 +65,16 @@ if [[ -n "$adopt" ]]; then
   echo "selftest objects: $kernel_objects"
   exit 0
 fi
+hashed=("$here/src" "$here/include" "$here/test/selftest.cpp")
+linked=()
+suffix=""
 if [[ "$mode" == aarch64 && -d "$kernel_objects" ]]; then
   linked=("$kernel_objects"/*.o)
   sources=("$here/test/selftest.cpp")
-  key="$( { printf '%s\n' "${flags[@]}"; hash_of "$here/src" "$here/include" "$here/test/selftest.cpp" "$kernel_objects"; } | sha256sum | cut -c1-16)-objects"
-else
-  linked=()
-  key="$( { printf '%s\n' "${flags[@]}"; hash_of "$here/src" "$here/include" "$here/test/selftest.cpp"; } | sha256sum | cut -c1-16)"
+  hashed+=("$kernel_objects")
+  suffix="-objects"
 fi
+key="$( { printf '%s\n' "${flags[@]}"; hash_of "${hashed[@]}"; } | sha256sum | cut -c1-16)$suffix"
 binary="$cache/$mode-$key"
 if [[ ! -x "$binary" ]]; then
   mkdir -p "$cache"

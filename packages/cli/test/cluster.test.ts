@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoordinatorLease, connectRedis, deadHereAndNow, jobId, manifestText, queueName, thisMachine } from '@ccheckers/solver';
+import { CoordinatorLease, type StepJob, connectRedis, deadHereAndNow, jobId, manifestText, queueName, thisMachine } from '@ccheckers/solver';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -493,7 +493,9 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     await stopWorker(worker);
   }, 90_000);
 
-  it('a job under the id of a step whose data in Redis is not JSON is replaced on --resume, not a crash', async () => {
+  /** A 7x7/2 store whose coordinator was killed after the init's commit (pass 1 round 0 next, 3
+   *  bands for 2 workers in segments: bands 0 and 2), and the payload of that round's step of a band. */
+  async function storeBeforePass1(): Promise<{ store: string; m: ReturnType<typeof manifestOf>; step: (band: number) => StepJob }> {
     const store = newStore();
     const helper = startWorker(redis, store);
     const stopped = start(solveArgs(7, 2, store, '--schedule', 'segments'), { killAfterCommit: 2 }); // init done: pass 1 next
@@ -501,7 +503,13 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     await stopWorker(helper);
     const m = manifestOf(store);
     expect(m.bands.next).toEqual({ pass: 1, round: 0 });
-    const step = { kind: 'step' as const, store: m.id, board: 7, pieces: 2, rules: 'clean' as const, pass: 1, round: 0, band: 0, generation: m.generation };
+    const step = (band: number): StepJob => ({ kind: 'step', store: m.id, board: 7, pieces: 2, rules: 'clean', pass: 1, round: 0, band, generation: m.generation });
+    return { store, m, step };
+  }
+
+  it('a job under the id of a step whose data in Redis is not JSON is replaced on --resume, not a crash', async () => {
+    const { store, m, step: stepOf } = await storeBeforePass1();
+    const step = stepOf(0);
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue(queueName(m.id), { connection });
     try {
@@ -525,14 +533,7 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
   }, 120_000);
 
   it('a job put under the id of a step with another payload, done by a rogue worker, is replaced, not taken', async () => {
-    const store = newStore();
-    const helper = startWorker(redis, store);
-    const stopped = start(solveArgs(7, 2, store, '--schedule', 'segments'), { killAfterCommit: 2 }); // init done: pass 1 next
-    expect((await stopped.exited).signal).toBe('SIGKILL');
-    await stopWorker(helper);
-    const m = manifestOf(store);
-    expect(m.bands.next).toEqual({ pass: 1, round: 0 }); // 3 bands for 2 workers: bands 0 and 2
-    const step = (band: number) => ({ kind: 'step' as const, store: m.id, board: 7, pieces: 2, rules: 'clean' as const, pass: 1, round: 0, band, generation: m.generation });
+    const { store, m, step } = await storeBeforePass1();
     const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue(queueName(m.id), { connection });
     // Band 2's payload under band 0's id, completed by a worker that only says it did band 2.

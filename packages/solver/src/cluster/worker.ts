@@ -67,7 +67,9 @@ export async function runClusterWorker(options: ClusterWorkerOptions): Promise<{
 /** How often an idle worker looks whether its store is still the one in --store. */
 const STORE_CHECK_MS = 2000;
 
-/** The id the manifest in `dir` names now; undefined if there is none (or it cannot be read). */
+/** The id the manifest in `dir` names now; undefined if there is none (or it cannot be read).
+ *  The manifest alone, not ShardStore.open, which builds the variant's state space: too much to
+ *  do every STORE_CHECK_MS (a job opens the store and checks it in full anyway). */
 function storeIdIn(dir: string): string | undefined {
   try {
     const id = (JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as { id?: unknown }).id;
