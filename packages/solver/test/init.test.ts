@@ -2,8 +2,9 @@
  * The init phase of every backend's solver kernel: the same table on all, and its definition state
  * by state with the plain engine and indexer: illegal states ILLEGAL, terminal ones LOSS, and every
  * parent of a terminal state (and its mirror twin) already WIN -- a win in one -- unless it is
- * illegal or terminal itself. The passes rely on the last part: they stop a state's visit at its
- * first child that is not won, since a lost child has already made the state won.
+ * illegal or terminal itself, and no other state WIN. The passes rely on the wins: they stop a
+ * state's visit at its first child that is not won, since a lost child has already made the state
+ * won. (The kernels visit only the states init can decide: initSets.)
  */
 import { BitboardEngine, ILLEGAL, LOSS, StateSpace, WIN, WORDS, type WordPosition, readValue, unrankSet, variant } from '@ccheckers/core';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ const VARIANTS: Array<[board: number, board2: number, pieces: number, rules: 'cl
   [7, 7, 1, 'clean'],
   [7, 7, 2, 'clean'],
   [4, 4, 6, 'published'],
+  [4, 4, 6, 'clean'],
 ];
 
 describe.each(VARIANTS)('init, %ix%i with %i pieces (%s)', (board, _board, pieces, rules) => {
@@ -29,7 +31,7 @@ describe.each(VARIANTS)('init, %ix%i with %i pieces (%s)', (board, _board, piece
     for (const table of tables.slice(1)) expect(Buffer.compare(table, tables[0]!)).toBe(0);
   });
 
-  it('illegal and terminal states, and the parents of terminal states won, state by state', () => {
+  it('illegal and terminal states, the parents of terminal states won and no other state, state by state', () => {
     const table = tables[0]!;
     const engine = new BitboardEngine(v, rules);
     const indexer = new StateIndexer(space, engine);
@@ -39,6 +41,17 @@ describe.each(VARIANTS)('init, %ix%i with %i pieces (%s)', (board, _board, piece
     const parent: WordPosition = { p1: a, p2: new Uint32Array(WORDS), toMove: 1 };
     const moves = new Int32Array(2 * engine.maxMoves);
     const wrong: string[] = []; // collected, not asserted one by one (an expect per state is slow)
+    const child: WordPosition = { p1: new Uint32Array(WORDS), p2: b, toMove: 1 };
+    const fillsGoalAtOnce = (): boolean => {
+      const count = engine.generate(a[0]!, a[1]!, a[2]!, a[0]! | b[0]!, a[1]! | b[1]!, a[2]! | b[2]!, moves);
+      for (let i = 0; i < count; i++) {
+        child.p1.set(a);
+        child.p1[moves[2 * i]! >>> 5]! ^= 1 << (moves[2 * i]! & 31);
+        child.p1[moves[2 * i + 1]! >>> 5]! ^= 1 << (moves[2 * i + 1]! & 31);
+        if (engine.hasWon(0, child) && !engine.isIllegal(child)) return true;
+      }
+      return false;
+    };
     let terminals = 0;
     let parents = 0;
     for (let index = 0; index < space.states; index++) {
@@ -49,6 +62,7 @@ describe.each(VARIANTS)('init, %ix%i with %i pieces (%s)', (board, _board, piece
       const illegal = engine.isIllegal(stored);
       const terminal = !illegal && engine.isTerminal(stored);
       if ((value === ILLEGAL) !== illegal || (value === LOSS) !== terminal) wrong.push(`state ${index}: ${value}`);
+      if (value === WIN && !fillsGoalAtOnce()) wrong.push(`state ${index}: WIN, but no move fills P1's goal`);
       if (!terminal) continue;
       terminals++;
       // Parents: P2 to move, one P2 move before (moves are reversible); in a mirror-symmetric

@@ -79,6 +79,32 @@ struct PassWorker {
     }
   }
 
+  /** At most how many sets initSets lists. */
+  static constexpr int kMaxInitSets = kMaxPieces + 3;
+
+  /** Sets of cells P2 must fill for init to decide a state of P1 placement `a`: every state init
+   *  decides has P2 on all the cells of one of them (each free of a, at most k cells). Returns how
+   *  many, or -1 where they bound nothing: a 6-piece placement a that blocks P2's start area
+   *  makes most of its group illegal. A state may fill two sets. */
+  int initSets(B a, B* out) const {
+    const BitboardEngine<B>& e = engine;
+    int sets = 0;
+    const auto add = [&](B cells) {
+      if (popcount(cells) <= e.k) out[sets++] = cells;
+    };
+    // P1's goal filled (illegal: P1 to move has won), or all but the one cell a move fills.
+    const B goalLeft = e.goal[0] & ~a;
+    add(goalLeft);
+    for (B x = goalLeft; any(x); x = clearLowest(x)) add(goalLeft & ~cellBit<B>(lowest(x)));
+    add(e.goal[1] & ~a);  // P2's goal filled: P2 has won
+    if (e.k == 6) {
+      // Blocked start areas (BitboardEngine::blockIllegal): P2 blocking P1's, P1 blocking P2's.
+      if (!any(e.blockCells[0] & a) && !test(a, e.blockTip[0])) add(e.blockCells[0]);
+      if (!any(e.blockCells[1] & ~a) && !test(a, e.blockTip[1])) return -1;
+    }
+    return sets;
+  }
+
   static constexpr uint64_t kNoBlocker = ~uint64_t{0};
 
   /** The child group of P2 placement b, its base as the table addresses children. */

@@ -71,7 +71,9 @@ template <class B>
 struct FreePlacements {
   int free[kMaxCells], f = 0, combo[kMaxPieces], k;
 
-  FreePlacements(const BitboardEngine<B>& e, B occupied) : k(e.k) {
+  FreePlacements(const BitboardEngine<B>& e, B occupied) : FreePlacements(e, occupied, e.k) {}
+  /** Placements of `pieces` pieces (at most as many as there are free cells; 0: one, empty). */
+  FreePlacements(const BitboardEngine<B>& e, B occupied, int pieces) : k(pieces) {
     for (int c = 0; c < e.n; c++)
       if (!test(occupied, c)) free[f++] = c;
     first();

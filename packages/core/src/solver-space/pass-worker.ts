@@ -79,6 +79,9 @@ export class PassWorker {
   readonly unitFree: Int32Array;
   readonly unitCombo: Int32Array;
   readonly groupStates: FreePlacements;
+  /** initGroup's: the sets initSets writes (k + 3 of WORDS words), and a P1 placement with one. */
+  readonly initSetsOut: Uint32Array;
+  readonly initOccupied = new Uint32Array(WORDS);
   /** The table values are read from and written to: `parts`, or `band`. */
   readonly table: ValueTable;
   /** A band worker: visits states held elsewhere too, and sends what it decides about them. */
@@ -105,7 +108,59 @@ export class PassWorker {
     this.unitFree = new Int32Array(n - k);
     this.unitCombo = new Int32Array(k);
     this.groupStates = new FreePlacements(n, k, this.pos.p2);
+    this.initSetsOut = new Uint32Array((k + 3) * WORDS);
   }
+
+  /**
+   * Sets of cells P2 must fill for init to decide a state of P1 placement `a` (native:
+   * PassWorker::initSets): every state init decides has P2 on all the cells of one of them (each
+   * free of a, at most k cells). Writes them into `out`, WORDS words each (room for k + 3);
+   * returns how many, or -1 where they bound nothing: a 6-piece placement a that blocks P2's
+   * start area makes most of its group illegal. A state may fill two sets.
+   */
+  initSets(a: Uint32Array, out: Uint32Array): number {
+    const t = this.engine.tables;
+    const k = this.space.pieces;
+    const cells = this.initSetCells;
+    let sets = 0;
+    const add = (): void => {
+      let count = 0;
+      for (let w = 0; w < WORDS; w++) count += popcount32(cells[w]!);
+      if (count <= k) out.set(cells, WORDS * sets++);
+    };
+    // P1's goal filled (illegal: P1 to move has won), or all but the one cell a move fills.
+    const goalLeft = this.initGoalLeft;
+    for (let w = 0; w < WORDS; w++) goalLeft[w] = t.goal[w]! & ~a[w]!;
+    cells.set(goalLeft);
+    add();
+    for (let w = 0; w < WORDS; w++) {
+      for (let x = goalLeft[w]!; x !== 0; x &= x - 1) {
+        cells.set(goalLeft);
+        cells[w] = goalLeft[w]! & ~(x & -x);
+        add();
+      }
+    }
+    for (let w = 0; w < WORDS; w++) cells[w] = t.goal[WORDS + w]! & ~a[w]!; // P2's goal filled: P2 has won
+    add();
+    if (k === 6) {
+      // Blocked start areas (BitboardEngine.goalBlocked): P2 blocking P1's, P1 blocking P2's.
+      let p2Blocks = !bitOf(a, t.blockTip[0]);
+      let p1Blocks = !bitOf(a, t.blockTip[1]);
+      for (let w = 0; w < WORDS; w++) {
+        if ((t.blockCells[w]! & a[w]!) !== 0) p2Blocks = false;
+        if ((t.blockCells[WORDS + w]! & ~a[w]!) !== 0) p1Blocks = false;
+      }
+      if (p2Blocks) {
+        for (let w = 0; w < WORDS; w++) cells[w] = t.blockCells[w]!;
+        add();
+      }
+      if (p1Blocks) return -1;
+    }
+    return sets;
+  }
+
+  private readonly initSetCells = new Uint32Array(WORDS);
+  private readonly initGoalLeft = new Uint32Array(WORDS);
 
   /** Init visit of stored state `index` = (a, b): illegal, terminal, or won in one move. */
   init(index: number, a: Uint32Array, b: Uint32Array): void {
@@ -344,4 +399,8 @@ export class PassWorker {
     }
     list.count = 0;
   }
+}
+
+function bitOf(set: Uint32Array, c: number): boolean {
+  return ((set[c >>> 5]! >>> (c & 31)) & 1) !== 0;
 }

@@ -6,6 +6,8 @@
  * call, each with its own worker).
  */
 import type { KernelStats } from '../backend/backend.js';
+import { popcount32 } from '../bits/bit32.js';
+import { WORDS } from '../bits/bitboard.js';
 import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.js';
 import { nextCombination, unrankSet } from '../ranking/combination.js';
 import { type BandTable, checkMessage, messageIndex, messageValue, requestIndex } from './band-table.js';
@@ -14,18 +16,42 @@ import type { PassWorker } from './pass-worker.js';
 import { LOSS, LOST_WITHOUT_DISTANCE, UNKNOWN, WIN, lostCheckedMark } from './state-space.js';
 import { stateByte } from './value-table.js';
 
-/** Init of group `group`: its states in index order (illegal, terminal, won in one). */
+/**
+ * Init of group `group`: the states init can decide (illegal, terminal, won in one). Only those
+ * with P2 on one of a few sets of cells can be (PassWorker.initSets): the P2 placements holding
+ * each set are visited, a state holding two twice (init decides it the same way again, and counts
+ * it once). A group those sets do not bound is visited whole, in index order.
+ */
 export function initGroup(w: PassWorker, group: number): void {
   const space = w.space;
   const a = w.pos.p1;
   const b = w.pos.p2; // written by the group's placements
   const p2 = w.groupStates;
   unrankSet(space.rankOf[group]!, space.pieces, space.cells, a);
-  p2.first(a);
-  let index = group * space.p2Placements;
-  do {
-    w.init(index++, a, b);
-  } while (p2.next());
+  const first = group * space.p2Placements;
+  const sets = w.initSetsOut;
+  const count = w.initSets(a, sets);
+  if (count < 0) {
+    p2.first(a);
+    let index = first;
+    do {
+      w.init(index++, a, b);
+    } while (p2.next());
+    return;
+  }
+  const occupied = w.initOccupied;
+  for (let s = 0; s < count; s++) {
+    let pieces = space.pieces;
+    for (let i = 0; i < WORDS; i++) {
+      occupied[i] = a[i]! | sets[WORDS * s + i]!;
+      pieces -= popcount32(sets[WORDS * s + i]!);
+    }
+    p2.first(occupied, pieces);
+    do {
+      for (let i = 0; i < WORDS; i++) b[i] = b[i]! | sets[WORDS * s + i]!;
+      w.init(first + w.engine.rankP2(a, b), a, b);
+    } while (p2.next());
+  }
 }
 
 /**

@@ -171,27 +171,33 @@ export class StateSpace {
 export class FreePlacements {
   private readonly free: Int32Array;
   private readonly combo: Int32Array;
+  private freeCells = 0;
+  private pieces: number;
 
   constructor(
     private readonly n: number,
     private readonly k: number,
     readonly set: Uint32Array,
   ) {
-    this.free = new Int32Array(n - k);
+    this.free = new Int32Array(n);
     this.combo = new Int32Array(k);
+    this.pieces = k;
   }
 
-  /** The first placement on the cells `occupied` (k of them) leaves free. */
-  first(occupied: Uint32Array): void {
+  /** The first placement of `pieces` pieces (k unless given; at most as many as there are free
+   *  cells; 0: one, empty) on the cells `occupied` leaves free. */
+  first(occupied: Uint32Array, pieces = this.k): void {
     let f = 0;
     for (let c = 0; c < this.n; c++) if (((occupied[c >>> 5]! >>> (c & 31)) & 1) === 0) this.free[f++] = c;
-    for (let i = 0; i < this.k; i++) this.combo[i] = i;
+    this.freeCells = f;
+    this.pieces = pieces;
+    for (let i = 0; i < pieces; i++) this.combo[i] = i;
     this.write();
   }
 
   /** The next placement; false after the last one. */
   next(): boolean {
-    if (!nextCombination(this.combo, this.k, this.n - this.k)) return false;
+    if (!nextCombination(this.combo, this.pieces, this.freeCells)) return false;
     this.write();
     return true;
   }
@@ -203,7 +209,7 @@ export class FreePlacements {
     set[0] = 0;
     set[1] = 0;
     set[2] = 0;
-    for (let i = 0; i < this.k; i++) {
+    for (let i = 0; i < this.pieces; i++) {
       const c = free[combo[i]!]!;
       set[c >>> 5]! |= 1 << (c & 31);
     }
