@@ -120,21 +120,32 @@ struct PassWorker {
    *  and the misses overlap; in a full pass it is in cache, and each child is ranked only when
    *  the ones before it were won. */
   uint64_t pass(uint64_t index, B a, B b, const ChildGroup<B>& cg, bool sparse) {
-    const BitboardEngine<B>& e = engine;
-    [[maybe_unused]] StatePlace place{};  // a band's: where the state lies
+    StatePlace place{};
+    if (isDecided(index, a, b, place)) return kNoBlocker;
+    const int count = engine.generate(a, a | b, moves.data());
+    if (sparse) graph.childIndices(a, count, cg, moves.data(), childIndex.data(), table);
+    return visitChildren(index, place, a, b, cg, count, moves.data(), sparse ? childIndex.data() : nullptr);
+  }
+
+  /** The state needs no visit: it is known, or (a band's state held elsewhere) found by init.
+   *  `place`: a band's, where the state lies. */
+  bool isDecided(uint64_t index, B a, B b, [[maybe_unused]] StatePlace& place) const {
     if constexpr (Table::kSends) {
       // A band visits states held elsewhere too, without their values: init's are found again
       // (illegal, terminal; a win in one finds its lost child), the others decided again.
       place = table.placeOf(index);
-      if (table.holds(place)) {
-        if (table.loadLocal(place.local) != kUnknown) return kNoBlocker;
-      } else if (e.isIllegal(a, b, 0) || e.hasWon(1, a, b)) {
-        return kNoBlocker;
-      }
-    } else if (table.load(index) != kUnknown) {
-      return kNoBlocker;
+      if (table.holds(place)) return table.loadLocal(place.local) != kUnknown;
+      const BitboardEngine<B>& e = engine;
+      return e.isIllegal(a, b, 0) || e.hasWon(1, a, b);
+    } else {
+      return table.load(index) != kUnknown;
     }
-    int count = e.generate(a, a | b, moves.data());
+  }
+
+  /** The rest of a visit, once its `count` moves are generated: their children's indices in
+   *  `children` (sparse visits) or computed one by one (nullptr: the group is in cache). */
+  uint64_t visitChildren(uint64_t index, const StatePlace& place, B a, B b, const ChildGroup<B>& cg, int count, const uint8_t* moves,
+                         const uint64_t* children) {
     if (count == 0) {
       stats.moveless++;
       return kNoBlocker;
@@ -143,11 +154,10 @@ struct PassWorker {
     // its parents at once (or is about to be, by the thread that proved it; or sent to them), and
     // the parents of init's terminal losses are wins in one, found by init too. What is left to
     // find out is whether every legal child is won: the first unknown child ends the visit.
-    if (sparse) graph.childIndices(a, count, cg, moves.data(), childIndex.data(), table);
-    const B mappedA = sparse ? B{} : graph.childP2(a, cg);
+    const B mappedA = children ? B{} : graph.childP2(a, cg);
     uint64_t unknown = kNoBlocker;
     for (int i = 0; i < count; i++) {
-      const uint64_t child = sparse ? childIndex[i] : graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
+      const uint64_t child = children ? children[i] : graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
       const int v = table.loadChild(child);
       if (v == kUnknown) {
         if (!table.seeksLoss()) return child;
@@ -202,6 +212,52 @@ struct PassWorker {
       return table.proveLocal(place.local, value) ? Decision::kChanged : Decision::kKnown;
     }
     return table.prove(index, value) ? Decision::kChanged : Decision::kKnown;
+  }
+
+  // Sparse visits ahead. A sparse visit's children lie in the group of its P2 placement, rarely in
+  // cache, and so do a loss's parents: visited one by one, each state waits for its misses before
+  // the next one's are asked for. A sparse pass therefore prepares kSparseAhead states ahead
+  // (moves generated, children ranked and prefetched) and visits each when the ring is full, in
+  // the order found: every value is read at the visit, at the same point of the pass as without
+  // the ring, so the visits decide exactly what they did (the same stats on one thread).
+  static constexpr int kSparseAhead = 8;
+  struct PreparedVisit {
+    uint64_t index;
+    B a, b;
+    ChildGroup<B> cg;
+    int count;
+  };
+  PreparedVisit prepared[kSparseAhead];
+  std::vector<uint8_t> preparedMoves = std::vector<uint8_t>(kSparseAhead * moves.size());
+  std::vector<uint64_t> preparedChildren = std::vector<uint64_t>(kSparseAhead * childIndex.size());
+  int preparedFirst = 0, preparedCount = 0;
+
+  /** Stored state `index` = (a, b), found unknown by a sparse scan, to be visited once
+   *  kSparseAhead more are prepared (or at visitPrepared). */
+  void prepareSparseVisit(uint64_t index, B a, B b, const ChildGroup<B>& cg) {
+    if (preparedCount == kSparseAhead) visitOldestPrepared();
+    const int slot = (preparedFirst + preparedCount++) % kSparseAhead;
+    uint8_t* m = &preparedMoves[slot * moves.size()];
+    const int count = engine.generate(a, a | b, m);
+    graph.childIndices(a, count, cg, m, &preparedChildren[slot * childIndex.size()], table);
+    prepared[slot] = {index, a, b, cg, count};
+  }
+
+  /** Visits every prepared state, in the order prepared (before a unit ends: revisits). */
+  void visitPrepared() {
+    while (preparedCount > 0) visitOldestPrepared();
+  }
+
+  void visitOldestPrepared() {
+    const int slot = preparedFirst;
+    const PreparedVisit& p = prepared[slot];
+    preparedFirst = (preparedFirst + 1) % kSparseAhead;
+    preparedCount--;
+    StatePlace place{};
+    if (isDecided(p.index, p.a, p.b, place)) return;  // proven since it was prepared
+    const uint64_t blocker =
+        visitChildren(p.index, place, p.a, p.b, p.cg, p.count, &preparedMoves[slot * moves.size()], &preparedChildren[slot * childIndex.size()]);
+    waitForRevisit(p.index, blocker, p.a, p.b);
   }
 
   // Revisits. A visit that stops at an unknown child is usually waiting for a state that the

@@ -123,7 +123,8 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
 
 /**
  * Sparse pass over group `group` (late passes, few states left): scans it for unknown states and
- * unranks only those.
+ * unranks only those, visited a few states after they are found (prepareSparseVisit: their
+ * children's cache misses overlap).
  */
 template <class B>
 void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
@@ -149,15 +150,16 @@ void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
     }
     if (parts.load(i) != kUnknown) continue;
     B b = e.unrankP2(a, i - first);
-    const ChildGroup<B> cg = w.graph.childGroup(b);
-    w.waitForRevisit(i, w.pass(i, a, b, cg, true), a, b);
+    w.prepareSparseVisit(i, a, b, w.graph.childGroup(b));
   }
+  w.visitPrepared();
   w.endUnit();
 }
 
 /**
  * Band requests (BandPhase::Visit): the stored states messages[from, to) name, whose children the
- * band holds, visited as a sparse pass visits (their own values are mostly held elsewhere).
+ * band holds, visited as a sparse pass visits, a few ahead (their own values are mostly held
+ * elsewhere).
  */
 template <class B>
 void visitRequests(PassWorker<B, BandTable>& w, const double* messages, size_t from, size_t to) {
@@ -173,8 +175,9 @@ void visitRequests(PassWorker<B, BandTable>& w, const double* messages, size_t f
     ChildGroup<B> cg = w.graph.childGroup(b);
     if (!band.holdsGroup(cg.base / e.p2Placements)) throw std::invalid_argument("band visit: a request whose children the band does not hold");
     cg.base = band.childBase(cg.base);
-    w.waitForRevisit(index, w.pass(index, a, b, cg, true), a, b);
+    w.prepareSparseVisit(index, a, b, cg);
   }
+  w.visitPrepared();
   w.endUnit();
 }
 

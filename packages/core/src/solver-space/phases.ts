@@ -96,7 +96,9 @@ export function passUnit(w: PassWorker, unit: number): void {
 }
 
 /** Sparse pass over group `group` (late passes, few states left): scans it for unknown states and
- *  unranks only those; then the unit ends. */
+ *  unranks only those; then the unit ends. (The native kernel visits each a few states after it
+ *  finds it, for its cache misses: prepareSparseVisit. The visits and what they read are the
+ *  same.) */
 export function sparseGroup(w: PassWorker, group: number): void {
   const space = w.space;
   const parts = w.parts;
