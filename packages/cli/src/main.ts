@@ -65,7 +65,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     .option('--slice-units <n>', 'with shared steps: the units each worker visits between exchanges (default 1)')
     .option('--redis <url>', 'with --store: solve on a cluster, the work done by `ccheckers worker` processes that share the store (redis://[:password@]host:port)')
     .option('--resume', 'continue from FILE.ckpt of --out, or the solve in --store')
-    .option('--checkpoint-minutes <n>', 'with --out: inside a pass and between distance layers, write FILE.ckpt every n minutes (default 10; fractions allowed), besides after the init and every pass')
+    .option('--checkpoint-minutes <n>', 'with --out: write FILE.ckpt every n minutes, after the init, inside or after a pass, between distance layers (default 10; fractions allowed; 0: at every step)')
     .option('--force', 'overwrite an existing --out or --html file')
     .option('--break-lock', "take the lock (FILE.lock, DIR/manifest.json.lock) of a solve on another machine that is gone")
     .option('--distances', "also store every position's distance to the end (1 byte per stored state), so that query and play choose moves that make progress in games of any size")

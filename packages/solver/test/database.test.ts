@@ -143,15 +143,27 @@ describe('databases with distances', () => {
 });
 
 describe('checkpoints', () => {
-  it('a solve stopped after pass 2 resumes to the same table as an uninterrupted one', async () => {
+  it('checkpoints every checkpointMinutes (0: after init and each pass, and inside), and when the solve stops', async () => {
     const v = variant(7, 2);
-    const whole = await solve({ variant: v, rules: 'clean', backend: backend!, threads: 2 });
+    const everyStep: number[] = [];
+    await expect(
+      solve({ variant: v, rules: 'clean', backend: backend!, threads: 2, out: join(dir, 'steps.ccdb'), stopAfterPass: 2, checkpointMinutes: 0, onCheckpoint: (n, inPass) => inPass === undefined && everyStep.push(n) }),
+    ).rejects.toThrow(SolveInterrupted);
+    expect(everyStep).toEqual([0, 1, 2]);
+    // The default, 10 minutes: a solve of seconds writes its only checkpoint when it stops.
     const out = join(dir, 'resumed.ccdb');
     const saved: number[] = [];
     await expect(
       solve({ variant: v, rules: 'clean', backend: backend!, threads: 2, out, stopAfterPass: 2, onCheckpoint: (n) => saved.push(n) }),
     ).rejects.toThrow(SolveInterrupted);
-    expect(saved).toEqual([0, 1, 2]); // after init, then after each pass
+    expect(saved).toEqual([2]);
+  });
+
+  it('a solve stopped after pass 2 resumes to the same table as an uninterrupted one', async () => {
+    const v = variant(7, 2);
+    const whole = await solve({ variant: v, rules: 'clean', backend: backend!, threads: 2 });
+    const out = join(dir, 'resumed-2.ccdb');
+    await expect(solve({ variant: v, rules: 'clean', backend: backend!, threads: 2, out, stopAfterPass: 2 })).rejects.toThrow(SolveInterrupted);
     expect(existsSync(out)).toBe(false);
     expect(readDatabase(`${out}.ckpt`).header).toMatchObject({ stage: 'checkpoint', passes: 2 });
 
@@ -172,6 +184,7 @@ describe('checkpoints', () => {
       backend: backend!,
       threads: 1,
       out,
+      checkpointMinutes: 0,
       onCheckpoint: (n) => n === 1 && controller.abort(),
       signal: controller.signal,
     });
