@@ -7,26 +7,18 @@
 //   node bench/sparse-slices.mjs CHECKPOINT THREADS SLICE ROUNDS ROOT_A [ROOT_B ...]
 //   node bench/sparse-slices.mjs 7x7-4.ccdb.ckpt 2 0.2 3 . /tmp/base
 // CHECKPOINT: a solve's OUT.ckpt (`solve --out OUT`), e.g. the one written after pass 1.
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { loadPackage, nativeBuilds, runInTurn } from './builds-in-turn.mjs';
 
 const [checkpoint, threads, slice, rounds, ...roots] = process.argv.slice(2);
 if (roots.length === 0) {
   console.error('usage: node bench/sparse-slices.mjs CHECKPOINT THREADS SLICE ROUNDS ROOT_A [ROOT_B ...]');
   process.exit(2);
 }
-const load = async (root, pkg) => import(pathToFileURL(resolve(root, `packages/${pkg}/dist/index.js`)).href);
-const core = await load(roots[0], 'core');
-const solver = await load(roots[0], 'solver');
-const builds = [];
-for (const root of roots) {
-  const native = await load(root, 'native');
-  const { backend, reason } = native.nativeBackend('native-bmi2');
-  if (!backend) throw new Error(`${root}: ${reason}`);
-  builds.push({ root, backend, seconds: [], stats: [] });
-}
+const core = await loadPackage(roots[0], 'core');
+const solver = await loadPackage(roots[0], 'solver');
+const builds = await nativeBuilds(roots);
 const first = builds[0];
-let start = performance.now();
+const start = performance.now();
 const { header, table: saved } = solver.readDatabase(checkpoint, (bytes) => first.backend.allocateTable(bytes), false);
 const v = core.variant(header.board, header.pieces);
 for (const b of builds) b.kernel = b.backend.solverKernel(v, header.rules);
@@ -36,19 +28,4 @@ const to = Math.max(1, Math.round(Number(slice) * space.groups));
 console.log(
   `${checkpoint}: ${v.name}, ${header.passes} pass(es) done, read in ${((performance.now() - start) / 1000).toFixed(1)} s; groups [0, ${to}) of ${space.groups}, ${threads} thread(s)`,
 );
-const copy = (from, into) => {
-  for (let i = 0; i < from.views.length; i++) into.views[i].set(from.views[i]);
-};
-for (let r = 0; r < Number(rounds); r++) {
-  for (const b of builds) {
-    copy(saved, table);
-    start = performance.now();
-    const s = b.kernel.sparsePass(table, 0, to, { threads: Number(threads) });
-    const seconds = (performance.now() - start) / 1000;
-    b.seconds.push(seconds);
-    b.stats.push(s);
-    console.log(`round ${r + 1} ${b.root}: ${seconds.toFixed(2)} s, wins ${s.wins}, losses ${s.losses}`);
-  }
-}
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-for (const b of builds) console.log(`${b.root}: median ${median(b.seconds).toFixed(2)} s (${b.seconds.map((s) => s.toFixed(2)).join(', ')}), ${(median(b.seconds) / median(first.seconds)).toFixed(3)}x of ${first.root}`);
+runInTurn(builds, Number(rounds), saved, table, (b) => b.kernel.sparsePass(table, 0, to, { threads: Number(threads) }));
