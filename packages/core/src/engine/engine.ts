@@ -8,7 +8,7 @@
  * as arguments and return multi-word results in the `r0..r2` registers, so nothing allocates.
  */
 import { pdep32, pext32, popcount32 } from '../bits/bit32.js';
-import { WORDS, permuteSet } from '../bits/bitboard.js';
+import { WORDS, hasCell, permuteSet } from '../bits/bitboard.js';
 import type { RuleMode, Variant } from '../geometry/variant.js';
 import { BINOMIAL_STRIDE, BINOMIAL_TABLE, binomial } from '../ranking/binomial.js';
 import { rankSet, unrankSet } from '../ranking/combination.js';
@@ -215,7 +215,7 @@ export class BitboardEngine {
     const t = this.tables;
     const tip = t.blockTip[blocked];
     const blocker = blocked === 0 ? p.p2 : p.p1;
-    if (bit(p.p1, tip) || bit(p.p2, tip)) return false;
+    if (hasCell(p.p1, tip) || hasCell(p.p2, tip)) return false;
     const o = blocked * WORDS;
     for (let w = 0; w < WORDS; w++) {
       const cells = t.blockCells[o + w]!;
@@ -401,10 +401,6 @@ export class BitboardEngine {
     const mirrored = this.mirrorPosition(base);
     return this.rank(mirrored) < this.rank(base) ? mirrored : base;
   }
-}
-
-function bit(b: Uint32Array, c: number): boolean {
-  return ((b[c >>> 5]! >>> (c & 31)) & 1) === 1;
 }
 
 function toggle(b: Uint32Array, c: number): void {

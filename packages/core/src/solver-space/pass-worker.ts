@@ -18,7 +18,7 @@
  * in-memory pass keeps its property accesses monomorphic.
  */
 import { popcount32 } from '../bits/bit32.js';
-import { WORDS } from '../bits/bitboard.js';
+import { WORDS, hasCell, popcount } from '../bits/bitboard.js';
 import { type KernelStats, emptyKernelStats } from '../backend/backend.js';
 import type { BitboardEngine, WordPosition } from '../engine/engine.js';
 import type { BandTable } from './band-table.js';
@@ -124,9 +124,7 @@ export class PassWorker {
     const cells = this.initSetCells;
     let sets = 0;
     const add = (): void => {
-      let count = 0;
-      for (let w = 0; w < WORDS; w++) count += popcount32(cells[w]!);
-      if (count <= k) out.set(cells, WORDS * sets++);
+      if (popcount(cells) <= k) out.set(cells, WORDS * sets++);
     };
     // P1's goal filled (illegal: P1 to move has won), or all but the one cell a move fills.
     const goalLeft = this.initGoalLeft;
@@ -144,8 +142,8 @@ export class PassWorker {
     add();
     if (k === 6) {
       // Blocked start areas (BitboardEngine.goalBlocked): P2 blocking P1's, P1 blocking P2's.
-      let p2Blocks = !bitOf(a, t.blockTip[0]);
-      let p1Blocks = !bitOf(a, t.blockTip[1]);
+      let p2Blocks = !hasCell(a, t.blockTip[0]);
+      let p1Blocks = !hasCell(a, t.blockTip[1]);
       for (let w = 0; w < WORDS; w++) {
         if ((t.blockCells[w]! & a[w]!) !== 0) p2Blocks = false;
         if ((t.blockCells[WORDS + w]! & ~a[w]!) !== 0) p1Blocks = false;
@@ -399,8 +397,4 @@ export class PassWorker {
     }
     list.count = 0;
   }
-}
-
-function bitOf(set: Uint32Array, c: number): boolean {
-  return ((set[c >>> 5]! >>> (c & 31)) & 1) !== 0;
 }
