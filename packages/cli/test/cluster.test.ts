@@ -127,6 +127,30 @@ describe.skipIf(!haveRedis)('a Redis that refuses the credentials', () => {
   }, 60_000);
 });
 
+describe.skipIf(!haveRedis)('a Redis that asks for no password, given one in --redis', () => {
+  const open = new TestRedis('');
+  afterAll(async () => {
+    await open.stop();
+    rmSync(open.dir, { recursive: true, force: true });
+  });
+
+  it('is refused (exit 2, what to change): the password given was meant to keep others out', async () => {
+    await open.start();
+    const withPassword = `redis://:a-password@127.0.0.1:${open.port}`;
+    const said = /^ccheckers: Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ asks for no password, yet --redis gives one: anyone who reaches that port may use the cluster's queue\. Set the password on that Redis \(requirepass\), or leave it out of --redis if an open Redis is meant$/m;
+    const store = newStore();
+    const coordinator = start(['solve', '--board', '4', '--pieces', '3', '--store', store, '--redis', withPassword]);
+    expect((await coordinator.exited).code, coordinator.stderr()).toBe(2);
+    expect(coordinator.stderr()).toMatch(said);
+    expect(coordinator.stderr()).not.toContain('a-password');
+    expect(existsSync(store)).toBe(false);
+    // Without the password the same Redis is taken (the connection answers).
+    const { redis: connection } = await connectRedis({ url: open.url, shown: open.url });
+    expect(await connection.ping()).toBe('PONG');
+    connection.disconnect();
+  }, 60_000);
+});
+
 describe.skipIf(!haveRedis)('a Redis that has no such database', () => {
   it('ends the coordinator and the worker at once (exit 2, what to change), before a store is made', async () => {
     // redis://host/99: SELECT 99 fails ("ERR DB index is out of range"), which ioredis only

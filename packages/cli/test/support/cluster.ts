@@ -46,13 +46,15 @@ export async function waitFor(what: string, test: () => boolean, ms = 60_000): P
 }
 
 export class TestRedis {
-  readonly password = 'cluster-test-secret';
   readonly dir = mkdtempSync(join(tmpdir(), 'ccheckers-redis-'));
   port = 0;
   private proc: ChildProcess | undefined;
 
+  /** `password` '': a Redis that asks for none. */
+  constructor(readonly password = 'cluster-test-secret') {}
+
   get url(): string {
-    return `redis://:${this.password}@127.0.0.1:${this.port}`;
+    return this.password === '' ? `redis://127.0.0.1:${this.port}` : `redis://:${this.password}@127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<void> {
@@ -74,7 +76,7 @@ export class TestRedis {
   }
 
   private cli(...args: string[]) {
-    return spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(this.port), ...args], { encoding: 'utf8', env: { ...process.env, REDISCLI_AUTH: this.password }, timeout: 10_000 });
+    return spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(this.port), ...args], { encoding: 'utf8', env: { ...process.env, ...(this.password === '' ? {} : { REDISCLI_AUTH: this.password }) }, timeout: 10_000 });
   }
 }
 

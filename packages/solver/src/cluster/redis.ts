@@ -94,7 +94,8 @@ const DATABASE_REFUSED = /DB index is out of range|invalid DB index|SELECT is no
  * program that never runs a cluster need not install them.
  *
  * Resolves once Redis has answered (a Redis that is away is waited for, with `onError` told), or
- * when `signal` aborts first; a Redis that refuses the credentials in the URL, or the database it
+ * when `signal` aborts first; a Redis that refuses the credentials in the URL, asks for no password
+ * where the URL gives one (the password was meant to keep others out), or refuses the database it
  * names (SELECT refused), is an E_USAGE error before anything else is done (a worker would otherwise log BullMQ's refusal many times a second,
  * and a coordinator would have made its store first).
  */
@@ -164,6 +165,13 @@ export async function connectRedis(
       `Redis at ${url.shown} has no database ${db} (${refused.slice(0, 80)}): name one of its databases in --redis, as in redis://host:port/0 (0 to 15 unless its "databases" setting says otherwise)`,
     );
   }
+  if (refused === undefined && new URL(url.url).password !== '' && !signal?.aborted && (await needsNoPassword(redis))) {
+    redis.disconnect();
+    throw new CCheckersError(
+      'E_USAGE',
+      `Redis at ${url.shown} asks for no password, yet --redis gives one: anyone who reaches that port may use the cluster's queue. Set the password on that Redis (requirepass), or leave it out of --redis if an open Redis is meant`,
+    );
+  }
   if (refused !== undefined) {
     redis.disconnect();
     const advice = /^NOAUTH/i.test(refused)
@@ -172,6 +180,22 @@ export async function connectRedis(
     throw new CCheckersError('E_USAGE', `Redis at ${url.shown} refused the connection's credentials (${refused.split(/[.,]/)[0]!.slice(0, 80)}): ${advice}`);
   }
   return { redis, commands: countCommands(redis) };
+}
+
+/** What Redis answers to AUTH when it asks for no password (Redis 6 and later, then earlier ones):
+ *  ioredis only warns of it on the console, and goes on. */
+const NO_PASSWORD_SET = /without any password configured|no password is set/i;
+
+/** The connection's Redis asks for no password (its own AUTH, sent again: the answer ioredis got
+ *  to it on connecting is only a console warning). */
+async function needsNoPassword(redis: Redis): Promise<boolean> {
+  const { username, password } = redis.options;
+  try {
+    await (username ? redis.call('AUTH', username, password ?? '') : redis.call('AUTH', password ?? ''));
+    return false;
+  } catch (e) {
+    return NO_PASSWORD_SET.test((e as Error).message ?? String(e));
+  }
 }
 
 /** Counts the commands `redis` sends from now on (a pipeline counts each of its commands). */
