@@ -26,7 +26,8 @@ const START = ['draw', 'p2-win', 'p1-win', 'illegal'];
 const FIELD_NAMES: Record<string, string> = { positions: 'positions', p1Wins: 'P1 wins', p2Wins: 'P2 wins', draws: 'draws', illegal: 'illegal', startValue: 'start' };
 const COUNT_FIELDS = ['positions', 'p1Wins', 'p2Wins', 'draws', 'illegal'] as const;
 
-/** 0: every checksum matches (and the counts, when recounted, or they were fixed); 1: something does not. */
+/** 0: every checksum matches (and the counts, when recounted, or they were fixed); 1: something
+ *  does not, or a store's manifest has none. */
 export function checkCommand(o: CheckCommandOptions): number | Promise<number> {
   if (o.consistency) return consistencyCommand(o);
   if (o.sample !== undefined || o.threads !== undefined || o.memory !== undefined) throw new UsageError('--sample, --threads and --memory go with --consistency');
@@ -37,7 +38,11 @@ export function checkCommand(o: CheckCommandOptions): number | Promise<number> {
     const report = checkStore(o.db, { recount, fix: o.fix === true, onProgress: (f) => progress.update('check', f) });
     progress.clear();
     process.stdout.write(o.json ? `${JSON.stringify(storeJson(report))}\n` : `${storeText(report)}\n`);
-    const ok = report.shards.every((c) => c.ok) && (report.fixed === true || ((report.table?.ok ?? true) && (report.recount?.manifestAgrees ?? true)));
+    // A manifest without its own checksum (an earlier version's, or one edited to look like it)
+    // records the shards' checksums and the results unprotected: not a pass until --fix records one.
+    const ok =
+      report.shards.every((c) => c.ok) &&
+      (report.fixed === true || ((report.table?.ok ?? true) && (report.recount?.manifestAgrees ?? true) && report.manifestChecksum === 'ok'));
     return ok ? 0 : 1;
   }
   const report = checkDatabase(o.db, { recount, onProgress: (f) => progress.update('check', f) });
@@ -128,7 +133,10 @@ function storeJson(r: StoreCheckReport) {
 }
 
 function storeText(r: StoreCheckReport): string {
-  const checksum = r.manifestChecksum === 'ok' || r.fixed ? 'checksum ok' : 'no checksum (written by an earlier ccheckers: its next write records one, as check --fix does)';
+  const checksum =
+    r.manifestChecksum === 'ok' || r.fixed
+      ? 'checksum ok'
+      : 'NO CHECKSUM (written by an earlier ccheckers, or edited): what it records is not covered by one; check --fix records one where the shards are sound';
   const lines = [`store     ${r.path}`, `stage     ${r.stage}`, `manifest  ${checksum}`, ''];
   lines.push(
     table(
