@@ -380,6 +380,11 @@ describe.skipIf(!haveRedis)('cluster solves', () => {
     expect((await first.exited).code, first.stderr()).toBe(0);
     expect(JSON.parse(first.stdout()).tableCrc32).toBe(IN_MEMORY.get('7/2')!.crc);
     await stopWorker(worker);
+    // Resumed once solved: the results again, and no job (not "0 thread(s)").
+    const again = run(resume.filter((a) => a !== '--json'));
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^backend +cluster: no job run, the store was solved already$/m);
+    expect(again.stdout).toMatch(new RegExp(`CRC-32 ${IN_MEMORY.get('7/2')!.crc.toString(16).padStart(8, '0')}$`, 'm'));
   }, 120_000);
 
   it('across machines, the Redis lease: held while renewed, taken over when it runs out or its process is gone', async () => {

@@ -348,7 +348,9 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     `${'start'.padEnd(10)} ${startText}`,
     `${'passes'.padEnd(10)} ${result.passes}`,
     `${'seconds'.padEnd(10)} ${result.seconds.toFixed(2)}`,
-    `${'backend'.padEnd(10)} ${result.backend}, ${result.threads} thread(s)`,
+    // A cluster's coordinator counts the threads of the jobs it ran: none where the store was
+    // solved already (solve --resume of a finished store).
+    `${'backend'.padEnd(10)} ${'queue' in result && result.jobs === 0 ? `${result.backend}: no job run, the store was solved already` : `${result.backend}, ${result.threads} thread(s)`}`,
     `${'table'.padEnd(10)} ${grouped(result.storedStates)} stored states in ${grouped(result.tableBytes)} bytes, CRC-32 ${result.tableCrc32.toString(16).padStart(8, '0')}`,
     ...('tablePages' in result && result.tablePages ? [`${'memory'.padEnd(10)} ${tablePagesText(result.tablePages, result.tableBytes)}`] : []),
     ...(result.distances
