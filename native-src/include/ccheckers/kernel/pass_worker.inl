@@ -11,11 +11,13 @@ struct UnitState {
 };
 
 /** What the visits of an open pass unit's states need besides: P2's placement, the children's
- *  group (OpenUnit, open_unit.hpp). */
+ *  group and each cell's bit among its free cells (StateGraph::childCells) (OpenUnit,
+ *  open_unit.hpp). */
 template <class B>
 struct UnitContext {
   B b{};
   ChildGroup<B> cg{};
+  B childCells[kMaxCells];
 };
 
 /** A pass unit open to the threads of its call; one per thread. */
@@ -127,6 +129,15 @@ struct PassWorker {
     return visitChildren(index, place, a, b, cg, count, moves.data(), sparse ? childIndex.data() : nullptr);
   }
 
+  /** The visit of a pass unit's state (a, unit.b), if still unknown: pass() with the children
+   *  ranked through the unit's childCells, each only once the ones before it were won. */
+  uint64_t passInUnit(uint64_t index, B a, const UnitContext<B>& unit) {
+    StatePlace place{};
+    if (isDecided(index, a, unit.b, place)) return kNoBlocker;
+    const int count = engine.generate(a, a | unit.b, moves.data());
+    return visitChildren(index, place, a, unit.b, unit.cg, count, moves.data(), nullptr, unit.childCells);
+  }
+
   /** The state needs no visit: it is known, or (a band's state held elsewhere) found by init.
    *  `place`: a band's, where the state lies. */
   bool isDecided(uint64_t index, B a, B b, [[maybe_unused]] StatePlace& place) const {
@@ -143,9 +154,10 @@ struct PassWorker {
   }
 
   /** The rest of a visit, once its `count` moves are generated: their children's indices in
-   *  `children` (sparse visits) or computed one by one (nullptr: the group is in cache). */
+   *  `children` (sparse visits) or computed one by one (nullptr: the group is in cache), through
+   *  the unit's `cells` where given (StateGraph::childCells). */
   uint64_t visitChildren(uint64_t index, const StatePlace& place, B a, B b, const ChildGroup<B>& cg, int count, const uint8_t* moves,
-                         const uint64_t* children) {
+                         const uint64_t* children, const B* cells = nullptr) {
     if (count == 0) {
       stats.moveless++;
       return kNoBlocker;
@@ -154,10 +166,12 @@ struct PassWorker {
     // its parents at once (or is about to be, by the thread that proved it; or sent to them), and
     // the parents of init's terminal losses are wins in one, found by init too. What is left to
     // find out is whether every legal child is won: the first unknown child ends the visit.
-    const B mappedA = children ? B{} : graph.childP2(a, cg);
+    const B mappedA = children ? B{} : cells ? StateGraph<B>::childP2In(a, cells) : graph.childP2(a, cg);
     uint64_t unknown = kNoBlocker;
     for (int i = 0; i < count; i++) {
-      const uint64_t child = children ? children[i] : graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
+      const uint64_t child = children ? children[i]
+                             : cells  ? graph.childIndexIn(mappedA, cg, cells, moves[2 * i], moves[2 * i + 1])
+                                      : graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
       const int v = table.loadChild(child);
       if (v == kUnknown) {
         if (!table.seeksLoss()) return child;
@@ -319,7 +333,7 @@ struct PassWorker {
     for (size_t i = from; i < to; i++) {
       if (i + kAhead < to) table.prefetch(u.at(i + kAhead).index);
       const UnitState<B>& s = u.at(i);
-      waitForRevisit(s.index, pass(s.index, s.p1, b, u.context.cg, false), s.p1, b);
+      waitForRevisit(s.index, passInUnit(s.index, s.p1, u.context), s.p1, b);
     }
   }
 

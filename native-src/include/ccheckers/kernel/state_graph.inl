@@ -59,6 +59,33 @@ class StateGraph {
     return cg.mirrored ? e.mirror(ra) : ra;
   }
 
+  /** Each cell's bit among the cells free of the children's P1, for the group `cg` of a pass
+   *  unit (out[0..n), 0 for the cells of its b): the cell rotated (and mirrored with the group),
+   *  then numbered among the free cells. rankP2 compresses the children's P2 onto those cells
+   *  (a pext), and a pext of an xor is the xor of the pexts: a child's P2 there is the xor of
+   *  its cells' bits (childIndexIn), without a rotate, mirror or pext per state or child (as
+   *  core's childFreeRows). */
+  void childCells(const ChildGroup<B>& cg, B* out) const {
+    const BitboardEngine<B>& e = engine;
+    for (int c = 0; c < e.n; c++) {
+      int m = e.n - 1 - c;
+      if (cg.mirrored) m = e.mirrorMap[m];
+      out[c] = test(cg.p1, m) ? B{} : cellBit<B>(m - popcount(cg.p1 & below<B>(m)));
+    }
+  }
+
+  /** P1's placement a among the children's free cells (childCells `cells`), before a move. */
+  static B childP2In(B a, const B* cells) {
+    B out{};
+    for (B x = a; any(x); x = clearLowest(x)) out ^= cells[lowest(x)];
+    return out;
+  }
+
+  /** childIndexOf through the unit's childCells: freeA = childP2In(a, cells). */
+  CCK_ALWAYS_INLINE uint64_t childIndexIn(B freeA, const ChildGroup<B>& cg, const B* cells, int from, int to) const {
+    return cg.base + engine.rankSet(freeA ^ cells[from] ^ cells[to]);
+  }
+
   /** Stored index of the child after P1's move from -> to; mappedA = childP2(a, cg). */
   uint64_t childIndexOf(B mappedA, const ChildGroup<B>& cg, int from, int to) const {
     const BitboardEngine<B>& e = engine;
