@@ -35,7 +35,8 @@ struct PassWorker {
   std::vector<uint8_t> moves;
   std::vector<uint64_t> childIndex;
   std::vector<UnitState<B>> unitStates;  // the states of the current pass unit
-  std::vector<StatePlace> parentPlaces;  // a band's: where a lost state's parents lie
+  std::vector<uint64_t> parentIndex;     // a lost state's parents (StateGraph::parentIndices)
+  std::vector<StatePlace> parentPlaces;  // a band's: where they lie
   /** The call's open units, one per thread (nullptr: a call whose units are not pass units),
    *  and this worker's thread. */
   PassUnit<B>* openUnits = nullptr;
@@ -49,7 +50,8 @@ struct PassWorker {
         graph(engine, groups),
         moves(2 * static_cast<size_t>(engine.n) * engine.k + 2),
         childIndex(moves.size() / 2),
-        parentPlaces(Table::kSends ? moves.size() : 0) {}  // as many as parentsOf can list
+        parentIndex(graph.maxParents()),
+        parentPlaces(Table::kSends ? graph.maxParents() : 0) {}
 
   /** The worker of thread t of n, in a call of pass units (passUnit) open to helpers. */
   PassWorker&& sharing(PassUnit<B>* units, int t, int n) && {
@@ -189,16 +191,16 @@ struct PassWorker {
     // (moves are reversible), is won; stored as (rot b^, rot a).
     // The parents lie in other groups all over the table: compute every index and prefetch
     // first, so the cache misses overlap instead of queueing one after another.
-    const ParentList<B> parents = graph.parentsOf(a, b);
+    const int parents = graph.parentIndices(a, b, parentIndex.data());
     if constexpr (Table::kSends) {
       // A band sends the parents it does not hold their win, unless the band of their units
       // finds it (leavesWinToUnits). Each parent's place is found once.
       const int32_t unitsBand = table.laterUnitsBand(place);
-      for (int i = 0; i < parents.count; i++) {
-        parentPlaces[i] = table.placeOf(parents.states[i].index);
+      for (int i = 0; i < parents; i++) {
+        parentPlaces[i] = table.placeOf(parentIndex[i]);
         if (table.holds(parentPlaces[i])) __builtin_prefetch(table.localByte(parentPlaces[i].local), 1);
       }
-      for (int i = 0; i < parents.count; i++) {
+      for (int i = 0; i < parents; i++) {
         const StatePlace& p = parentPlaces[i];
         if (table.holds(p)) {
           if (table.loadLocal(p.local) == kUnknown && table.proveLocal(p.local, kWin)) stats.wins++;
@@ -208,9 +210,9 @@ struct PassWorker {
       }
       return kNoBlocker;
     }
-    for (const ParentState<B>& p : parents) __builtin_prefetch(table.byte(p.index), 1);
-    for (const ParentState<B>& p : parents)
-      if (table.load(p.index) == kUnknown && table.prove(p.index, kWin)) stats.wins++;
+    for (int i = 0; i < parents; i++) __builtin_prefetch(table.byte(parentIndex[i]), 1);
+    for (int i = 0; i < parents; i++)
+      if (table.load(parentIndex[i]) == kUnknown && table.prove(parentIndex[i], kWin)) stats.wins++;
     return kNoBlocker;
   }
 

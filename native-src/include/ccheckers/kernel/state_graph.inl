@@ -114,29 +114,17 @@ class StateGraph {
    *  its group; and where that group's placement is its own mirror image, the mirror twin too
    *  (both are stored, with the same value). */
   ParentList<B> parentsOf(B a, B b) {
-    const BitboardEngine<B>& e = engine;
-    if (parentStamp == 0 || !(b == parentsOfB)) {
-      parentStamp++;
-      parentsOfB = b;
-      rotParentsOf = e.rotate(b);
-      mirRotParentsOf = e.mirror(rotParentsOf);
-    }
-    int moveCount = e.generate(b, a | b, parentMoves.data());
-    // The parent's P2 placement is rot a, or its mirror image where the parent is stored
-    // mirrored (a coin toss: selected without a branch); a twin is the other one.
-    const B rotA = e.rotate(a), mirRotA = e.mirror(rotA);
-    int parents = 0;
-    for (int i = 0; i < moveCount; i++) {
-      const ParentGroup& pg = parentGroup(parentMoves[2 * i], parentMoves[2 * i + 1]);
-      const B pb = pg.mirrored ? mirRotA : rotA;
-      parentStates[parents++] = {pg.base + e.rankP2(pg.p1, pb), pg.p1, pb};
-      if (pg.selfMirror) {
-        const B twin = pg.mirrored ? rotA : mirRotA;
-        parentStates[parents++] = {pg.base + e.rankP2(pg.p1, twin), pg.p1, twin};
-      }
-    }
+    const int parents = forEachParent(a, b, [this](int i, uint64_t index, B p1, B p2) { parentStates[i] = {index, p1, p2}; });
     return {parentStates.data(), parents};
   }
+
+  /** The stored indices of the same parents, in out[0..returned): all a pass needs of them. */
+  int parentIndices(B a, B b, uint64_t* out) {
+    return forEachParent(a, b, [out](int i, uint64_t index, B, B) { out[i] = index; });
+  }
+
+  /** As many as parentsOf or parentIndices can list. */
+  size_t maxParents() const { return parentStates.size(); }
 
  private:
   // Methods copy `engine` into a local first: a local reference stays in a register, where a
@@ -159,6 +147,34 @@ class StateGraph {
   uint64_t parentStamp = 0;
   B parentsOfB{};  // the b the cache holds (any value at first: the stamp 0 entries are invalid)
   B rotParentsOf{}, mirRotParentsOf{};
+
+  /** Calls put(i, index, a^, b^) for the i-th parent of (a, b) as stored (parentsOf's order);
+   *  returns how many. */
+  template <class Put>
+  CCK_ALWAYS_INLINE int forEachParent(B a, B b, Put&& put) {
+    const BitboardEngine<B>& e = engine;
+    if (parentStamp == 0 || !(b == parentsOfB)) {
+      parentStamp++;
+      parentsOfB = b;
+      rotParentsOf = e.rotate(b);
+      mirRotParentsOf = e.mirror(rotParentsOf);
+    }
+    int moveCount = e.generate(b, a | b, parentMoves.data());
+    // The parent's P2 placement is rot a, or its mirror image where the parent is stored
+    // mirrored (a coin toss: selected without a branch); a twin is the other one.
+    const B rotA = e.rotate(a), mirRotA = e.mirror(rotA);
+    int parents = 0;
+    for (int i = 0; i < moveCount; i++) {
+      const ParentGroup& pg = parentGroup(parentMoves[2 * i], parentMoves[2 * i + 1]);
+      const B pb = pg.mirrored ? mirRotA : rotA;
+      put(parents++, pg.base + e.rankP2(pg.p1, pb), pg.p1, pb);
+      if (pg.selfMirror) {
+        const B twin = pg.mirrored ? rotA : mirRotA;
+        put(parents++, pg.base + e.rankP2(pg.p1, twin), pg.p1, twin);
+      }
+    }
+    return parents;
+  }
 
   /** The parent group of the P2 move from -> to out of `parentsOfB`, computed on first use. */
   const ParentGroup& parentGroup(int from, int to) {
