@@ -206,9 +206,19 @@ class BitboardEngine {
   /** Colex rank of a set of k cells (the placement of one side): sum of C(c_i, i + 1) over its
    *  cells in increasing order. On boards of up to 64 cells, unrolled with one table row per
    *  piece, indexed by the cell as it is; the tests of k are always predicted, and the code stays
-   *  small enough to inline into the solver's loops. */
+   *  small enough to inline into the solver's loops. K > 0: k is K, known at compile time (the
+   *  pass's hot loops, withPieces): no test of k per piece. */
+  template <int K = 0>
   CCK_ALWAYS_INLINE uint64_t rankSet(B x) const {
-    if constexpr (std::is_same_v<B, uint64_t>) {
+    if constexpr (std::is_same_v<B, uint64_t> && K > 0) {
+      static_assert(K <= kUnrolledPieces, "rankSet: K beyond the unrolled rows");
+      uint64_t r = colexTerm[1][static_cast<unsigned>(lowest(x))];
+      for (int i = 2; i <= K; i++) {
+        x &= x - 1;
+        r += colexTerm[i][static_cast<unsigned>(lowest(x))];
+      }
+      return r;
+    } else if constexpr (std::is_same_v<B, uint64_t>) {
       if (k <= kUnrolledPieces) {
         uint64_t r = colexTerm[1][static_cast<unsigned>(lowest(x))];
         for (int i = 2; i <= kUnrolledPieces && i <= k; i++) {
@@ -257,10 +267,11 @@ class BitboardEngine {
    *  sets every bit below it, so popcount(free & (x - 1)) is c's index among the free cells plus
    *  the k - j pieces above c, and `freeRankTerm[j]` is indexed by it as it is. Per piece:
    *  subtract, and, popcount, one load; from one piece to the next only x &= x - 1. */
+  template <int K = 0>
   CCK_ALWAYS_INLINE uint64_t rankAmongFree(uint64_t freeCells, uint64_t x) const {
     uint64_t belowAndAbove = x - 1;
     uint64_t r = freeRankTerm[1][hardwarePopcount(freeCells & belowAndAbove)];
-    for (int j = 2; j <= kUnrolledPieces && j <= k; j++) {
+    for (int j = 2; j <= (K > 0 ? K : kUnrolledPieces) && (K > 0 || j <= k); j++) {
       x &= belowAndAbove;
       belowAndAbove = x - 1;
       r += freeRankTerm[j][hardwarePopcount(freeCells & belowAndAbove)];
@@ -269,14 +280,15 @@ class BitboardEngine {
   }
 #endif
 
-  /** Rank of P2 among the cells P1 leaves free. */
+  /** Rank of P2 among the cells P1 leaves free (K > 0: k is K, as in rankSet). */
+  template <int K = 0>
   CCK_ALWAYS_INLINE uint64_t rankP2(B p1, B p2) const {
 #if CCK_USE_BMI2
-    return rankSet(pext(p2, ~p1 & full));
+    return rankSet<K>(pext(p2, ~p1 & full));
 #else
     // Portable: a cell's index among the free cells is c - |P1 below c|; no pext needed.
     if constexpr (std::is_same_v<B, uint64_t>) {
-      if (popcountInstruction && k <= kUnrolledPieces) return rankAmongFree(~p1, p2);
+      if (popcountInstruction && k <= kUnrolledPieces) return rankAmongFree<K>(~p1, p2);
       return rankP2ByPrefixCounts(p1, p2);
     } else {
       return rankP2AnyCount(p1, p2);
@@ -398,3 +410,21 @@ class BitboardEngine {
     c2 = useMirror ? mb : b;
   }
 };
+
+/** Calls f(std::integral_constant<int, K>()) with K = e.k where the pass's hot loops are compiled
+ *  for it (3 to 6 pieces on boards of up to 64 cells: rankSet and rankP2 with no test of k per
+ *  piece), else with K = 0 (k read at run time). Once per pass unit: the loops stay generic. */
+template <class B, class F>
+CCK_ALWAYS_INLINE void withPieces(const BitboardEngine<B>& e, F&& f) {
+  if constexpr (std::is_same_v<B, uint64_t>) {
+    switch (e.k) {
+      case 3: return f(std::integral_constant<int, 3>());
+      case 4: return f(std::integral_constant<int, 4>());
+      case 5: return f(std::integral_constant<int, 5>());
+      case 6: return f(std::integral_constant<int, 6>());
+      default: break;
+    }
+  }
+  f(std::integral_constant<int, 0>());
+}
+

@@ -132,12 +132,14 @@ struct PassWorker {
   }
 
   /** The visit of a pass unit's state (a, unit.b), if still unknown: pass() with the children
-   *  ranked through the unit's childCells, each only once the ones before it were won. */
+   *  ranked through the unit's childCells, each only once the ones before it were won. K:
+   *  withPieces. */
+  template <int K>
   uint64_t passInUnit(uint64_t index, B a, const UnitContext<B>& unit) {
     StatePlace place{};
     if (isDecided(index, a, unit.b, place)) return kNoBlocker;
     const int count = engine.generate(a, a | unit.b, moves.data());
-    return visitChildren(index, place, a, unit.b, unit.cg, count, moves.data(), nullptr, unit.childCells);
+    return visitChildren<K>(index, place, a, unit.b, unit.cg, count, moves.data(), nullptr, unit.childCells);
   }
 
   /** The state needs no visit: it is known, or (a band's state held elsewhere) found by init.
@@ -157,7 +159,8 @@ struct PassWorker {
 
   /** The rest of a visit, once its `count` moves are generated: their children's indices in
    *  `children` (sparse visits) or computed one by one (nullptr: the group is in cache), through
-   *  the unit's `cells` where given (StateGraph::childCells). */
+   *  the unit's `cells` where given (StateGraph::childCells). K: withPieces (0: any k). */
+  template <int K = 0>
   uint64_t visitChildren(uint64_t index, const StatePlace& place, B a, B b, const ChildGroup<B>& cg, int count, const uint8_t* moves,
                          const uint64_t* children, const B* cells = nullptr) {
     if (count == 0) {
@@ -172,7 +175,7 @@ struct PassWorker {
     uint64_t unknown = kNoBlocker;
     for (int i = 0; i < count; i++) {
       const uint64_t child = children ? children[i]
-                             : cells  ? graph.childIndexIn(mappedA, cg, cells, moves[2 * i], moves[2 * i + 1])
+                             : cells  ? graph.template childIndexIn<K>(mappedA, cg, cells, moves[2 * i], moves[2 * i + 1])
                                       : graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
       const int v = table.loadChild(child);
       if (v == kUnknown) {
@@ -191,7 +194,7 @@ struct PassWorker {
     // (moves are reversible), is won; stored as (rot b^, rot a).
     // The parents lie in other groups all over the table: compute every index and prefetch
     // first, so the cache misses overlap instead of queueing one after another.
-    const int parents = graph.parentIndices(a, b, parentIndex.data());
+    const int parents = graph.template parentIndices<K>(a, b, parentIndex.data());
     if constexpr (Table::kSends) {
       // A band sends the parents it does not hold their win, unless the band of their units
       // finds it (leavesWinToUnits). Each parent's place is found once.
@@ -327,7 +330,9 @@ struct PassWorker {
     if (unitsDone > kRevisitLag) revisit(waiting[unitsDone % (kRevisitLag + 1)]);
   }
 
-  /** Visits the states i in [from, to) of unit u (its visit order), a few prefetched ahead. */
+  /** Visits the states i in [from, to) of unit u (its visit order), a few prefetched ahead. K:
+   *  withPieces. */
+  template <int K>
   void visitUnitStates(const PassUnit<B>& u, size_t from, size_t to) {
     constexpr size_t kAhead = 16;
     const B b = u.context.b;
@@ -335,13 +340,15 @@ struct PassWorker {
     for (size_t i = from; i < to; i++) {
       if (i + kAhead < to) table.prefetch(u.at(i + kAhead).index);
       const UnitState<B>& s = u.at(i);
-      waitForRevisit(s.index, passInUnit(s.index, s.p1, u.context), s.p1, b);
+      waitForRevisit(s.index, passInUnit<K>(s.index, s.p1, u.context), s.p1, b);
     }
   }
 
   /** Takes chunks of the states of unit u until none is left (its owner, or a helper). */
   bool visitUnitChunks(PassUnit<B>& u) {
-    return u.takeChunks([&](size_t from, size_t to) { visitUnitStates(u, from, to); });
+    bool took = false;
+    withPieces(engine, [&](auto pieces) { took = u.takeChunks([&](size_t from, size_t to) { visitUnitStates<decltype(pieces)::value>(u, from, to); }); });
+    return took;
   }
 
   /** The end of the kernel call: every state still waiting is visited again, oldest first; a
@@ -350,7 +357,10 @@ struct PassWorker {
     // No unit left to take: the others' units still open are helped with first. What it visits
     // of one counts as a unit of its own for the revisits.
     if (openUnits) {
-      helpWithOpenUnits(openUnits, threads, thread, [&](const PassUnit<B>& u, size_t from, size_t to) { visitUnitStates(u, from, to); },
+      const auto visit = [&](const PassUnit<B>& u, size_t from, size_t to) {
+        withPieces(engine, [&](auto pieces) { visitUnitStates<decltype(pieces)::value>(u, from, to); });
+      };
+      helpWithOpenUnits(openUnits, threads, thread, visit,
                         [&](const PassUnit<B>&) { endUnit(); });
     }
     if (kept) {

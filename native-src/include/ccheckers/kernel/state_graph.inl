@@ -81,9 +81,10 @@ class StateGraph {
     return out;
   }
 
-  /** childIndexOf through the unit's childCells: freeA = childP2In(a, cells). */
+  /** childIndexOf through the unit's childCells: freeA = childP2In(a, cells). K: withPieces. */
+  template <int K = 0>
   CCK_ALWAYS_INLINE uint64_t childIndexIn(B freeA, const ChildGroup<B>& cg, const B* cells, int from, int to) const {
-    return cg.base + engine.rankSet(freeA ^ cells[from] ^ cells[to]);
+    return cg.base + engine.template rankSet<K>(freeA ^ cells[from] ^ cells[to]);
   }
 
   /** Stored index of the child after P1's move from -> to; mappedA = childP2(a, cg). */
@@ -118,9 +119,11 @@ class StateGraph {
     return {parentStates.data(), parents};
   }
 
-  /** The stored indices of the same parents, in out[0..returned): all a pass needs of them. */
+  /** The stored indices of the same parents, in out[0..returned): all a pass needs of them.
+   *  K: withPieces. */
+  template <int K = 0>
   int parentIndices(B a, B b, uint64_t* out) {
-    return forEachParent(a, b, [out](int i, uint64_t index, B, B) { out[i] = index; });
+    return forEachParent<K>(a, b, [out](int i, uint64_t index, B, B) { out[i] = index; });
   }
 
   /** As many as parentsOf or parentIndices can list. */
@@ -150,7 +153,7 @@ class StateGraph {
 
   /** Calls put(i, index, a^, b^) for the i-th parent of (a, b) as stored (parentsOf's order);
    *  returns how many. */
-  template <class Put>
+  template <int K = 0, class Put>
   CCK_ALWAYS_INLINE int forEachParent(B a, B b, Put&& put) {
     const BitboardEngine<B>& e = engine;
     if (parentStamp == 0 || !(b == parentsOfB)) {
@@ -167,10 +170,10 @@ class StateGraph {
     for (int i = 0; i < moveCount; i++) {
       const ParentGroup& pg = parentGroup(parentMoves[2 * i], parentMoves[2 * i + 1]);
       const B pb = pg.mirrored ? mirRotA : rotA;
-      put(parents++, pg.base + e.rankP2(pg.p1, pb), pg.p1, pb);
+      put(parents++, pg.base + e.template rankP2<K>(pg.p1, pb), pg.p1, pb);
       if (pg.selfMirror) {
         const B twin = pg.mirrored ? rotA : mirRotA;
-        put(parents++, pg.base + e.rankP2(pg.p1, twin), pg.p1, twin);
+        put(parents++, pg.base + e.template rankP2<K>(pg.p1, twin), pg.p1, twin);
       }
     }
     return parents;
