@@ -129,17 +129,26 @@ class BitboardEngine {
   /** Moves of the pieces `own` (part of `occ`), as (from, to) pairs; returns the count. */
   int generate(B own, B occ, uint8_t* out) const {
     int count = 0;
+    forEachMove(own, occ, [&](int from, int to) {
+      out[2 * count] = static_cast<uint8_t>(from);
+      out[2 * count + 1] = static_cast<uint8_t>(to);
+      count++;
+      return true;
+    });
+    return count;
+  }
+
+  /** Calls visit(from, to) for each move of the pieces `own` (part of `occ`), in generate's
+   *  order, until it returns false; false when it stopped early. The solver's visits take their
+   *  moves so, without a list written and read back, and stop at the first child that decides. */
+  template <class Visit>
+  CCK_ALWAYS_INLINE bool forEachMove(B own, B occ, Visit&& visit) const {
     int stack[96];
     while (any(own)) {
       int from = lowest(own);
       own = clearLowest(own);
-      B steps = cell[from].neighbours & ~occ;
-      while (any(steps)) {
-        out[2 * count] = static_cast<uint8_t>(from);
-        out[2 * count + 1] = static_cast<uint8_t>(lowest(steps));
-        count++;
-        steps = clearLowest(steps);
-      }
+      for (B steps = cell[from].neighbours & ~occ; any(steps); steps = clearLowest(steps))
+        if (!visit(from, lowest(steps))) return false;
       B visited{};
       int sp = 0;
       stack[sp++] = from;
@@ -150,13 +159,11 @@ class BitboardEngine {
           int to = lowest(fresh);
           fresh = clearLowest(fresh);
           stack[sp++] = to;
-          out[2 * count] = static_cast<uint8_t>(from);
-          out[2 * count + 1] = static_cast<uint8_t>(to);
-          count++;
+          if (!visit(from, to)) return false;
         }
       }
     }
-    return count;
+    return true;
   }
 
   // --- rules (docs/rules.md section 4) ----------------------------------------------------------

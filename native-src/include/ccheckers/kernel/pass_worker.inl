@@ -118,28 +118,29 @@ struct PassWorker {
     return cg;
   }
 
-  /** Visits stored state `index` = (a, b) if still unknown. Returns the child still unknown it
-   *  stopped at (see waitForRevisit), else kNoBlocker. `sparse`: the children's group is rarely
-   *  in cache (late passes, revisits), so all their indices are computed and prefetched first,
-   *  and the misses overlap; in a full pass it is in cache, and each child is ranked only when
-   *  the ones before it were won. */
-  uint64_t pass(uint64_t index, B a, B b, const ChildGroup<B>& cg, bool sparse) {
+  /** Visits stored state `index` = (a, b) if still unknown, as a sparse pass does (late passes,
+   *  revisits): the children's group is rarely in cache, so all their indices are computed and
+   *  prefetched first, and the misses overlap. Returns the child still unknown it stopped at
+   *  (see waitForRevisit), else kNoBlocker. */
+  uint64_t pass(uint64_t index, B a, B b, const ChildGroup<B>& cg) {
     StatePlace place{};
     if (isDecided(index, a, b, place)) return kNoBlocker;
     const int count = engine.generate(a, a | b, moves.data());
-    if (sparse) graph.childIndices(a, count, cg, moves.data(), childIndex.data(), table);
-    return visitChildren(index, place, a, b, cg, count, moves.data(), sparse ? childIndex.data() : nullptr);
+    graph.childIndices(a, count, cg, moves.data(), childIndex.data(), table);
+    return visitChildren(index, place, a, b, count, childIndex.data());
   }
 
-  /** The visit of a pass unit's state (a, unit.b), if still unknown: pass() with the children
-   *  ranked through the unit's childCells, each only once the ones before it were won. K:
-   *  withPieces. */
+  /** The visit of a pass unit's state (a, unit.b), if still unknown: the children's group is in
+   *  cache, so each child is ranked (through the unit's childCells) as its move is generated,
+   *  and only once the ones before it were won. K: withPieces. */
   template <int K>
   uint64_t passInUnit(uint64_t index, B a, const UnitContext<B>& unit) {
     StatePlace place{};
     if (isDecided(index, a, unit.b, place)) return kNoBlocker;
-    const int count = engine.generate(a, a | unit.b, moves.data());
-    return visitChildren<K>(index, place, a, unit.b, unit.cg, count, moves.data(), nullptr, unit.childCells);
+    const B freeA = StateGraph<B>::childP2In(a, unit.childCells);
+    ChildScan scan;
+    engine.forEachMove(a, a | unit.b, [&](int from, int to) { return scan.read(table, graph.template childIndexIn<K>(freeA, unit.cg, unit.childCells, from, to)); });
+    return conclude<K>(index, place, a, unit.b, scan);
   }
 
   /** The state needs no visit: it is known, or (a band's state held elsewhere) found by init.
@@ -157,36 +158,49 @@ struct PassWorker {
     }
   }
 
-  /** The rest of a visit, once its `count` moves are generated: their children's indices in
-   *  `children` (sparse visits) or computed one by one (nullptr: the group is in cache), through
-   *  the unit's `cells` where given (StateGraph::childCells). K: withPieces (0: any k). */
+  /** What a visit's children tell, read one by one: read() is false once no more are needed.
+   *  A state with a lost child is already won: every loss a pass proves is propagated to all its
+   *  parents at once (or is about to be, by the thread that proved it; or sent to them), and the
+   *  parents of init's terminal losses are wins in one, found by init too. What is left to find
+   *  out is whether every legal child is won: the first unknown child ends the visit (a band,
+   *  which looks for a lost child past it, reads on). */
+  struct ChildScan {
+    int count = 0;
+    uint64_t unknown = kNoBlocker;  // the first unknown child
+    bool lostChild = false;
+    bool read(const Table& t, uint64_t child) {
+      count++;
+      const int v = t.loadChild(child);
+      if (v == kUnknown) {
+        if (unknown == kNoBlocker) unknown = child;
+        return t.seeksLoss();
+      }
+      lostChild = v == kLoss;
+      return !lostChild;
+    }
+  };
+
+  /** The rest of a sparse visit, once its `count` children's indices are in `children`. */
+  uint64_t visitChildren(uint64_t index, const StatePlace& place, B a, B b, int count, const uint64_t* children) {
+    ChildScan scan;
+    for (int i = 0; i < count && scan.read(table, children[i]); i++) {
+    }
+    return conclude(index, place, a, b, scan);
+  }
+
+  /** A visit's end, from what its children told: the state won, lost (and its parents won), or
+   *  waiting for the unknown child returned. K: withPieces (0: any k). */
   template <int K = 0>
-  uint64_t visitChildren(uint64_t index, const StatePlace& place, B a, B b, const ChildGroup<B>& cg, int count, const uint8_t* moves,
-                         const uint64_t* children, const B* cells = nullptr) {
-    if (count == 0) {
+  uint64_t conclude(uint64_t index, const StatePlace& place, B a, B b, const ChildScan& scan) {
+    if (scan.count == 0) {
       stats.moveless++;
       return kNoBlocker;
     }
-    // A state with a lost child is already won: every loss a pass proves is propagated to all
-    // its parents at once (or is about to be, by the thread that proved it; or sent to them), and
-    // the parents of init's terminal losses are wins in one, found by init too. What is left to
-    // find out is whether every legal child is won: the first unknown child ends the visit.
-    const B mappedA = children ? B{} : cells ? StateGraph<B>::childP2In(a, cells) : graph.childP2(a, cg);
-    uint64_t unknown = kNoBlocker;
-    for (int i = 0; i < count; i++) {
-      const uint64_t child = children ? children[i]
-                             : cells  ? graph.template childIndexIn<K>(mappedA, cg, cells, moves[2 * i], moves[2 * i + 1])
-                                      : graph.childIndexOf(mappedA, cg, moves[2 * i], moves[2 * i + 1]);
-      const int v = table.loadChild(child);
-      if (v == kUnknown) {
-        if (!table.seeksLoss()) return child;
-        if (unknown == kNoBlocker) unknown = child;
-      } else if (v == kLoss) {
-        if (decide(index, place, kWin) == Decision::kChanged) stats.wins++;
-        return kNoBlocker;
-      }
+    if (scan.lostChild) {
+      if (decide(index, place, kWin) == Decision::kChanged) stats.wins++;
+      return kNoBlocker;
     }
-    if (unknown != kNoBlocker) return unknown;
+    if (scan.unknown != kNoBlocker) return scan.unknown;
     const Decision loss = decide(index, place, kLoss);
     if (loss == Decision::kKnown) return kNoBlocker;  // another thread proved it, and tells the parents
     if (loss == Decision::kChanged) stats.losses++;
@@ -243,11 +257,9 @@ struct PassWorker {
   struct PreparedVisit {
     uint64_t index;
     B a, b;
-    ChildGroup<B> cg;
-    int count;
+    int count;  // its children, in preparedChildren
   };
   PreparedVisit prepared[kSparseAhead];
-  std::vector<uint8_t> preparedMoves = std::vector<uint8_t>(kSparseAhead * moves.size());
   std::vector<uint64_t> preparedChildren = std::vector<uint64_t>(kSparseAhead * childIndex.size());
   int preparedFirst = 0, preparedCount = 0;
 
@@ -256,10 +268,9 @@ struct PassWorker {
   void prepareSparseVisit(uint64_t index, B a, B b, const ChildGroup<B>& cg) {
     if (preparedCount == kSparseAhead) visitOldestPrepared();
     const int slot = (preparedFirst + preparedCount++) % kSparseAhead;
-    uint8_t* m = &preparedMoves[slot * moves.size()];
-    const int count = engine.generate(a, a | b, m);
-    graph.childIndices(a, count, cg, m, &preparedChildren[slot * childIndex.size()], table);
-    prepared[slot] = {index, a, b, cg, count};
+    const int count = engine.generate(a, a | b, moves.data());
+    graph.childIndices(a, count, cg, moves.data(), &preparedChildren[slot * childIndex.size()], table);
+    prepared[slot] = {index, a, b, count};
   }
 
   /** Visits every prepared state, in the order prepared (before a unit ends: revisits). */
@@ -274,8 +285,7 @@ struct PassWorker {
     preparedCount--;
     StatePlace place{};
     if (isDecided(p.index, p.a, p.b, place)) return;  // proven since it was prepared
-    const uint64_t blocker =
-        visitChildren(p.index, place, p.a, p.b, p.cg, p.count, &preparedMoves[slot * moves.size()], &preparedChildren[slot * childIndex.size()]);
+    const uint64_t blocker = visitChildren(p.index, place, p.a, p.b, p.count, &preparedChildren[slot * childIndex.size()]);
     waitForRevisit(p.index, blocker, p.a, p.b);
   }
 
@@ -393,7 +403,7 @@ struct PassWorker {
         cg = childGroupOf(s.b);
         cgFor = true;
       }
-      pass(s.index, s.a, s.b, cg, true);
+      pass(s.index, s.a, s.b, cg);
     }
     states.clear();
   }

@@ -37,8 +37,7 @@ class StateGraph {
   StateGraph(const BitboardEngine<B>& engine, const StateSpace& groups)
       : engine(engine),
         g(groups),
-        parentMoves(2 * static_cast<size_t>(engine.n) * engine.k + 2),
-        parentStates(parentMoves.size()),
+        parentStates(2 * static_cast<size_t>(engine.n) * engine.k + 2),  // a parent and a twin per P2 move
         parentGroups(static_cast<size_t>(engine.n) * engine.n) {}
 
   ChildGroup<B> childGroup(B b) const {
@@ -134,7 +133,6 @@ class StateGraph {
   // member is loaded again after every byte the table stores (a char store may alias it).
   const BitboardEngine<B>& engine;
   const StateSpace& g;
-  std::vector<uint8_t> parentMoves;
   std::vector<ParentState<B>> parentStates;
   /** Where the parents reached by one P2 move lie: the group of rot b^ (b^ = b with the piece on
    *  `from` moved to `to`), whether it is stored mirrored, and its P1 placement as stored. They
@@ -162,20 +160,20 @@ class StateGraph {
       rotParentsOf = e.rotate(b);
       mirRotParentsOf = e.mirror(rotParentsOf);
     }
-    int moveCount = e.generate(b, a | b, parentMoves.data());
     // The parent's P2 placement is rot a, or its mirror image where the parent is stored
     // mirrored (a coin toss: selected without a branch); a twin is the other one.
     const B rotA = e.rotate(a), mirRotA = e.mirror(rotA);
     int parents = 0;
-    for (int i = 0; i < moveCount; i++) {
-      const ParentGroup& pg = parentGroup(parentMoves[2 * i], parentMoves[2 * i + 1]);
+    e.forEachMove(b, a | b, [&](int from, int to) {
+      const ParentGroup& pg = parentGroup(from, to);
       const B pb = pg.mirrored ? mirRotA : rotA;
       put(parents++, pg.base + e.template rankP2<K>(pg.p1, pb), pg.p1, pb);
       if (pg.selfMirror) {
         const B twin = pg.mirrored ? rotA : mirRotA;
         put(parents++, pg.base + e.template rankP2<K>(pg.p1, twin), pg.p1, twin);
       }
-    }
+      return true;
+    });
     return parents;
   }
 
