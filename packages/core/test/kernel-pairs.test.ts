@@ -90,7 +90,7 @@ const PAIRS: readonly Pair[] = [
   {
     cpp: `${KERNEL}/state_graph.inl`,
     ts: `${SOLVER_SPACE}/state-graph.ts`,
-    names: ['ParentList', 'StateGraph', 'childGroup', 'childIndexOf', 'parentsOf', 'parentGroup', 'parentStamp', 'parentMoves'],
+    names: ['ParentList', 'StateGraph', 'childGroup', 'childIndexOf', 'parentsOf', 'parentGroup', 'parentStamp'],
   },
   {
     cpp: `${KERNEL}/pass_worker.inl`,
