@@ -70,7 +70,7 @@ describe('check', () => {
 
   it('a checkpoint: the counts its table holds so far, not a verdict on a header without counts', () => {
     const out = join(dir, 'stopped.ccdb');
-    const stopped = runHooked({ killAfterPass: 1 }, ['solve', '--board', '7', '--pieces', '2', '--out', out, '--threads', '1', '--quiet', '--checkpoint-minutes', '0.00001']);
+    const stopped = runHooked({ killAfterPass: 1 }, ['solve', '--board', '7', '--pieces', '2', '--out', out, '--threads', '1', '--quiet', '--checkpoint-minutes', '0']);
     expect(stopped.signal).toBe('SIGKILL');
     const r = run(['check', '--db', `${out}.ckpt`, '--recount']);
     expect(r.status, r.stderr).toBe(0);

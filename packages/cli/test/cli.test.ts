@@ -77,7 +77,7 @@ describe('solve', () => {
 
   it('a solve killed with SIGKILL after pass 2 resumes to the same table', () => {
     const out = join(dir, 'killed.ccdb');
-    const killed = runHooked({ killAfterPass: 2 }, ['solve', '--pieces', '2', '--out', out, '--threads', '1', '--checkpoint-minutes', '0.00001']);
+    const killed = runHooked({ killAfterPass: 2 }, ['solve', '--pieces', '2', '--out', out, '--threads', '1', '--checkpoint-minutes', '0']);
     expect(killed.signal).toBe('SIGKILL');
     expect(existsSync(`${out}.ckpt`)).toBe(true);
     expect(existsSync(out)).toBe(false);

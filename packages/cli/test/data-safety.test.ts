@@ -101,7 +101,7 @@ describe('--out names only a regular file or a new one', () => {
 describe('the output during and after the solve', () => {
   it('a file that appears at --out during the solve is kept; the database goes to its temporary name, and says where', () => {
     const out = join(dir, 'appears.ccdb');
-    const r = runHooked({ createAtOutAfterPass: 1 }, ['solve', '--board', '7', '--pieces', '2', '--out', out, '--threads', '1', '--quiet', '--checkpoint-minutes', '0.00001']);
+    const r = runHooked({ createAtOutAfterPass: 1 }, ['solve', '--board', '7', '--pieces', '2', '--out', out, '--threads', '1', '--quiet', '--checkpoint-minutes', '0']);
     expect(r.status).toBe(2);
     expect(readFileSync(out, 'utf8')).toBe('a file of the user\n');
     const kept = /the database is kept in (\S+)$/m.exec(r.stderr)?.[1];

@@ -108,7 +108,7 @@ describe('--html never replaces what is not a page of its own', () => {
   it('a page that appears at --html during the solve is not replaced; the report is kept aside', () => {
     const out = join(dir, 'during.ccdb');
     const page = join(dir, 'during.html');
-    const r = runHooked({ createAtHtmlAfterPass: 1 }, ['solve', '--board', '7', '--pieces', '1', '--threads', '1', '--out', out, '--html', page, '--quiet', '--checkpoint-minutes', '0.00001']);
+    const r = runHooked({ createAtHtmlAfterPass: 1 }, ['solve', '--board', '7', '--pieces', '1', '--threads', '1', '--out', out, '--html', page, '--quiet', '--checkpoint-minutes', '0']);
     expect(r.status, r.stderr).toBe(2);
     expect(readFileSync(page, 'utf8')).toBe('a page of the user\n');
     const kept = /the report is kept in (\S+)\)?$/m.exec(r.stderr)?.[1];

@@ -68,11 +68,11 @@ function positiveInteger(text: string, flag: string): number {
   return n;
 }
 
-/** A number of minutes above 0, fractions allowed (0.05 is 3 s). */
+/** A number of minutes, 0 or more, fractions allowed (0.05 is 3 s; 0: at every step). */
 function minutesOption(text: string, flag: string): number {
   const n = Number(text);
-  if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(text) || !Number.isFinite(n) || n <= 0) {
-    throw new UsageError(`${flag} must be a number of minutes above 0, e.g. 10 or 0.5 (got "${text}")`);
+  if (!/^\s*(\d+\.?\d*|\.\d+)\s*$/.test(text) || !Number.isFinite(n) || n < 0) {
+    throw new UsageError(`${flag} must be a number of minutes, e.g. 10 or 0.5 (0: at every step; got "${text}")`);
   }
   return n;
 }
