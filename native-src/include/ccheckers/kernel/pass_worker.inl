@@ -354,11 +354,14 @@ struct PassWorker {
     }
   }
 
+  /** visitUnitStates compiled for the variant's piece count (withPieces), chosen per chunk. */
+  void visitUnitRange(const PassUnit<B>& u, size_t from, size_t to) {
+    withPieces(engine, [&](auto pieces) { visitUnitStates<decltype(pieces)::value>(u, from, to); });
+  }
+
   /** Takes chunks of the states of unit u until none is left (its owner, or a helper). */
   bool visitUnitChunks(PassUnit<B>& u) {
-    bool took = false;
-    withPieces(engine, [&](auto pieces) { took = u.takeChunks([&](size_t from, size_t to) { visitUnitStates<decltype(pieces)::value>(u, from, to); }); });
-    return took;
+    return u.takeChunks([&](size_t from, size_t to) { visitUnitRange(u, from, to); });
   }
 
   /** The end of the kernel call: every state still waiting is visited again, oldest first; a
@@ -367,10 +370,7 @@ struct PassWorker {
     // No unit left to take: the others' units still open are helped with first. What it visits
     // of one counts as a unit of its own for the revisits.
     if (openUnits) {
-      const auto visit = [&](const PassUnit<B>& u, size_t from, size_t to) {
-        withPieces(engine, [&](auto pieces) { visitUnitStates<decltype(pieces)::value>(u, from, to); });
-      };
-      helpWithOpenUnits(openUnits, threads, thread, visit,
+      helpWithOpenUnits(openUnits, threads, thread, [&](const PassUnit<B>& u, size_t from, size_t to) { visitUnitRange(u, from, to); },
                         [&](const PassUnit<B>&) { endUnit(); });
     }
     if (kept) {

@@ -67,10 +67,15 @@ class StateGraph {
   void childCells(const ChildGroup<B>& cg, B* out) const {
     const BitboardEngine<B>& e = engine;
     for (int c = 0; c < e.n; c++) {
-      int m = e.n - 1 - c;
-      if (cg.mirrored) m = e.mirrorMap[m];
+      const int m = childCellOf(c, cg);
       out[c] = test(cg.p1, m) ? B{} : cellBit<B>(m - popcount(cg.p1 & below<B>(m)));
     }
+  }
+
+  /** Cell c of a state as its children in `cg` hold it: rotated, and mirrored with the group. */
+  int childCellOf(int c, const ChildGroup<B>& cg) const {
+    const int r = engine.n - 1 - c;
+    return cg.mirrored ? engine.mirrorMap[r] : r;
   }
 
   /** P1's placement a among the children's free cells (childCells `cells`), before a move. */
@@ -88,13 +93,7 @@ class StateGraph {
 
   /** Stored index of the child after P1's move from -> to; mappedA = childP2(a, cg). */
   uint64_t childIndexOf(B mappedA, const ChildGroup<B>& cg, int from, int to) const {
-    const BitboardEngine<B>& e = engine;
-    int f = e.n - 1 - from, t = e.n - 1 - to;
-    if (cg.mirrored) {
-      f = e.mirrorMap[f];
-      t = e.mirrorMap[t];
-    }
-    return cg.base + e.rankP2(cg.p1, mappedA ^ cellBit<B>(f) ^ cellBit<B>(t));
+    return cg.base + engine.rankP2(cg.p1, mappedA ^ cellBit<B>(childCellOf(from, cg)) ^ cellBit<B>(childCellOf(to, cg)));
   }
 
   /** out[0..count) for the `moves` of (a, b), whose children live in `cg` (indices as `table`
