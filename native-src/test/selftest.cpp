@@ -20,6 +20,15 @@ namespace band_check {
 }  // namespace band_check
 }  // namespace cck
 
+// The portable kernel's parts on their own: a pass unit's child ranks (StateGraph::childCells)
+// against the per-child ranks of the sparse visits, on boards of both word types.
+namespace cck {
+namespace graph_check {
+#include "ccheckers/kernel/engine.inl"
+#include "ccheckers/kernel/kernel.inl"
+}  // namespace graph_check
+}  // namespace cck
+
 using namespace cck;
 
 static int failures = 0;
@@ -325,12 +334,51 @@ static int checkApplyParts() {
   return checked;
 }
 
+/** A pass unit's children ranked through childCells (childIndexIn) are the children that
+ *  childIndexOf ranks from the rotated, mirrored placement, for random states, in the order
+ *  forEachMove gives: 7x7/4 (boards in uint64_t) and 9x9/4 (81 cells, boards in U128, which no
+ *  solve here can reach: 2.2e12 positions). Returns the states compared. */
+template <class B>
+static int checkChildCells(int m, int k, std::vector<int> start) {
+  using namespace graph_check;
+  const Variant v(m, k, RuleMode::Clean, start);
+  const BitboardEngine<B> e(v, true);
+  const std::unique_ptr<StateSpace> space = buildStateSpace(e);
+  StateGraph<B> graph(e, *space);
+  std::vector<B> cells(e.n);
+  uint64_t x = 0x2545f4914f6cdd1dull + static_cast<uint64_t>(m);
+  const auto random = [&x](uint64_t below) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x % below;
+  };
+  int states = 0, mirrored = 0, wrong = 0;
+  for (int unit = 0; unit < 300; unit++) {
+    const B b = e.unrankP1(random(e.p1Placements));
+    const ChildGroup<B> cg = graph.childGroup(b);
+    mirrored += cg.mirrored;
+    graph.childCells(cg, cells.data());
+    for (int s = 0; s < 20; s++, states++) {
+      const B a = e.unrankP2(b, random(e.p2Placements));
+      const B freeA = StateGraph<B>::childP2In(a, cells.data());
+      const B mappedA = graph.childP2(a, cg);
+      e.forEachMove(a, a | b, [&](int from, int to) {
+        wrong += graph.childIndexIn(freeA, cg, cells.data(), from, to) != graph.childIndexOf(mappedA, cg, from, to);
+        return true;
+      });
+    }
+  }
+  CHECK(wrong == 0 && mirrored > 0 && mirrored < 300, "%dx%d/%d: %d children ranked apart by childCells (%d mirrored groups)", m, m, k, wrong, mirrored);
+  return states;
+}
+
 int main() {
   int checked = 0;
   checked += checkApplyParts();
   checked += checkSortMessages() > 0;
   checked += checkThreadPool();
   checked += checkOpenUnits() > 0;
+  checked += checkChildCells<uint64_t>(7, 4, {0, 1, 2, 4}) > 0;
+  checked += checkChildCells<U128>(9, 4, {0, 1, 2, 4}) > 0;
   CpuInfo cpu = detectCpu();
   std::printf("cpu: x86=%d bmi2=%d fast=%d vendor=%s family=0x%x\n", cpu.x86, cpu.bmi2, cpu.fastBmi2, cpu.vendor, cpu.family);
   auto kernels = [&](int m, int k, std::vector<int> start) {
