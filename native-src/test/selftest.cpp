@@ -362,7 +362,7 @@ static int checkChildCells(int m, int k, std::vector<int> start) {
       const B freeA = StateGraph<B>::childP2In(a, cells.data());
       const B mappedA = graph.childP2(a, cg);
       e.forEachMove(a, a | b, [&](int from, int to) {
-        wrong += graph.childIndexIn(freeA, cg, cells.data(), from, to) != graph.childIndexOf(mappedA, cg, from, to);
+        wrong += graph.childIndexIn(freeA ^ cells[from], cg, cells.data(), to) != graph.childIndexOf(mappedA, cg, from, to);
         return true;
       });
     }

@@ -143,27 +143,37 @@ class BitboardEngine {
    *  moves so, without a list written and read back, and stop at the first child that decides. */
   template <class Visit>
   CCK_ALWAYS_INLINE bool forEachMove(B own, B occ, Visit&& visit) const {
-    int stack[96];
-    while (any(own)) {
-      int from = lowest(own);
-      own = clearLowest(own);
-      for (B steps = cell[from].neighbours & ~occ; any(steps); steps = clearLowest(steps))
-        if (!visit(from, lowest(steps))) return false;
-      B visited{};
-      int sp = 0;
-      stack[sp++] = from;
-      while (sp > 0) {
-        B fresh = singleJumps(stack[--sp], occ) & ~visited;
-        visited |= fresh;
-        while (any(fresh)) {
-          int to = lowest(fresh);
-          fresh = clearLowest(fresh);
-          stack[sp++] = to;
-          if (!visit(from, to)) return false;
-        }
-      }
+    for (; any(own); own = clearLowest(own)) {
+      const int from = lowest(own);
+      if (!forEachMoveFrom(from, occ, [&](int to) { return visit(from, to); })) return false;
     }
     return true;
+  }
+
+  /** The moves of the piece on `from` alone, as forEachMove gives them (visit(to)): the solver's
+   *  hot loops go piece by piece, and compute what a piece's moves share once. */
+  template <class Visit>
+  CCK_ALWAYS_INLINE bool forEachMoveFrom(int from, B occ, Visit&& visit) const {
+    for (B steps = cell[from].neighbours & ~occ; any(steps); steps = clearLowest(steps))
+      if (!visit(lowest(steps))) return false;
+    // Jumps, depth first: the cells one jump from `from`, then from each cell reached (most
+    // pieces have none, and are done at once). The piece's own cell stays occupied in occ.
+    B fresh = singleJumps(from, occ);
+    if (!any(fresh)) return true;
+    B visited = fresh;
+    int stack[96];
+    int sp = 0;
+    for (;;) {
+      while (any(fresh)) {
+        const int to = lowest(fresh);
+        fresh = clearLowest(fresh);
+        stack[sp++] = to;
+        if (!visit(to)) return false;
+      }
+      if (sp == 0) return true;
+      fresh = singleJumps(stack[--sp], occ) & ~visited;
+      visited |= fresh;
+    }
   }
 
   // --- rules (docs/rules.md section 4) ----------------------------------------------------------
@@ -286,6 +296,20 @@ class BitboardEngine {
     return r;
   }
 #endif
+
+  /** rankP2 with the cells P1 leaves free given (`free` = ~p1 & full): a pass's parents, whose
+   *  free cells are computed once per unit (ParentGroup). */
+  template <int K = 0>
+  CCK_ALWAYS_INLINE uint64_t rankAmong(B free, B p2) const {
+#if CCK_USE_BMI2
+    return rankSet<K>(pext(p2, free));
+#else
+    if constexpr (std::is_same_v<B, uint64_t>) {
+      if (popcountInstruction && k <= kUnrolledPieces) return rankAmongFree<K>(free, p2);
+    }
+    return rankP2<K>(~free & full, p2);
+#endif
+  }
 
   /** Rank of P2 among the cells P1 leaves free (K > 0: k is K, as in rankSet). */
   template <int K = 0>

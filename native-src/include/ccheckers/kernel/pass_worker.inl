@@ -11,13 +11,14 @@ struct UnitState {
 };
 
 /** What the visits of an open pass unit's states need besides: P2's placement, the children's
- *  group and each cell's bit among its free cells (StateGraph::childCells) (OpenUnit,
- *  open_unit.hpp). */
+ *  group, each cell's bit among its free cells (StateGraph::childCells) and the parents' groups
+ *  (StateGraph::unitParentGroups) (OpenUnit, open_unit.hpp). */
 template <class B>
 struct UnitContext {
   B b{};
   ChildGroup<B> cg{};
   B childCells[kMaxCells];
+  ParentGroup<B> parentGroups[kMaxPieces * kMaxCells];
 };
 
 /** A pass unit open to the threads of its call; one per thread. */
@@ -138,9 +139,15 @@ struct PassWorker {
     StatePlace place{};
     if (isDecided(index, a, unit.b, place)) return kNoBlocker;
     const B freeA = StateGraph<B>::childP2In(a, unit.childCells);
+    const B occ = a | unit.b;
     ChildScan scan;
-    engine.forEachMove(a, a | unit.b, [&](int from, int to) { return scan.read(table, graph.template childIndexIn<K>(freeA, unit.cg, unit.childCells, from, to)); });
-    return conclude<K>(index, place, a, unit.b, scan);
+    for (B pieces = a; any(pieces); pieces = clearLowest(pieces)) {
+      // The piece's moves share the other pieces' bits among the children's free cells.
+      const int from = lowest(pieces);
+      const B others = freeA ^ unit.childCells[from];
+      if (!engine.forEachMoveFrom(from, occ, [&](int to) { return scan.read(table, graph.template childIndexIn<K>(others, unit.cg, unit.childCells, to)); })) break;
+    }
+    return conclude<K>(index, place, a, unit.b, scan, unit.parentGroups);
   }
 
   /** The state needs no visit: it is known, or (a band's state held elsewhere) found by init.
@@ -171,12 +178,13 @@ struct PassWorker {
     bool read(const Table& t, uint64_t child) {
       count++;
       const int v = t.loadChild(child);
-      if (v == kUnknown) {
-        if (unknown == kNoBlocker) unknown = child;
-        return t.seeksLoss();
+      if (v & 2) return true;  // won or illegal (kWin, kIllegal): read on, as most children do
+      if (v == kLoss) {
+        lostChild = true;
+        return false;
       }
-      lostChild = v == kLoss;
-      return !lostChild;
+      if (unknown == kNoBlocker) unknown = child;
+      return t.seeksLoss();
     }
   };
 
@@ -189,9 +197,10 @@ struct PassWorker {
   }
 
   /** A visit's end, from what its children told: the state won, lost (and its parents won), or
-   *  waiting for the unknown child returned. K: withPieces (0: any k). */
+   *  waiting for the unknown child returned. K: withPieces (0: any k). `unitGroups`: the
+   *  unitParentGroups of b, for a state of a pass unit. */
   template <int K = 0>
-  uint64_t conclude(uint64_t index, const StatePlace& place, B a, B b, const ChildScan& scan) {
+  uint64_t conclude(uint64_t index, const StatePlace& place, B a, B b, const ChildScan& scan, const ParentGroup<B>* unitGroups = nullptr) {
     if (scan.count == 0) {
       stats.moveless++;
       return kNoBlocker;
@@ -206,10 +215,14 @@ struct PassWorker {
     if (loss == Decision::kChanged) stats.losses++;
     // Immediate propagation: every parent (a, b^, P2 to move), b^ -> b by a P2 move
     // (moves are reversible), is won; stored as (rot b^, rot a).
-    // The parents lie in other groups all over the table: compute every index and prefetch
-    // first, so the cache misses overlap instead of queueing one after another.
-    const int parents = graph.template parentIndices<K>(a, b, parentIndex.data());
+    // The parents lie in other groups all over the table: every index is computed and its
+    // byte prefetched before any is read, so the cache misses overlap instead of queueing.
+    uint64_t* const out = parentIndex.data();
+    const auto listParents = [&](auto&& put) {
+      return unitGroups ? graph.template forEachParentIndexIn<K>(a, b, unitGroups, put) : graph.template forEachParentIndex<K>(a, b, put);
+    };
     if constexpr (Table::kSends) {
+      const int parents = listParents([out](int i, uint64_t parent) { out[i] = parent; });
       // A band sends the parents it does not hold their win, unless the band of their units
       // finds it (leavesWinToUnits). Each parent's place is found once.
       const int32_t unitsBand = table.laterUnitsBand(place);
@@ -225,11 +238,15 @@ struct PassWorker {
           outbox->sendValue(p, kWin);
         }
       }
-      return kNoBlocker;
+    } else {
+      const Table& t = table;
+      const int parents = listParents([out, &t](int i, uint64_t parent) {
+        out[i] = parent;
+        __builtin_prefetch(t.byte(parent), 1);
+      });
+      for (int i = 0; i < parents; i++)
+        if (t.load(out[i]) == kUnknown && t.prove(out[i], kWin)) stats.wins++;
     }
-    for (int i = 0; i < parents; i++) __builtin_prefetch(table.byte(parentIndex[i]), 1);
-    for (int i = 0; i < parents; i++)
-      if (table.load(parentIndex[i]) == kUnknown && table.prove(parentIndex[i], kWin)) stats.wins++;
     return kNoBlocker;
   }
 

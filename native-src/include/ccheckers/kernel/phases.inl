@@ -115,8 +115,11 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
   // Workers take consecutive units, whose states lie next to each other in every group: worker t
   // starts its list t / threads of the way in (and wraps), so that two workers do not write to
   // the same cache lines at the same time.
-  UnitContext<B> context{b, cg, {}};
+  UnitContext<B> context;
+  context.b = b;
+  context.cg = cg;
   w.graph.childCells(cg, context.childCells);
+  w.graph.unitParentGroups(b, context.parentGroups);
   u.open(w.unitStates.data(), states, states * static_cast<size_t>(t) / static_cast<size_t>(std::max(1, threads)), context);
   w.visitUnitChunks(u);
   listing.close();  // the helpers' visits done before the revisits

@@ -31,6 +31,17 @@ struct ParentList {
   const ParentState<B>* end() const { return states + count; }
 };
 
+/** Where the parents reached by one P2 move lie: the group of rot b^ (b^ = b with the piece on
+ *  `from` moved to `to`), whether it is stored mirrored, its P1 placement as stored and the
+ *  cells that leaves free. They depend on b and the move only, not on P1's placement: a pass
+ *  unit, which fixes b, computes each once for all its losses (StateGraph::unitParentGroups). */
+template <class B>
+struct ParentGroup {
+  uint64_t base = 0;
+  B p1{}, free{};
+  bool mirrored = false, selfMirror = false;
+};
+
 template <class B>
 class StateGraph {
  public:
@@ -85,10 +96,11 @@ class StateGraph {
     return out;
   }
 
-  /** childIndexOf through the unit's childCells: freeA = childP2In(a, cells). K: withPieces. */
+  /** childIndexOf through the unit's childCells, for a move to `to` of the piece whose
+   *  `others` = childP2In(a, cells) ^ cells[from]. K: withPieces. */
   template <int K = 0>
-  CCK_ALWAYS_INLINE uint64_t childIndexIn(B freeA, const ChildGroup<B>& cg, const B* cells, int from, int to) const {
-    return cg.base + engine.template rankSet<K>(freeA ^ cells[from] ^ cells[to]);
+  CCK_ALWAYS_INLINE uint64_t childIndexIn(B others, const ChildGroup<B>& cg, const B* cells, int to) const {
+    return cg.base + engine.template rankSet<K>(others ^ cells[to]);
   }
 
   /** Stored index of the child after P1's move from -> to; mappedA = childP2(a, cg). */
@@ -117,11 +129,34 @@ class StateGraph {
     return {parentStates.data(), parents};
   }
 
-  /** The stored indices of the same parents, in out[0..returned): all a pass needs of them.
-   *  K: withPieces. */
-  template <int K = 0>
-  int parentIndices(B a, B b, uint64_t* out) {
-    return forEachParent<K>(a, b, [out](int i, uint64_t index, B, B) { out[i] = index; });
+  /** Calls put(i, index) with the stored index of the i-th of the same parents: all a pass
+   *  needs of them. Returns how many. K: withPieces. */
+  template <int K = 0, class Put>
+  CCK_ALWAYS_INLINE int forEachParentIndex(B a, B b, Put&& put) {
+    return forEachParent<K>(a, b, [&put](int i, uint64_t index, B, B) { put(i, index); });
+  }
+
+  /** The parent groups of every move of P2 placement b: groups[j * n + to] for the j-th piece
+   *  of b (increasing cells) moved to `to` (any cell not in b; the others stay unset). A pass
+   *  unit's, for parentIndicesIn: no stamp to test per parent, and shared by the unit's helpers. */
+  void unitParentGroups(B b, ParentGroup<B>* groups) const {
+    const BitboardEngine<B>& e = engine;
+    const B rotB = e.rotate(b), mirRotB = e.mirror(rotB);
+    int j = 0;
+    for (B pieces = b; any(pieces); pieces = clearLowest(pieces), j++)
+      for (int to = 0; to < e.n; to++)
+        if (!test(b, to)) groups[j * e.n + to] = parentGroup(rotB, mirRotB, lowest(pieces), to);
+  }
+
+  /** forEachParentIndex for a state (a, b) of a pass unit whose unitParentGroups are `groups`. */
+  template <int K = 0, class Put>
+  CCK_ALWAYS_INLINE int forEachParentIndexIn(B a, B b, const ParentGroup<B>* groups, Put&& put) const {
+    const int n = engine.n;
+    const auto rowOf = [groups, n](int j, int) {
+      const ParentGroup<B>* row = groups + j * n;
+      return [row](int to) -> const ParentGroup<B>& { return row[to]; };
+    };
+    return forEachParentWith<K>(a, b, rowOf, [&put](int i, uint64_t index, B, B) { put(i, index); });
   }
 
   /** As many as parentsOf or parentIndices can list. */
@@ -133,17 +168,13 @@ class StateGraph {
   const BitboardEngine<B>& engine;
   const StateSpace& g;
   std::vector<ParentState<B>> parentStates;
-  /** Where the parents reached by one P2 move lie: the group of rot b^ (b^ = b with the piece on
-   *  `from` moved to `to`), whether it is stored mirrored, and its P1 placement as stored. They
-   *  depend on b and the move only, not on P1's placement, so a pass, whose unit fixes b,
-   *  computes each once and reuses it for all the unit's losses. Valid when stamp matches. */
-  struct ParentGroup {
+  /** The parent groups of parentsOfB's moves, computed on first use (by from * n + to): a pass
+   *  visits a group's states with one b after another. Valid where the stamp matches. */
+  struct CachedParentGroup {
     uint64_t stamp = 0;
-    uint64_t base = 0;
-    B p1{};
-    bool mirrored = false, selfMirror = false;
+    ParentGroup<B> group;
   };
-  std::vector<ParentGroup> parentGroups;  // by from * n + to
+  std::vector<CachedParentGroup> parentGroups;
   uint64_t parentStamp = 0;
   B parentsOfB{};  // the b the cache holds (any value at first: the stamp 0 entries are invalid)
   B rotParentsOf{}, mirRotParentsOf{};
@@ -159,37 +190,68 @@ class StateGraph {
       rotParentsOf = e.rotate(b);
       mirRotParentsOf = e.mirror(rotParentsOf);
     }
+    // The cache and its stamp in locals: the lookup stays in registers, inlined (the parents'
+    // stores could alias the members, which would be loaded again after each).
+    CachedParentGroup* const cache = parentGroups.data();
+    const uint64_t stamp = parentStamp;
+    const int n = e.n;
+    const auto rowOf = [this, cache, stamp, n](int, int from) {
+      CachedParentGroup* row = cache + from * n;
+      return [this, row, stamp, from](int to) -> const ParentGroup<B>& {
+        CachedParentGroup& c = row[to];
+        if (c.stamp != stamp) fillParentGroup(c, from, to);
+        return c.group;
+      };
+    };
+    return forEachParentWith<K>(a, b, rowOf, put);
+  }
+
+  /** forEachParent with the parent groups of the j-th piece of b, on `from`, from
+   *  rowOf(j, from)(to). */
+  template <int K = 0, class RowOf, class Put>
+  CCK_ALWAYS_INLINE int forEachParentWith(B a, B b, RowOf&& rowOf, Put&& put) const {
+    const BitboardEngine<B>& e = engine;
     // The parent's P2 placement is rot a, or its mirror image where the parent is stored
     // mirrored (a coin toss: selected without a branch); a twin is the other one.
     const B rotA = e.rotate(a), mirRotA = e.mirror(rotA);
-    int parents = 0;
-    e.forEachMove(b, a | b, [&](int from, int to) {
-      const ParentGroup& pg = parentGroup(from, to);
-      const B pb = pg.mirrored ? mirRotA : rotA;
-      put(parents++, pg.base + e.template rankP2<K>(pg.p1, pb), pg.p1, pb);
-      if (pg.selfMirror) {
-        const B twin = pg.mirrored ? rotA : mirRotA;
-        put(parents++, pg.base + e.template rankP2<K>(pg.p1, twin), pg.p1, twin);
-      }
-      return true;
-    });
+    const B occ = a | b;
+    int parents = 0, j = 0;
+    for (B pieces = b; any(pieces); pieces = clearLowest(pieces), j++) {
+      const int from = lowest(pieces);
+      const auto groupOf = rowOf(j, from);  // the groups of this piece's moves, by their cell
+      e.forEachMoveFrom(from, occ, [&](int to) {
+        const ParentGroup<B>& pg = groupOf(to);
+        const B pb = pg.mirrored ? mirRotA : rotA;
+        put(parents++, pg.base + e.template rankAmong<K>(pg.free, pb), pg.p1, pb);
+        if (pg.selfMirror) {
+          const B twin = pg.mirrored ? rotA : mirRotA;
+          put(parents++, pg.base + e.template rankAmong<K>(pg.free, twin), pg.p1, twin);
+        }
+        return true;
+      });
+    }
     return parents;
   }
 
-  /** The parent group of the P2 move from -> to out of `parentsOfB`, computed on first use. */
-  const ParentGroup& parentGroup(int from, int to) {
+  /** The parent group of the P2 move from -> to out of b, given rot b and its mirror image. */
+  ParentGroup<B> parentGroup(B rotB, B mirRotB, int from, int to) const {
     const BitboardEngine<B>& e = engine;
-    ParentGroup& pg = parentGroups[static_cast<size_t>(from) * e.n + to];
-    if (pg.stamp == parentStamp) return pg;
     const int f = e.n - 1 - from, t = e.n - 1 - to;  // rotated cells
-    const B plain = rotParentsOf ^ cellBit<B>(f) ^ cellBit<B>(t);
+    const B plain = rotB ^ cellBit<B>(f) ^ cellBit<B>(t);
     const uint64_t r1 = e.rankP1(plain);
     const int32_t group = g.groupOfRank[r1];
-    pg.stamp = parentStamp;
+    ParentGroup<B> pg;
     pg.mirrored = g.mirrored[r1] != 0;
-    pg.p1 = pg.mirrored ? mirRotParentsOf ^ cellBit<B>(e.mirrorMap[f]) ^ cellBit<B>(e.mirrorMap[t]) : plain;
+    pg.p1 = pg.mirrored ? mirRotB ^ cellBit<B>(e.mirrorMap[f]) ^ cellBit<B>(e.mirrorMap[t]) : plain;
+    pg.free = ~pg.p1 & e.full;
     pg.base = static_cast<uint64_t>(group) * e.p2Placements;
     pg.selfMirror = g.selfMirror[group] != 0;
     return pg;
+  }
+
+  /** Fills the cache entry of the P2 move from -> to out of `parentsOfB`. */
+  __attribute__((noinline)) void fillParentGroup(CachedParentGroup& c, int from, int to) {
+    c.stamp = parentStamp;
+    c.group = parentGroup(rotParentsOf, mirRotParentsOf, from, to);
   }
 };

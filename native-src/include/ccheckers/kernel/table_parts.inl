@@ -40,7 +40,7 @@ struct TableParts {
   int loadChild(uint64_t child) const { return load(child); }
   int load(uint64_t index) const { return (__atomic_load_n(byte(index), __ATOMIC_RELAXED) >> ((index & 3) << 1)) & 3; }
   /** Sets a value where it was UNKNOWN; true when this call made the change. */
-  bool prove(uint64_t index, int value) const {
+  CCK_ALWAYS_INLINE bool prove(uint64_t index, int value) const {
     uint8_t shift = static_cast<uint8_t>((index & 3) << 1);
     uint8_t old = __atomic_fetch_or(byte(index), static_cast<uint8_t>(value << shift), __ATOMIC_RELAXED);
     return ((old >> shift) & 3) == 0;
