@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Pass 1 of a variant on a few units from its middle, for counting a build's instructions with
-// callgrind: the pass is bound by its instructions on the machines measured, and a count is the
-// same run after run (to a few thousand of 1e10), where a time drifts by up to 1.5x in a sitting.
-// `save` runs init and the first FROM of the proof order natively (2 threads) and writes the table
-// to FILE; `run` reads it back and runs the units [FROM, TO) on one thread (or THREADS, for a
-// time), printing the stats (every build must give the same on one thread). A benchmark, not a test: its figures belong in
+// callgrind (a count is the same run after run, to a few thousand of 1e10, where a time drifts by
+// up to 1.5x in a sitting), or for timing builds in turn on one thread or two (which differ: two
+// threads also wait on memory they share; docs/performance.md). `save` runs init and the first
+// FROM of the proof order natively (2 threads) and writes the table to FILE; `run` reads it back
+// and runs the units [FROM, TO) on one thread (or THREADS), printing the stats (every build must
+// give the same on one thread). A benchmark, not a test: its figures belong in
 // docs/performance.md with the command.
 //   node bench/pass-instructions.mjs save BOARD PIECES FROM FILE ROOT
 //   node bench/pass-instructions.mjs run BOARD PIECES FROM TO FILE ROOT [THREADS]

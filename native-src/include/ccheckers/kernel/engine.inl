@@ -315,7 +315,7 @@ class BitboardEngine {
   template <int K = 0>
   CCK_ALWAYS_INLINE uint64_t rankP2(B p1, B p2) const {
 #if CCK_USE_BMI2
-    return rankSet<K>(pext(p2, ~p1 & full));
+    return rankAmong<K>(~p1 & full, p2);
 #else
     // Portable: a cell's index among the free cells is c - |P1 below c|; no pext needed.
     if constexpr (std::is_same_v<B, uint64_t>) {

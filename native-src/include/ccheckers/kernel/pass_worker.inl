@@ -36,7 +36,7 @@ struct PassWorker {
   std::vector<uint8_t> moves;
   std::vector<uint64_t> childIndex;
   std::vector<UnitState<B>> unitStates;  // the states of the current pass unit
-  std::vector<uint64_t> parentIndex;     // a lost state's parents (StateGraph::parentIndices)
+  std::vector<uint64_t> parentIndex;     // a lost state's parents (StateGraph::forEachParentIndex)
   std::vector<StatePlace> parentPlaces;  // a band's: where they lie
   /** The call's open units, one per thread (nullptr: a call whose units are not pass units),
    *  and this worker's thread. */
@@ -227,7 +227,7 @@ struct PassWorker {
       // finds it (leavesWinToUnits). Each parent's place is found once.
       const int32_t unitsBand = table.laterUnitsBand(place);
       for (int i = 0; i < parents; i++) {
-        parentPlaces[i] = table.placeOf(parentIndex[i]);
+        parentPlaces[i] = table.placeOf(out[i]);
         if (table.holds(parentPlaces[i])) __builtin_prefetch(table.localByte(parentPlaces[i].local), 1);
       }
       for (int i = 0; i < parents; i++) {

@@ -138,7 +138,7 @@ class StateGraph {
 
   /** The parent groups of every move of P2 placement b: groups[j * n + to] for the j-th piece
    *  of b (increasing cells) moved to `to` (any cell not in b; the others stay unset). A pass
-   *  unit's, for parentIndicesIn: no stamp to test per parent, and shared by the unit's helpers. */
+   *  unit's, for forEachParentIndexIn: no stamp to test per parent, and shared by the unit's helpers. */
   void unitParentGroups(B b, ParentGroup<B>* groups) const {
     const BitboardEngine<B>& e = engine;
     const B rotB = e.rotate(b), mirRotB = e.mirror(rotB);
@@ -159,7 +159,7 @@ class StateGraph {
     return forEachParentWith<K>(a, b, rowOf, [&put](int i, uint64_t index, B, B) { put(i, index); });
   }
 
-  /** As many as parentsOf or parentIndices can list. */
+  /** As many as parentsOf or forEachParentIndex can list. */
   size_t maxParents() const { return parentStates.size(); }
 
  private:
