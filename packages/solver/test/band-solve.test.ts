@@ -438,6 +438,46 @@ describe('interrupted band solves', () => {
     if (!publishes) expect(part.waited).toBeGreaterThanOrEqual(MAX_WAIT_SECONDS);
   });
 
+  it('a shared step whose parts took proofs of an attempt not theirs runs them again, from no proof files: the same table', async () => {
+    const v = variant(4, 6);
+    const options = { variant: v, rules: 'clean' as const, backend: backends[0]!, threads: 1, shards: 4, schedule: 'shared' as const, workers: 2 };
+    // Band 0 as it ends: its draws stay unknown through every pass, so a proof file may mark them.
+    const clean = newStore();
+    let band0: Uint32Array = new Uint32Array(0);
+    await solveSharded({ ...options, store: clean, onSave: () => {
+      const store = ShardStore.open(clean);
+      if (store.manifest.bands === undefined) return; // the shards written: the band files gone
+      const bytes = bandBytes(store.space, storeBandLayout(store).groupsOf[0]!.length);
+      const words = new Uint32Array(Math.ceil(bytes / 4));
+      store.loadBand(0, new Uint8Array(words.buffer, 0, bytes));
+      band0 = words;
+    } });
+    const indices: number[] = [];
+    const words: number[] = [];
+    for (let i = 0; i + 1 < band0.length && indices.length < 8; i++) {
+      let drawn = 0;
+      for (let f = 0; f < 16; f++) if (((band0[i]! >>> (2 * f)) & 3) === 0) drawn |= 2 << (2 * f);
+      if (drawn !== 0) {
+        indices.push(i);
+        words.push(drawn >>> 0);
+      }
+    }
+    expect(indices.length).toBeGreaterThan(0);
+    // A proof file of a foreign attempt that marks those draws won appears as pass 1 starts (a
+    // cluster worker still running a part of the step, say): taken, the table would be wrong.
+    const dir = newStore();
+    let forgedFile = '';
+    const r = await solveSharded({ ...options, store: dir, onProgress: (e) => {
+      if (e.phase !== 'pass' || e.pass !== 1 || forgedFile !== '') return;
+      const forged = { band: 0, generation: ShardStore.open(dir).manifest.generation, part: 1, attempt: 'deadbeef', seq: 0 };
+      forgedFile = proofFileName(forged);
+      writeFileSync(join(dir, forgedFile), encodeProofs(forged, Uint32Array.from(indices), Uint32Array.from(words), indices.length));
+    } });
+    expect(forgedFile).not.toBe('');
+    expect(same(r)).toEqual(IN_MEMORY.get('4/6'));
+    expect(existsSync(join(dir, forgedFile))).toBe(false);
+  });
+
   it('refuse a manifest edited by hand: a message entry unlike its file, one lost, a bad next step', async () => {
     const v = variant(7, 2);
     const store = newStore();

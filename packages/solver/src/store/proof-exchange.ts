@@ -26,7 +26,7 @@
  * and its packs lost, parts run again beside the old proof files: a wrong table (CRC-32 48195a81,
  * not 0b785a50), right without the old files. So each part reports the attempts it took from
  * (`took`), and a shared step whose parts took from any attempt not committed is run again from
- * no proof files (cluster/coordinator.ts; a local solve removes them on resume).
+ * no proof files (cluster/coordinator.ts, and a local solve's store/shared-step.ts).
  *
  * A file: a header of PROOF_HEADER_BYTES (magic, band, generation, part, sequence number, word
  * count, CRC-32 of the rest, and the band unit below which the part's slices are all visited and

@@ -3,10 +3,16 @@
  * each on a stepper of its own, then the finish on the first. A cluster runs the same parts and
  * finish as jobs on its workers (cluster/coordinator.ts).
  */
+import { DatabaseError } from '../database.js';
 import type { BandStepper } from './band-step.js';
 import type { BandStepHooks, BandStepJob, BandStepOutcome, SliceOutcome } from './band-step-jobs.js';
+import { removeProofFiles } from './proof-exchange.js';
 import type { ShardStore } from './shard-store.js';
 import { StepClaims } from './slice-claims.js';
+
+/** Times a shared step's parts run again after taking proofs of attempts not theirs before the
+ *  solve gives up (something else keeps writing proof files into the store). */
+const MAX_FOREIGN_PROOF_RETRIES = 3;
 
 /**
  * A shared step run here: its W parts at once in this process, each on a stepper of its own
@@ -15,9 +21,41 @@ import { StepClaims } from './slice-claims.js';
  * commit: the parts', then the finish's.
  */
 export async function runSharedStep(store: ShardStore, job: BandStepJob, steppers: BandStepper[], hooks: BandStepHooks): Promise<BandStepOutcome[]> {
+  const started = performance.now();
+  let slices = await runParts(store, job, steppers, hooks);
+  // Parts that took proofs of an attempt other than theirs (a proof file left in the folder by a
+  // cluster worker still running a part of this step, or by any other process) may have taken
+  // wins that no committed attempt proved (proof-exchange.ts): all run again, from no proof files,
+  // as a cluster's coordinator does.
+  for (let retry = 0; !tookOnlyFrom(slices); retry++) {
+    if (retry === MAX_FOREIGN_PROOF_RETRIES) {
+      throw new DatabaseError(
+        store.dir,
+        `band ${job.band}'s shared step found proof files of attempts not its own ${retry + 1} times: is a cluster worker or another solve still writing to this store? Stop it, then solve --resume`,
+      );
+    }
+    removeProofFiles(store.dir, job.band, job.generation);
+    slices = await runParts(store, job, steppers, hooks);
+  }
+  const finish = await steppers[0]!.runFinish(store, { ...job, slices: slices.map((s) => ({ attempt: s.attempt, proofs: s.proofs })) }, {
+    ...(hooks.beforeCall ? { beforeCall: hooks.beforeCall } : {}),
+    onProgress: (f) => hooks.onProgress?.(0.9 + 0.1 * f),
+  });
+  // A round takes as long as its slowest step: the shared step's time is the finish's.
+  finish.seconds = (performance.now() - started) / 1000;
+  return [...slices, finish];
+}
+
+/** Whether every part took proofs only from the parts' own attempts. */
+function tookOnlyFrom(slices: SliceOutcome[]): boolean {
+  const attempts = new Set(slices.map((s) => s.attempt));
+  return slices.every((s) => s.took.every((t) => attempts.has(t)));
+}
+
+/** The W parts of a shared step, at once. */
+async function runParts(store: ShardStore, job: BandStepJob, steppers: BandStepper[], hooks: BandStepHooks): Promise<SliceOutcome[]> {
   const done = new Array<number>(steppers.length).fill(0);
   const progress = () => hooks.onProgress?.((0.9 * done.reduce((a, b) => a + b, 0)) / steppers.length);
-  const started = performance.now();
   const claims = new StepClaims();
   const settled = await Promise.allSettled(
     steppers.map((stepper, part) =>
@@ -38,12 +76,5 @@ export async function runSharedStep(store: ShardStore, job: BandStepJob, stepper
   // All settled first: a part that failed does not leave the others running behind the solve.
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) throw (failed as PromiseRejectedResult).reason;
-  const slices = settled.map((r) => (r as PromiseFulfilledResult<SliceOutcome>).value);
-  const finish = await steppers[0]!.runFinish(store, { ...job, slices: slices.map((s) => ({ attempt: s.attempt, proofs: s.proofs })) }, {
-    ...(hooks.beforeCall ? { beforeCall: hooks.beforeCall } : {}),
-    onProgress: (f) => hooks.onProgress?.(0.9 + 0.1 * f),
-  });
-  // A round takes as long as its slowest step: the shared step's time is the finish's.
-  finish.seconds = (performance.now() - started) / 1000;
-  return [...slices, finish];
+  return settled.map((r) => (r as PromiseFulfilledResult<SliceOutcome>).value);
 }
