@@ -31,6 +31,9 @@ import {
   solveSharded,
   storeBandLayout,
   BandStepper,
+  BandSolve,
+  createBandStore,
+  planBandStore,
   type ScheduleKind,
 } from '../src/index.js';
 import { type MessagePack, hasTarget } from '../src/store/message-pack.js';
@@ -476,6 +479,30 @@ describe('interrupted band solves', () => {
     expect(forgedFile).not.toBe('');
     expect(same(r)).toEqual(IN_MEMORY.get('4/6'));
     expect(existsSync(join(dir, forgedFile))).toBe(false);
+  });
+
+  it('refuse a round whose steps report counts past the store\'s, committing nothing (a cluster\'s results are bounded one by one)', async () => {
+    const v = variant(7, 2);
+    const options = { variant: v, rules: 'clean' as const, backend: backends[0]!, threads: 1, store: newStore(), shards: 4 };
+    const { space, plan } = planBandStore(options);
+    const store = createBandStore(options, space, plan);
+    const layout = storeBandLayout(store);
+    const stepper = new BandStepper({ backend: backends[0]!, variant: v, rules: 'clean', threads: 1, space, layout, schedule: store.schedule, bandBufferBytes: plan.bandBytes, messageBytes: store.manifest.bands!.messageBytes });
+    for (const inflate of [(o: { bytesRead: number }) => (o.bytesRead = 2 ** 53), (o: { changed: number }) => (o.changed = space.states + 1)]) {
+      const manifest = () => (existsSync(join(options.store, 'manifest.json')) ? readFileSync(join(options.store, 'manifest.json'), 'utf8') : undefined);
+      const before = manifest();
+      const solve = new BandSolve(store, layout, stepper.bandBuffer, {
+        runRound: async (steps) => {
+          const outcomes = [];
+          for (const job of steps) outcomes.push(await stepper.run(store, job));
+          inflate(outcomes[0]! as never);
+          return outcomes;
+        },
+      });
+      await expect(solve.run()).rejects.toThrow(/round 0 of pass 0 reports counts past the store's .*: not committed/);
+      expect(manifest()).toBe(before);
+      expect(store.manifest.bands!.next).toEqual({ pass: 0, round: 0 });
+    }
   });
 
   it('refuse a manifest edited by hand: a message entry unlike its file, one lost, a bad next step', async () => {

@@ -105,6 +105,39 @@ describe('running jobs', () => {
     expect(again.result.outcome.pack!.file).not.toBe(o.pack!.file);
   });
 
+  it('the coordinator takes a step\'s result as it is, built anew from what it checked, and refuses it forged, the manifest untouched', async () => {
+    const { job, result } = await runner.run(step(0), jobId(parseJob(step(0), manifest)));
+    expect(result.outcome.table).toBeDefined();
+    const shardStore = ShardStore.open(store);
+    const taken = await checkResult({ ...result, extra: '../x', outcome: { ...result.outcome, extra: 1 } }, job, shardStore, false);
+    expect(taken).toEqual(result);
+    const before = readFileSyncText(join(store, 'manifest.json'));
+    const forged = (change: (r: Record<string, unknown>, o: Record<string, unknown>) => void) => {
+      const copy = structuredClone(result) as unknown as Record<string, unknown> & { outcome: Record<string, unknown> };
+      change(copy, copy.outcome);
+      return checkResult(copy, job, shardStore, false);
+    };
+    const states = storeBandLayout(shardStore).groupsOf[0]!.length * shardStore.space.p2Placements;
+    const cases: Array<[string, (r: Record<string, unknown>, o: Record<string, unknown>) => void, RegExp]> = [
+      // A part only from a part of a shared step (committed as one, the manifest would not open).
+      ['a part', (_r, o) => (o.part = 1), /a part of a shared step from a step that is not one/],
+      ['a part 0', (_r, o) => (o.part = 0), /a part of a shared step from a step that is not one/],
+      // Counts within what the step can have done, times and bytes that keep the pass's sums exact.
+      ['changes past the band', (_r, o) => (o.changed = states + 1), /a malformed changed/],
+      ['changes of 2^52', (_r, o) => (o.changed = 2 ** 52), /a malformed changed/],
+      ['values past the messages', (_r, o) => (o.sentValues = (o.messagesWritten as number) + 1), /malformed message counts/],
+      ['a time of 1e308', (_r, o) => (o.seconds = 1e308), /a malformed time/],
+      ['a report of 1e308 s', (r) => (r.seconds = 1e308), /a malformed report/],
+      ['bytes of 2^50', (_r, o) => (o.bytesWritten = 2 ** 50), /a malformed byte count/],
+      ['a backend that is none', (r) => (r.backend = 'native\u001b[2J'), /a malformed report/],
+      ['moveless past the states', (_r, o) => (o.moveless = shardStore.space.states + 1), /a malformed moveless/],
+      // The band file's CRC-32 read, not taken on the worker's word.
+      ['another CRC-32', (_r, o) => ((o.table as { crc32: number }).crc32 = ((o.table as { crc32: number }).crc32 ^ 1) >>> 0), /whose CRC-32 is not the 0x[0-9a-f]{8} it says/],
+    ];
+    for (const [what, change, reason] of cases) await expect(forged(change), what).rejects.toThrow(reason);
+    expect(readFileSyncText(join(store, 'manifest.json'))).toBe(before);
+  });
+
   it('a job of a later generation is deferred (retried), of an earlier one or another round refused, writing nothing', async () => {
     const before = readdirSync(store).sort();
     await expect(runner.run({ ...step(2, 0), generation: manifest.generation + 1 })).rejects.toThrow(JobDeferred);

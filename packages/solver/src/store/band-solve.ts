@@ -279,6 +279,18 @@ export class BandSolve {
     this.hooks.onCommit?.();
   }
 
+  /** The manifest keeps exact counts and finite times (checkManifest): a round whose steps report
+   *  more than that allows (a cluster's results are bounded one by one in cluster/job-result.ts,
+   *  not in sum) is refused before anything is committed, the store as it was. */
+  private refusePastCounts(pass: number, round: number, outcomes: BandStepOutcome[], read: number, written: number): void {
+    const t = this.m.bands!.tally;
+    const sum = (of: (o: BandStepOutcome) => number) => outcomes.reduce((total, o) => total + of(o), 0);
+    const exact = [this.bytesRead + read, this.bytesWritten + written, t.bytesRead + read, t.bytesWritten + written, t.sentValues + sum((o) => o.sentValues), t.messagesWritten + sum((o) => o.messagesWritten)];
+    const proven = (this.m.proven ?? 0) + sum((o) => o.changed);
+    if (exact.every(Number.isSafeInteger) && proven <= this.space.states && Number.isFinite(t.seconds + Math.max(0, ...outcomes.map((o) => o.seconds)))) return;
+    throw new CCheckersError('E_DATABASE', `${this.store.dir}: round ${round} of pass ${pass} reports counts past the store's (${proven} states proven of ${this.space.states}, or byte and message counts past 2^53): not committed; solve --resume runs it again`);
+  }
+
   /** One round: its steps, then the commit, and the pass's end after its last round. */
   private async round(): Promise<void> {
     this.hooks.checkAbort?.();
@@ -305,6 +317,7 @@ export class BandSolve {
       read += o.bytesRead;
       written += o.bytesWritten;
     }
+    this.refusePastCounts(pass, round, outcomes, read, written);
     this.bytesRead += read;
     this.bytesWritten += written;
     await this.commit(() =>
