@@ -538,6 +538,9 @@ describe('interrupted band solves', () => {
       ['later blocks of segments', (x) => (x.bands.laterBlocks = true), /corrupt manifest: band solve: later blocks true/],
       ['later blocks without init blocks', (x) => Object.assign(x.bands, { schedule: 'shared', sliceUnits: 1, laterBlocks: true }), /corrupt manifest: band solve: later blocks true/],
       ['later blocks, not a flag', (x) => Object.assign(x.bands, { schedule: 'shared', sliceUnits: 1, initBlocks: true, laterBlocks: 'yes' }), /corrupt manifest: band solve: later blocks yes/],
+      // A band's file is its own, of a generation committed: two bands naming one file would lose it.
+      ['another band\'s file', (x) => (x.bands.files[1] = { ...x.bands.files[0] }), /corrupt manifest: band 1 names the file "band-00000\.g/],
+      ['a file to come', (x) => (x.bands.files[0].file = x.bands.files[0].file.replace(/\.g\d+\./, `.g${x.generation + 1}.`)), /corrupt manifest: band 0 names the file "band-00000\.g/],
       // Parts' attempts: a list of tokens for each band.
       ['parts\' attempts', (x) => (x.bands.sliceAttempts = [['../x']]), /corrupt manifest: band solve: attempts of shared steps/],
       // Last: check below lists what this one lost.

@@ -261,7 +261,10 @@ export function checkManifest(path: string, m: Manifest): void {
     if (!Number.isSafeInteger(b.messageBytes) || b.messageBytes < 2 ** 10 || b.messageBytes > 2 ** 40) throw bad(`band solve: message bytes ${String(b.messageBytes)}`);
     if (!Array.isArray(b.attempts) || b.attempts.length !== b.count || !b.attempts.every((a) => a === '' || isAttemptToken(a))) throw bad('band solve: attempts');
     b.files.forEach((f, i) => {
-      if (typeof f.file !== 'string' || (f.file !== '' && !BAND_FILE.test(f.file))) throw bad(`band ${i} names the file "${String(f.file)}"`);
+      // Its own band's, of a generation committed: no two bands name one file (a commit of one
+      // would delete the other's).
+      const name = typeof f.file === 'string' ? BAND_FILE.exec(f.file) : null;
+      if (f.file !== '' && (!name || Number(name[1]) !== i || !(Number(name[2]) <= m.generation))) throw bad(`band ${i} names the file "${String(f.file)}"`);
       if (!isCrc32(f.crc32)) throw bad(`band ${i} has the checksum ${String(f.crc32)}`);
     });
     if (b.messageCoding !== MESSAGE_CODING) {
