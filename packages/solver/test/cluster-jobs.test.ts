@@ -10,6 +10,7 @@ import { variant } from '@ccheckers/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobDeferred, JobRefused, JobRunner, type Manifest, ShardStore, availableBackends, jobId, parseJob, parseRedisUrl, sameJob, solveSharded } from '../src/index.js';
 import { checkResult } from '../src/cluster/job-result.js';
+import { printable } from '../src/cluster/job-queue.js';
 import { storeBandLayout } from '../src/store/band-solve.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-jobs-'));
@@ -150,6 +151,14 @@ describe('running jobs', () => {
 function readFileSyncText(path: string): string {
   return readFileSync(path, 'utf8');
 }
+
+describe('text from Redis', () => {
+  it('reaches the terminal without control characters (escape sequences), and cut short', () => {
+    expect(printable('band 3: \u001b[2J\u001b]0;title\u0007gone\r\n\u009b31m')).toBe('band 3: ?[2J?]0;title?gone???31m');
+    expect(printable('x'.repeat(600))).toBe(`${'x'.repeat(500)}...`);
+    expect(printable(undefined)).toBe('undefined');
+  });
+});
 
 describe('--redis URLs', () => {
   it('takes redis:// and rediss:// with a host, a port and a database number, the password masked', () => {

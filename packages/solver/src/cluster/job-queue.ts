@@ -136,7 +136,7 @@ export async function runJobs(
         const state = await q.getJobState(id);
         if (state === 'failed') {
           const failed = await readJob(q, id);
-          const reason = failed === UNREADABLE ? 'its fields in Redis are not JSON' : (failed?.failedReason ?? '?');
+          const reason = failed === UNREADABLE ? 'its fields in Redis are not JSON' : printable(failed?.failedReason ?? '?');
           throw new CCheckersError('E_CLUSTER', `job ${id} failed on a worker: ${reason} (the store is kept: fix the cause, then solve --resume)`);
         }
         if (state === 'unknown') {
@@ -182,6 +182,14 @@ export async function runJobs(
   return results;
 }
 
+/** Text from Redis (a job's failure, a worker's log line) as it may reach a terminal: control
+ *  characters (escape sequences among them) shown as '?', at most `most` characters. */
+export function printable(text: unknown, most = 500): string {
+  const s = String(text);
+  const shown = s.slice(0, most).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return s.length > most ? `${shown}...` : shown;
+}
+
 /** Why a worker deferred one of the pending jobs, as its log says (worker.ts), for the idle
  *  notice: '' when none is deferred. Two commands, once a notice. */
 async function deferral(q: Queue, pending: Map<string, ClusterJob>): Promise<string> {
@@ -189,7 +197,7 @@ async function deferral(q: Queue, pending: Map<string, ClusterJob>): Promise<str
     const [delayed] = await q.getDelayed(0, 0);
     if (!delayed?.id || !pending.has(delayed.id)) return '';
     const { logs } = await q.getJobLogs(delayed.id, -1, -1);
-    return logs[0] ? `; job ${delayed.id} was ${logs[0]}` : '';
+    return logs[0] ? `; job ${delayed.id} was ${printable(logs[0])}` : '';
   } catch {
     return ''; // a job Redis holds that BullMQ cannot read: replaced when its turn comes
   }
