@@ -175,27 +175,47 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     await program.parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
-      // Help and version exit 0; everything else commander reports (already printed) is usage.
-      return e.exitCode === 0 ? EXIT_OK : EXIT_ERROR;
+      // Help and version exit 0; everything else commander reports (already printed on stderr)
+      // is usage, and a script that asked for --json gets it on stdout too.
+      if (e.exitCode === 0) return EXIT_OK;
+      if (askedForJson(argv)) jsonError('E_USAGE', e.message.replace(/^error: /, ''));
+      return EXIT_ERROR;
     }
-    if (e instanceof CCheckersError) return failed(running, e.code, `${prefix(e)}${e.message}`);
-    const full = diskFull(e, running);
-    if (full) return failed(running, (e as NodeJS.ErrnoException).code!, full);
-    const code = failed(running, 'E_FATAL', `fatal error: ${(e as Error).message ?? String(e)}`);
-    if (process.env.CCHECKERS_DEBUG === '1') process.stderr.write(`${(e as Error).stack}\n`);
+    // A failure after the results went to stdout as JSON (report/write.ts, AfterResultsPrinted):
+    // stdout keeps that one object.
+    const after = (e as { afterResultsPrinted?: boolean; failure?: unknown } | null)?.afterResultsPrinted === true;
+    const json = !after && running?.opts().json === true;
+    const error = after ? (e as { failure: unknown }).failure : e;
+    if (error instanceof CCheckersError) return failed(json, error.code, `${prefix(error)}${error.message}`);
+    const full = diskFull(error, running);
+    if (full) return failed(json, (error as NodeJS.ErrnoException).code!, full);
+    const code = failed(json, 'E_FATAL', `fatal error: ${(error as Error).message ?? String(error)}`);
+    if (process.env.CCHECKERS_DEBUG === '1') process.stderr.write(`${(error as Error).stack}\n`);
     return code;
   }
   return code;
 }
 
+/** Whether the command line asks for --json (before any `--`): commander may have failed before
+ *  it parsed the command's options. */
+function askedForJson(argv: string[]): boolean {
+  const args = argv.slice(2);
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).includes('--json');
+}
+
+function jsonError(code: string, message: string): void {
+  process.stdout.write(`${JSON.stringify({ error: { code, message, exitCode: EXIT_ERROR } })}\n`);
+}
+
 /**
- * Says why `command` failed on stderr and, where it was asked for --json, as one JSON object on
+ * Says why the command failed on stderr and, where it was asked for --json, as one JSON object on
  * stdout too ({"error": {"code", "message", "exitCode"}}), so that a script reading stdout gets an
  * answer either way. Returns the exit code.
  */
-function failed(command: Command | undefined, code: string, message: string): number {
+function failed(json: boolean, code: string, message: string): number {
   process.stderr.write(`ccheckers: ${message}\n`);
-  if (command?.opts().json === true) process.stdout.write(`${JSON.stringify({ error: { code, message, exitCode: EXIT_ERROR } })}\n`);
+  if (json) jsonError(code, message);
   return EXIT_ERROR;
 }
 

@@ -2,8 +2,9 @@
  * The real `ccheckers` binary (dist/bin.js, built by `pnpm build`) as a subprocess: results on
  * stdout, messages on stderr, and the exit-code contract.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +67,11 @@ describe('solve', () => {
       [['solve', '--out', db2, '--json'], 'E_USAGE', /already exists \(use --force to overwrite it\)/],
       [['solve', '--board', '7', '--pieces', '5', '--json'], 'E_MEMORY', /7x7\/5/],
       [['query', '--db', join(dir, 'absent.ccdb'), `x${'.'.repeat(47)}o x`, '--json'], 'E_DATABASE', /absent\.ccdb/],
+      // What the option parser refuses, before the command's options are known.
+      [['solve', '--json', '--bogus'], 'E_USAGE', /^unknown option '--bogus'$/],
+      [['solve', '--json', '--board'], 'E_USAGE', /^option '--board <m>' argument missing$/],
+      [['query', '--json', '--db', db2], 'E_USAGE', /^missing required argument 'position'$/],
+      [['info', '--json', 'extra'], 'E_USAGE', /^too many arguments for 'info'/],
     ] as const) {
       const r = run([...args]);
       expect(r.status, args.join(' ')).toBe(2);
@@ -88,8 +94,8 @@ describe('solve', () => {
     expect(readDatabase(out).header.bodyCrc32).toBe(readDatabase(db2).header.bodyCrc32);
   });
 
-  it('SIGINT stops the solve, keeps the checkpoint and exits 130', async () => {
-    const out = join(dir, 'interrupted.ccdb');
+  it.each(['SIGINT', 'SIGTERM'] as const)('%s stops the solve, keeps the checkpoint and exits 130', async (signal) => {
+    const out = join(dir, `interrupted-${signal}.ccdb`);
     const child = spawn(process.execPath, [BIN, 'solve', '--board', '7', '--pieces', '3', '--out', out, '--threads', '1'], {
       env: { ...process.env },
     });
@@ -97,12 +103,13 @@ describe('solve', () => {
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
       stderr += chunk;
-      if (/^init: /m.test(stderr) && !child.killed) child.kill('SIGINT'); // after the first checkpoint
+      if (/^init: /m.test(stderr) && !child.killed) child.kill(signal); // after the first checkpoint
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(130);
-    expect(stderr).toMatch(/saved in .*interrupted\.ccdb\.ckpt, continue with --resume/);
+    expect(stderr).toMatch(/saved in .*interrupted-SIG(INT|TERM)\.ccdb\.ckpt, continue with --resume/);
     expect(existsSync(`${out}.ckpt`)).toBe(true);
+    expect(existsSync(`${out}.lock`)).toBe(false);
   });
 });
 
@@ -180,6 +187,28 @@ describe('info, bench, query, show, play', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+
+  it('serve stops at Ctrl-C with a client\'s request unfinished, and prints an IPv6 host in brackets', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve', '--db', db2, '--port', '0', '--host', '::1'], { env: { ...process.env, CCHECKERS_DISABLE_NATIVE: '1' } });
+    let stderr = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d;
+        const m = /at http:\/\/\[::1\]:(\d+)\/ /.exec(stderr);
+        if (m) resolve(Number(m[1]));
+      });
+      child.once('exit', () => reject(new Error(stderr)));
+    });
+    const socket = connect(port, '::1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /api/game HTTP/1.1\r\nHost: x\r\n'); // never ended
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT');
+    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
+    socket.destroy();
+    if (code === 'still running') child.kill('SIGKILL');
+    expect(code).toBe(0);
   });
 
   it('query of a database whose values do not fit together (checksums right): explored, with a warning naming the file', async () => {
@@ -278,6 +307,7 @@ describe('bad input: exit 2, one line on stderr, nothing on stdout', () => {
     ['bad --as', () => ['play', '--db', db2, '--as', 'z'], /--as must be x \(P1, moves first\) or o \(P2\)/],
     ['bench position of another variant', () => ['bench', '--pieces', '3', '--position', START_7x7_2], /--position is a 7x7\/2 position but the bench variant is 7x7\/3/],
     ['resume without --out', () => ['solve', '--resume'], /--resume needs --out FILE/],
+    ['an empty --host', () => ['serve', '--db', db2, '--host', ''], /--host is empty: name an address/],
   ];
   it.each(cases)('%s', (_what, args, message) => {
     const r = run(args());
@@ -285,6 +315,22 @@ describe('bad input: exit 2, one line on stderr, nothing on stdout', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(r.stderr.includes('Did you mean') ? 2 : 1);
+  });
+});
+
+describe('stdout that cannot be written', () => {
+  it('(a full disk) is said on stderr, without a stack, exit 2; a closed pipe is not an error', () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const r = spawnSync(process.execPath, [BIN, 'query', '--db', db2, START_7x7_2], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8' });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/^ccheckers: cannot write to stdout \(ENOSPC\): the output is lost; files the command writes are kept\n$/);
+    } finally {
+      closeSync(full);
+    }
+    const piped = spawnSync('sh', ['-c', `"${process.execPath}" "${BIN}" query --db "${db2}" '${START_7x7_2}' | head -c 1`], { encoding: 'utf8' });
+    expect(piped.status).toBe(0);
+    expect(piped.stderr).toBe('');
   });
 });
 

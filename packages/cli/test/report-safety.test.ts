@@ -118,6 +118,13 @@ describe('--html never replaces what is not a page of its own', () => {
     // The solve's own output is whole, and its summary was printed.
     expect(existsSync(out)).toBe(true);
     expect(r.stdout).toMatch(/^7x7\/1/);
+    // With --json: the results' one object on stdout, the page's failure on stderr alone.
+    rmSync(page);
+    const json = runHooked({ createAtHtmlAfterPass: 1 }, ['solve', '--board', '7', '--pieces', '1', '--threads', '1', '--out', join(dir, 'during-json.ccdb'), '--html', page, '--quiet', '--checkpoint-minutes', '0', '--json']);
+    expect(json.status, json.stderr).toBe(2);
+    expect(json.stderr).toContain(`--html: ${page} appeared during the work (use --force to replace it)`);
+    expect(json.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ board: 7, pieces: 1, start: expect.any(String) });
   });
 });
 

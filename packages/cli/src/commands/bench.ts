@@ -24,7 +24,7 @@ import { table } from '../ui/format.js';
 import { progressSink } from '../ui/progress.js';
 import { machineDetails } from '../report/machine.js';
 import { PAPER } from '../report/paper.js';
-import { checkReportPath, writeReport } from '../report/write.js';
+import { checkReportPath, pageAfterJson, writeReport } from '../report/write.js';
 
 export interface BenchCommandOptions {
   board: string;
@@ -105,7 +105,7 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   };
   if (o.json) {
     process.stdout.write(`${JSON.stringify(json)}\n`);
-    await page();
+    await pageAfterJson(page);
     return mismatches.length ? 1 : 0;
   }
   const paper = v.size === 7 ? PAPER[v.pieces] : undefined;

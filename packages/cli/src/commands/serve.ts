@@ -43,6 +43,8 @@ export const SERVE_DISTANCE_LIMIT = 2_000_000;
 
 export async function serveCommand(o: { db: string; port: string; host: string }): Promise<number> {
   const port = integer('--port', o.port, 0, 65535);
+  // An empty address would listen on every interface, where the default is this machine alone.
+  if (o.host.trim() === '') throw new UsageError('--host is empty: name an address (127.0.0.1, the default, for this machine alone; 0.0.0.0 or :: for every interface)');
   const game = await withDistances(openSolvedGame(o.db, SERVE_DISTANCE_LIMIT), o.db);
   game.retryAfterGivingUp = false;
   const server = createServer((req, res) => {
@@ -60,13 +62,19 @@ export async function serveCommand(o: { db: string; port: string; host: string }
   });
   const address = server.address();
   const actual = typeof address === 'object' && address ? address.port : port;
-  process.stderr.write(`serving ${game.engine.variant.name} from ${o.db} at http://${o.host}:${actual}/ (Ctrl-C to stop)\n`);
+  process.stderr.write(`serving ${game.engine.variant.name} from ${o.db} at http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${actual}/ (Ctrl-C to stop)\n`);
   if (!game.values.hasDistances) {
     process.stderr.write(`${o.db} stores no distances: they are explored, up to ${grouped(game.distanceLimit)} positions (solve --distances stores them all)\n`);
   }
   await new Promise<void>((resolve) => {
-    process.once('SIGINT', () => server.close(() => resolve()));
-    process.once('SIGTERM', () => server.close(() => resolve()));
+    // Open connections (a client's unfinished request, a browser's idle keep-alive) are dropped:
+    // close() alone waits for them to end.
+    const stop = () => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
   });
   return 0;
 }

@@ -36,7 +36,7 @@ import type { TestHooks } from '../test-hooks.js';
 import { progressSink, rate } from '../ui/progress.js';
 import { machineDetails } from '../report/machine.js';
 import { tablePagesText } from './info.js';
-import { type ReportPathRules, checkReportPath, writeReport } from '../report/write.js';
+import { type ReportPathRules, checkReportPath, pageAfterJson, writeReport } from '../report/write.js';
 
 export interface SolveCommandOptions {
   board: string;
@@ -162,7 +162,10 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     }
     controller.abort();
   };
+  // SIGTERM (a service manager, `timeout`, a batch system ending the job) stops the solve as
+  // Ctrl-C does: saved, not lost since the last checkpoint.
   process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
   const initStarted = performance.now();
   let passNumber = 0;
   let passStarted = initStarted;
@@ -273,6 +276,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
     throw e;
   } finally {
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
     progress.clear();
   }
 
@@ -330,7 +334,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   };
   if (o.json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
-    await page();
+    await pageAfterJson(page);
     return 0;
   }
   const startText = { 'p1-win': 'P1 wins', 'p2-win': 'P2 wins', draw: 'draw' }[result.start];

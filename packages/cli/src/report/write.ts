@@ -121,6 +121,25 @@ function stillRefused(abs: string, rules: ReportPathRules, tmp: string): string 
   return undefined;
 }
 
+/** A failure after a command printed its one JSON object of results (a --html page refused at
+ *  the last moment): said on stderr only, so that stdout keeps exactly one object. main.ts tells
+ *  it by `afterResultsPrinted` (importing this module there would bundle main apart from bin). */
+export class AfterResultsPrinted extends Error {
+  readonly afterResultsPrinted = true;
+  constructor(readonly failure: unknown) {
+    super((failure as Error)?.message ?? String(failure));
+  }
+}
+
+/** Writes a page once the results are on stdout as JSON: its failure is an AfterResultsPrinted. */
+export async function pageAfterJson(page: () => Promise<void>): Promise<void> {
+  try {
+    await page();
+  } catch (e) {
+    throw new AfterResultsPrinted(e);
+  }
+}
+
 /**
  * Writes the page of `inputs` to `path`, checked again by the rules checkReportPath applied:
  * written to a temporary file of its own first, then linked to the path (which fails where a file
