@@ -88,6 +88,24 @@ describe.skipIf(!existsSync(CHROMIUM))('the page in headless chromium', () => {
       await page.click('circle[data-cell="1"]');
       await page.screenshot({ path: join(SHOTS, 'explorer-7x7-2.png') });
       expect(existsSync(join(SHOTS, 'explorer-7x7-2.png'))).toBe(true);
+
+      // A position in the address after '#': shown; one that does not decode or is not this game's:
+      // the start position, and why.
+      const opened = async (hash: string) => {
+        const other = await browser.newPage();
+        await other.goto(`${base}/#${hash}`);
+        return other;
+      };
+      const after = await opened(encodeURIComponent(`.x.x${'.'.repeat(43)}oo o`));
+      await expect.poll(() => after.getByTestId('headline').textContent(), { timeout: 60_000 }).toBe('P1 wins in 32 plies');
+      for (const [hash, why] of [
+        ['%E0%A4%A', /^the position after # in the address \(a malformed escape\): the start position instead$/],
+        ['xx', /^the position after # in the address \(.+\): the start position instead$/],
+      ] as const) {
+        const bad = await opened(hash);
+        await expect.poll(() => bad.getByTestId('headline').textContent(), { timeout: 60_000 }).toBe('P1 wins in 33 plies');
+        expect(await bad.locator('#error').textContent()).toMatch(why);
+      }
     } finally {
       await browser.close();
     }

@@ -146,7 +146,9 @@ function play(move: string): void {
   void refresh();
 }
 
-function load(text: string): void {
+/** Shows position `text` (its analysis once the server answers: the promise), or says why it is
+ *  none of this game's (undefined). */
+function load(text: string): Promise<void> | undefined {
   try {
     const parsed = parsePosition(text);
     if (parsed.variant.size !== v.size || parsed.variant.pieces !== v.pieces) {
@@ -154,9 +156,19 @@ function load(text: string): void {
     }
     history = [parsed.position];
     at = 0;
-    void refresh();
+    return refresh();
   } catch (e) {
     $('error').textContent = (e as Error).message;
+    return undefined;
+  }
+}
+
+/** The position the address names after its '#', if any (undefined: one that does not decode). */
+function positionInAddress(): string | undefined {
+  try {
+    return decodeURIComponent(location.hash.slice(1));
+  } catch {
+    return undefined;
   }
 }
 
@@ -164,8 +176,13 @@ async function start(): Promise<void> {
   const game = await api<{ board: number; pieces: number; rules: string; start: string; positions: number }>('/api/game');
   v = variant(game.board, game.pieces);
   $('variant').textContent = `${v.name}, ${game.rules} rules, ${game.positions.toLocaleString('en-US')} positions solved`;
-  const fromHash = decodeURIComponent(location.hash.slice(1));
-  load(fromHash || game.start);
+  const fromAddress = positionInAddress();
+  if (fromAddress === '' || fromAddress === undefined || load(fromAddress) === undefined) {
+    // None, or not one of this game's: the start position, and why beside it.
+    const why = fromAddress === undefined ? 'a malformed escape' : $('error').textContent;
+    await load(game.start);
+    if (fromAddress !== '') $('error').textContent = `the position after # in the address (${why}): the start position instead`;
+  }
   $('undo').addEventListener('click', () => at > 0 && (at--, void refresh()));
   $('redo').addEventListener('click', () => at < history.length - 1 && (at++, void refresh()));
   $('best').addEventListener('click', () => analysis?.best && play(analysis.best));
