@@ -20,7 +20,7 @@ import { type Census, census, storedLayout } from './census.js';
 // state that depends on the piece count (more pieces: more moves per state and more parents per
 // loss): seconds = IN_MEMORY_FIXED_SECONDS + states * inMemorySecondsPerState(pieces). Each
 // constant comes from the reference solves below, which the model reproduces exactly; how the
-// estimates compare with solves measured later is in docs/performance.md ("plan's estimates").
+// estimates compare with solves measured later is in docs/performance.md ("How `plan` estimates time").
 
 /** A solve of this machine kind that a rate comes from: `seconds` of `ccheckers solve --board M
  *  --pieces K --backend native-bmi2 --threads 2 --json` (the solve, without Node's start). */
@@ -33,16 +33,16 @@ export interface ReferenceSolve {
 }
 
 export const REFERENCE_SOLVES = {
-  /** The slower of 11.1 s and 10.5 s; docs/sharding.md measured 7.8-9.8 s in other sittings. */
-  '7x7/3': { name: '7x7/3', pieces: 3, storedStates: 141_219_540, seconds: 11.1, source: 'docs/performance.md, 2026-11-23 table' },
-  /** While other work shared the cores. */
-  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 15_835_337_595, seconds: 3053.7, source: 'docs/performance.md, 2026-11-24, "7x7/4 end to end"' },
-  /** 11 passes: mostly the fixed cost of a solve (threads, pass sweeps), its table is 208 KiB. */
-  '4x4/6': { name: '4x4/6', pieces: 6, storedStates: 853_020, seconds: 0.4, source: 'docs/performance.md, 2026-11-23 table' },
-  /** Measured 2026-11-26 on a machine shared with four other sessions (load average 14-17 on 2
-   *  threads): 2,586.6 s of solve, 1,530.3 s of CPU. The 7x7/3 solves of that sitting took 32.25 s
-   *  of CPU (the lower of two) against its 11.1 s idle: 5x5/6 is given the same ratio. */
-  '5x5/6': { name: '5x5/6', pieces: 6, storedStates: 2_410_949_520, seconds: 1530.3 * (11.1 / 32.25), source: 'docs/performance.md, 2026-11-26, "plan\'s time estimates"' },
+  /** The slowest of 5.889, 5.600 and 5.784 s (the kernel of 1df5a53, quiet, in turn with 4x4/6). */
+  '7x7/3': { name: '7x7/3', pieces: 3, storedStates: 141_219_540, seconds: 5.889, source: 'docs/performance.md, 2026-12-02, "plan\'s reference solves"' },
+  /** b597ba2's kernel (1df5a53 the same in effect), quiet, with --out (the database's writing
+   *  after the solve not included); 13 passes, pass 1 1,022.9 s. */
+  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 15_835_337_595, seconds: 1261.2, source: 'docs/performance.md, 2026-12-02, "solve 7x7/4 with --out, quiet, huge pages: b597ba2 against fa3c382"' },
+  /** 11 passes: mostly the fixed cost of a solve (threads, pass sweeps), its table is 208 KiB. The
+   *  slowest of 0.175, 0.126 and 0.131 s. */
+  '4x4/6': { name: '4x4/6', pieces: 6, storedStates: 853_020, seconds: 0.175, source: 'docs/performance.md, 2026-12-02, "plan\'s reference solves"' },
+  /** One run, quiet, after the 7x7/3 and 4x4/6 ones: 15 passes, CRC-32 c55d10f9, peak RSS 699,464 KB. */
+  '5x5/6': { name: '5x5/6', pieces: 6, storedStates: 2_410_949_520, seconds: 363.25, source: 'docs/performance.md, 2026-12-02, "plan\'s reference solves"' },
 } as const satisfies Record<string, ReferenceSolve>;
 
 /** Seconds per stored state of 6 pieces: the two 6-piece references, whose difference is all
@@ -87,7 +87,9 @@ export function distanceSeconds(states: number, pieces: number): number {
  *  threads took 2.14x (4,826.5 s against 2,258.9 s; docs/performance.md, 2026-11-27); 7x7/3 at a
  *  quarter of its table on 2 threads 1.85-1.98x over 14 runs (docs/sharding.md, "Idle threads
  *  help with open units"); 7x7/4 at --memory 1.5G took 1.72x on 1 thread (5,765 s against
- *  3,352 s, docs/sharding.md, "7x7/4 sharded, done"). */
+ *  3,352 s, docs/sharding.md, "7x7/4 sharded, done"). With the kernel of 2026-12-02 (the store's
+ *  steps run the same visits), 7x7/3 in 4 bands took 1.84-2.39x (docs/performance.md, "plan's
+ *  reference solves"); 7x7/4 in bands was not measured again. */
 export const STORE_TIME_FACTOR = 2.14;
 /** Disk a store holds at its peak, per byte of table: 7x7/4 at --memory 1.5G, 5 bands, peaked at
  *  25.2 GB for a 3,958,834,399-byte table (docs/sharding.md, "7x7/4 sharded, done"; sampled every
