@@ -60,15 +60,10 @@ export async function serveCommand(o: { db: string; port: string; host: string }
     );
     server.listen(port, o.host, resolve);
   });
-  const address = server.address();
-  const actual = typeof address === 'object' && address ? address.port : port;
-  process.stderr.write(`serving ${game.engine.variant.name} from ${o.db} at http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${actual}/ (Ctrl-C to stop)\n`);
-  if (!game.values.hasDistances) {
-    process.stderr.write(`${o.db} stores no distances: they are explored, up to ${grouped(game.distanceLimit)} positions (solve --distances stores them all)\n`);
-  }
-  await new Promise<void>((resolve) => {
-    // Open connections (a client's unfinished request, a browser's idle keep-alive) are dropped:
-    // close() alone waits for them to end.
+  // Stopped by Ctrl-C or SIGTERM from here on, before the address is said (a script that signals
+  // as soon as it reads it must not meet Node's default handler). Open connections (a client's
+  // unfinished request, a browser's idle keep-alive) are dropped: close() alone waits for them.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -76,6 +71,13 @@ export async function serveCommand(o: { db: string; port: string; host: string }
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  const address = server.address();
+  const actual = typeof address === 'object' && address ? address.port : port;
+  process.stderr.write(`serving ${game.engine.variant.name} from ${o.db} at http://${o.host.includes(':') ? `[${o.host}]` : o.host}:${actual}/ (Ctrl-C to stop)\n`);
+  if (!game.values.hasDistances) {
+    process.stderr.write(`${o.db} stores no distances: they are explored, up to ${grouped(game.distanceLimit)} positions (solve --distances stores them all)\n`);
+  }
+  await stopped;
   return 0;
 }
 
