@@ -22,6 +22,7 @@ import {
   type HeaderRead,
   IO_CHUNK_BYTES,
   checkPartCrc,
+  checkPassCount,
   encodeHeader,
   openForReading,
   parsePassLog,
@@ -228,6 +229,7 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
       const bytes = new Uint8Array(size - logAt);
       readAll(fd, bytes, logAt);
       header.passLog = parsePassLog(path, bytes);
+      checkPassCount(path, header, bytes.length);
     }
     const report: CheckReport = { path, header, checksums };
     if (space && counter) {

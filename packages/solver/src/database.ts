@@ -292,6 +292,16 @@ export function readPassLog(path: string, fd: number, read: HeaderRead): void {
   readAll(fd, log, HEADER_BYTES + header.bodyBytes + header.distanceBytes);
   if (crc32Of(log) !== read.logCrc32) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
   header.passLog = parsePassLog(path, log);
+  checkPassCount(path, header, read.logBytes);
+}
+
+/** A complete database's pass log has a record per pass, numbered from 1 (a checkpoint's may end
+ *  with the pass under way: solve-checkpoint.ts). Files without a log came before it. */
+export function checkPassCount(path: string, header: DatabaseHeader, logBytes: number): void {
+  const records = header.passLog;
+  if (header.stage === 'complete' && logBytes > 0 && (records.length !== header.passes || records.some((r, i) => r.pass !== i + 1))) {
+    throw new DatabaseError(path, `corrupt pass log: ${records.length} record(s) for the header's ${header.passes} passes`);
+  }
 }
 
 /** The pass log of a file's bytes, checked as passLogProblem does (a DatabaseError naming the
