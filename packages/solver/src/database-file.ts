@@ -229,7 +229,7 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
       const bytes = new Uint8Array(size - logAt);
       readAll(fd, bytes, logAt);
       header.passLog = parsePassLog(path, bytes);
-      checkPassCount(path, header, bytes.length);
+      checkPassCount(path, header);
     }
     const report: CheckReport = { path, header, checksums };
     if (space && counter) {

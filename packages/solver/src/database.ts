@@ -292,14 +292,15 @@ export function readPassLog(path: string, fd: number, read: HeaderRead): void {
   readAll(fd, log, HEADER_BYTES + header.bodyBytes + header.distanceBytes);
   if (crc32Of(log) !== read.logCrc32) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
   header.passLog = parsePassLog(path, log);
-  checkPassCount(path, header, read.logBytes);
+  checkPassCount(path, header);
 }
 
-/** A complete database's pass log has a record per pass, numbered from 1 (a checkpoint's may end
- *  with the pass under way: solve-checkpoint.ts). Files without a log came before it. */
-export function checkPassCount(path: string, header: DatabaseHeader, logBytes: number): void {
+/** A complete database's pass log, where it has one, holds a record per pass, numbered from 1 (a
+ *  checkpoint's may end with the pass under way: solve-checkpoint.ts). Files from before the log
+ *  have none, or an empty one once converted to a store and back. */
+export function checkPassCount(path: string, header: DatabaseHeader): void {
   const records = header.passLog;
-  if (header.stage === 'complete' && logBytes > 0 && (records.length !== header.passes || records.some((r, i) => r.pass !== i + 1))) {
+  if (header.stage === 'complete' && records.length > 0 && (records.length !== header.passes || records.some((r, i) => r.pass !== i + 1))) {
     throw new DatabaseError(path, `corrupt pass log: ${records.length} record(s) for the header's ${header.passes} passes`);
   }
 }

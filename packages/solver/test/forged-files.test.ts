@@ -92,8 +92,8 @@ describe('a database forged with valid checksums', () => {
     for (const [i, [log, message]] of cases.entries()) refusedEverywhere(forged(`log-${i}.ccdb`, { log }), message);
   });
 
-  it('with a pass count other than its pass log\'s records is refused', () => {
-    refusedEverywhere(forged('log-empty.ccdb', { log: '[]' }), /corrupt pass log: 0 record\(s\) for the header's \d+ passes/);
+  it('with a pass count other than its pass log\'s records is refused (an empty log, from before it, says nothing)', () => {
+    expect(readDatabase(forged('log-empty.ccdb', { log: '[]' })).header.passLog).toEqual([]);
     for (const passes of [0, 4294967295]) refusedEverywhere(forged(`passes-${passes}.ccdb`, { edit: (h) => h.writeUInt32LE(passes, 24) }), new RegExp(`corrupt pass log: \\d+ record\\(s\\) for the header's ${passes} passes`));
   });
 });
