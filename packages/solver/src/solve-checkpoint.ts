@@ -6,7 +6,7 @@
 import { closeSync } from 'node:fs';
 import { CCheckersError, MAX_DISTANCE, RANKING_ID, type RuleMode, type StateSpace, type TableBytes, type Variant } from '@ccheckers/core';
 import { openForReading, readDatabase, readHeader } from './database.js';
-import { countDistanced } from './distance-table.js';
+import { countDistanced, layersSeen } from './distance-table.js';
 import { type PassRecord, passesDone } from './pass-log.js';
 
 /** The distance layers a checkpoint holds, the next one's depth given, as the progress numbers
@@ -82,7 +82,16 @@ export function readCheckpoint(path: string, v: Variant, rules: RuleMode, withDi
     if (!(header.maxDistance < MAX_DISTANCE)) {
       throw new CCheckersError('E_DATABASE', `${path}: it holds distances from layer ${header.maxDistance} on, past the last one (${MAX_DISTANCE - 1})`);
     }
-    resumedDistances = { depth: header.maxDistance, assigned: countDistanced(distances) };
+    // The layers it holds end where it says: layer `depth` pushes from the states at that distance
+    // to parents one deeper, so its distances end at `depth` (the layer to run next) or, the
+    // layer partly done, at `depth + 1`; none deeper. (A forged depth would make a resume place
+    // states at the wrong distances.)
+    const depth = header.maxDistance;
+    const seen = layersSeen(distances, depth + 1);
+    if (seen.deeper || !(depth === 0 || seen.atDepth || seen.atDepthBefore)) {
+      throw new CCheckersError('E_DATABASE', `${path}: its distances do not end at the layer it names (${depth}): ${seen.deeper ? `some are deeper than ${depth + 1}` : `none is ${depth} or ${depth + 1}`}`);
+    }
+    resumedDistances = { depth, assigned: countDistanced(distances) };
   }
   return { table, passLog, unfinished, seconds: header.seconds, distances, resumedDistances };
 }

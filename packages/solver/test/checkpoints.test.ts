@@ -251,6 +251,14 @@ describe.each(backends.map((b, i) => [b.name, b, backends[(i + 1) % backends.len
     await expect(solve({ variant: v, rules: 'clean', backend, threads: 2, out: forged, resume: true, distances: true })).rejects.toThrow(
       /-forged\.ccdb\.ckpt: it holds distances from layer 251 on, past the last one \(250\)/,
     );
+    // Nor one whose distances end elsewhere than at the layer it names (13, partly done: 14).
+    for (const [depth, why] of [
+      [200, /-forged\.ccdb\.ckpt: its distances do not end at the layer it names \(200\): none is 200 or 201/],
+      [5, /-forged\.ccdb\.ckpt: its distances do not end at the layer it names \(5\): some are deeper than 6/],
+    ] as const) {
+      writeDatabase(`${forged}.ckpt`, { ...h, maxDistance: depth }, table, d);
+      await expect(solve({ variant: v, rules: 'clean', backend, threads: 2, out: forged, resume: true, distances: true })).rejects.toThrow(why);
+    }
     // Nor does a pass follow the one that proved nothing (a part of one, forged after it).
     const last = h.passLog.at(-1)!;
     writeDatabase(`${forged}.ckpt`, { ...h, maxDistance: 0, passLog: [...h.passLog, { ...last, pass: last.pass + 1, unitsDone: 1 }] }, table);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SolvedGame, StateIndexer, WHOLE_TABLE_DISTANCES_UP_TO, availableBackends, canComputeDistances, inMemoryValues, solve, withComputedDistances } from '../src/index.js';
-import { countDistancedBytes } from '../src/distance-table.js';
+import { countDistancedBytes, layersSeen } from '../src/distance-table.js';
 
 const backends = await availableBackends();
 
@@ -237,6 +237,30 @@ describe('distance tables', () => {
     expect(plain(bytes)).toBeGreaterThan(0);
     expect(plain(bytes)).toBeLessThan(bytes.length);
     expect(countDistancedBytes(new Uint8Array([MAX_DISTANCE, MAX_DISTANCE + 1, 0, 255]))).toBe(2);
+  });
+
+  it('tells the layers a resume names from deeper ones four bytes at a time, at any alignment and depth', () => {
+    // Tables of small distances with marks and NO_DISTANCE between, one byte placed at a time
+    // at each value, against a byte at a time.
+    const plain = (b: Uint8Array, depth: number) => ({
+      deeper: b.some((x) => x > depth && x <= MAX_DISTANCE),
+      atDepth: b.includes(depth),
+      atDepthBefore: depth > 0 && b.includes(depth - 1),
+    });
+    const base = new Uint8Array(67);
+    for (let i = 0; i < base.length; i++) base[i] = [252, 253, 254, 255, i % 5][i % 5]!;
+    for (const depth of [0, 1, 4, 5, 13, 126, 127, 200, MAX_DISTANCE]) {
+      for (const placed of [undefined, 0, depth - 1, depth, depth + 1, 127, 128, 200, MAX_DISTANCE]) {
+        for (const at of [0, 1, 2, 3, 30, 66]) {
+          const bytes = base.slice();
+          if (placed !== undefined && placed >= 0) bytes[at] = placed;
+          for (const [from, to] of [[0, 67], [1, 66], [2, 67], [3, 65]]) {
+            const view = bytes.subarray(from, to);
+            expect(layersSeen(view, depth), `depth ${depth}, ${placed} at ${at}, [${from}, ${to})`).toEqual(plain(view, depth));
+          }
+        }
+      }
+    }
   });
 
   it('are computed whole only for a table held in memory of at most WHOLE_TABLE_DISTANCES_UP_TO states', () => {
