@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { BACKEND_NAMES, type BackendName, CCheckersError } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
 import { hex } from '../database.js';
-import { bandBytes } from '../store/band-layout.js';
+import { type BandLayout, bandBytes } from '../store/band-layout.js';
 import { storeBandLayout } from '../store/band-solve.js';
 import type { BandStepOutcome, SliceOutcome } from '../store/band-step-jobs.js';
 import { BAND_FILE, isAttemptToken, isCrc32 } from '../store/manifest.js';
@@ -51,7 +51,7 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   if (!o || typeof o !== 'object' || o.band !== job.band || o.pass !== job.pass) throw bad('an outcome of another step');
   if (!isAttemptToken(o.attempt)) throw bad('a malformed attempt');
   // A step changes states of its band only; moveless states are counted among the store's.
-  const bandStates = bandGroups(store)[job.band]! * store.space.p2Placements;
+  const bandStates = layoutOf(store).groupsOf[job.band]!.length * store.space.p2Placements;
   if (!upTo(bandStates)(o.changed)) throw bad(`a malformed changed (${String(o.changed)}, for a band of ${bandStates} states)`);
   if (!upTo(store.space.states)(o.moveless)) throw bad('a malformed moveless');
   if (!bytes(o.bytesRead) || !bytes(o.bytesWritten)) throw bad('a malformed byte count');
@@ -64,14 +64,14 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
     const name = typeof o.table?.file === 'string' ? BAND_FILE.exec(o.table.file) : null;
     if (!name || Number(name[1]) !== job.band || Number(name[2]) !== job.generation + 1 || name[3] !== `.${o.attempt}` || !isCrc32(o.table.crc32)) throw bad(`the band file "${String(o.table?.file)}", not one of band ${job.band} at generation ${job.generation + 1}`);
     table = { file: o.table.file, crc32: o.table.crc32 };
-    files.push({ file: table.file, bytes: bandBytes(store.space, bandGroups(store)[job.band]!) });
+    files.push({ file: table.file, bytes: bandBytes(store.space, layoutOf(store).groupsOf[job.band]!.length) });
   } else if (job.pass === 0 || o.changed > 0) throw bad('no band file for a band it changed');
   // A part of a shared step: no band file (its finish writes it), and its proof files. Any other
   // step is no part.
   let part: Pick<SliceOutcome, 'part' | 'slices' | 'proofs' | 'proofBytes' | 'took' | 'waited'> | undefined;
   if (job.kind === 'slice') {
     if (table !== undefined || o.changed !== 0) throw bad('a band file, or changes, from a part of a shared step');
-    const units = storeBandLayout(store).unitsOf[job.band]!.length;
+    const units = layoutOf(store).unitsOf[job.band]!.length;
     if (o.part !== job.part || !upTo(units)(o.slices) || !upTo(2 ** 32)(o.proofs) || !bytes(o.proofBytes) || !seconds(o.waited)) throw bad('a malformed part of a shared step');
     if (!Array.isArray(o.took) || o.took.length > 2 ** 16 || !o.took.every(isAttemptToken)) throw bad('a malformed list of the attempts a part took from');
     part = { part: o.part, slices: o.slices, proofs: o.proofs, proofBytes: o.proofBytes, took: [...o.took], waited: o.waited };
@@ -146,13 +146,13 @@ async function fileCrc32(path: string): Promise<number | undefined> {
   }
 }
 
-/** The group count of every band of the store (cached per store). */
-const groupsByStore = new WeakMap<ShardStore, number[]>();
-function bandGroups(store: ShardStore): number[] {
-  let groups = groupsByStore.get(store);
-  if (!groups) {
-    groups = storeBandLayout(store).groupsOf.map((g) => g.length);
-    groupsByStore.set(store, groups);
+/** The store's band layout (cached per store: a check per job). */
+const layoutByStore = new WeakMap<ShardStore, BandLayout>();
+function layoutOf(store: ShardStore): BandLayout {
+  let layout = layoutByStore.get(store);
+  if (!layout) {
+    layout = storeBandLayout(store);
+    layoutByStore.set(store, layout);
   }
-  return groups;
+  return layout;
 }
