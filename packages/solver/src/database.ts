@@ -404,6 +404,11 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
   const stage = STAGES[dv.getUint8(20)];
   if (!stage) throw new DatabaseError(path, `unknown stage ${dv.getUint8(20)} in header`);
   const u64 = (at: number) => Number(dv.getBigUint64(at, true));
+  // The game's counts: exact doubles, or refused (a forged header past 2^53 would be rounded).
+  for (const [name, at] of [['positions', 48], ['P1 wins', 56], ['P2 wins', 64], ['draws', 72], ['illegal', 80]] as const) {
+    const count = dv.getBigUint64(at, true);
+    if (count > BigInt(Number.MAX_SAFE_INTEGER)) throw new DatabaseError(path, `header says ${count} ${name}, past what is counted exactly (2^53)`);
+  }
   const header: DatabaseHeader = {
     board,
     pieces,
@@ -437,7 +442,7 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
   }
   if (header.startValue > 3) throw new DatabaseError(path, `unknown start value ${header.startValue} in header (0-3: draw, P2 wins, P1 wins, illegal)`);
   if (!isSeconds(header.seconds)) throw new DatabaseError(path, `header says ${header.seconds} seconds of solving`);
-  const problem = stage === 'complete' ? countsNotAddingUp(header) : undefined;
+  const problem = stage === 'complete' ? countsNotAddingUp(header) ?? positionsNotTheGame(header, space) : undefined;
   if (problem) throw new DatabaseError(path, `inconsistent counts: ${problem}`);
   return header;
 }
@@ -445,8 +450,16 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
 /** How a solved table's counts fail to add up (the wins, draws and illegal states are all the
  *  positions), or undefined: the check a database header and a store's results both pass. */
 export function countsNotAddingUp(c: { positions: number; p1Wins: number; p2Wins: number; draws: number; illegal: number }): string | undefined {
-  const sum = c.p1Wins + c.p2Wins + c.draws + c.illegal;
-  return sum === c.positions ? undefined : `wins, draws and illegal add up to ${sum}, not ${c.positions}`;
+  // Summed exactly: doubles past 2^53 would let 2^53 + 1 add up as 2^53.
+  const sum = BigInt(c.p1Wins) + BigInt(c.p2Wins) + BigInt(c.draws) + BigInt(c.illegal);
+  return sum === BigInt(c.positions) ? undefined : `wins, draws and illegal add up to ${sum}, not ${c.positions}`;
+}
+
+/** Whether a complete file's positions are its variant's: both sides to move, every placement
+ *  of P1 with every one of P2 on the cells left. */
+function positionsNotTheGame(c: { positions: number }, space: StateSpace): string | undefined {
+  const positions = 2n * BigInt(space.p1Placements) * BigInt(space.p2Placements);
+  return BigInt(c.positions) === positions ? undefined : `${c.positions} positions, where ${space.variant.name} has ${positions}`;
 }
 
 export function readAll(fd: number, into: Uint8Array, position: number): void {

@@ -79,6 +79,18 @@ describe('a database forged with valid checksums', () => {
     refusedEverywhere(forged('seconds-negative.ccdb', { edit: (h) => h.writeDoubleLE(-1, 88) }), /header says -1 seconds/);
   });
 
+  it('with counts past 2^53, or positions other than its variant\'s, is refused', () => {
+    refusedEverywhere(forged('wins-2-60.ccdb', { edit: (h) => h.writeBigUInt64LE(2n ** 60n, 56) }), /header says 1152921504606846976 P1 wins, past what is counted exactly \(2\^53\)/);
+    // Positions and draws both 2 more: the counts add up, to a game 7x7/1 is not.
+    const more = forged('positions-more.ccdb', {
+      edit: (h) => {
+        h.writeBigUInt64LE(h.readBigUInt64LE(48) + 2n, 48);
+        h.writeBigUInt64LE(h.readBigUInt64LE(72) + 2n, 72);
+      },
+    });
+    refusedEverywhere(more, /inconsistent counts: 4706 positions, where 7x7\/1 has 4704/);
+  });
+
   it('with a pass log that is not JSON, or not a list of passes, is refused, naming the record and field', () => {
     const cases: Array<[string, RegExp]> = [
       ['not json', /corrupt pass log: not JSON/],

@@ -254,7 +254,8 @@ describe('tables past the 4 GiB of a typed array', () => {
       .sort((x, y) => x.offset - y.offset);
     const body = { length: space.tableBytes, pieces };
     const path = join(dir, '6x6-6.ccdb');
-    const counts = { positions: 2 * space.states, p1Wins: 6, p2Wins: 6, draws: 2 * space.states - 12, illegal: 0 }; // beyond 2^32, exactly
+    const positions = 2 * space.p1Placements * space.p2Placements; // the variant's, as a reader checks
+    const counts = { positions, p1Wins: 6, p2Wins: 6, draws: positions - 12, illegal: 0 }; // beyond 2^32, exactly
     const written = writeDatabase(
       path,
       { board: 6, pieces: 6, rules: 'clean', rankingId: 1, stage: 'complete', startValue: WIN, passes: 3, storedStates: space.states, ...counts, seconds: 1.5, passLog: [], maxDistance: 0 },
