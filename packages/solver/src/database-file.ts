@@ -22,7 +22,6 @@ import {
   type HeaderRead,
   IO_CHUNK_BYTES,
   checkPartCrc,
-  checkPassCount,
   encodeHeader,
   openForReading,
   parsePassLog,
@@ -228,8 +227,7 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
       // Its checksum says it is what was written, not that it is a pass log (a forged file).
       const bytes = new Uint8Array(size - logAt);
       readAll(fd, bytes, logAt);
-      header.passLog = parsePassLog(path, bytes);
-      checkPassCount(path, header);
+      parsePassLog(path, bytes, header);
     }
     const report: CheckReport = { path, header, checksums };
     if (space && counter) {

@@ -291,23 +291,16 @@ export function readPassLog(path: string, fd: number, read: HeaderRead): void {
   const log = new Uint8Array(read.logBytes);
   readAll(fd, log, HEADER_BYTES + header.bodyBytes + header.distanceBytes);
   if (crc32Of(log) !== read.logCrc32) throw new DatabaseError(path, 'corrupt pass log: checksum mismatch');
-  header.passLog = parsePassLog(path, log);
-  checkPassCount(path, header);
+  parsePassLog(path, log, header);
 }
 
-/** A complete database's pass log, where it has one, holds a record per pass, numbered from 1 (a
- *  checkpoint's may end with the pass under way: solve-checkpoint.ts). Files from before the log
- *  have none, or an empty one once converted to a store and back. */
-export function checkPassCount(path: string, header: DatabaseHeader): void {
-  const records = header.passLog;
-  if (header.stage === 'complete' && records.length > 0 && (records.length !== header.passes || records.some((r, i) => r.pass !== i + 1))) {
-    throw new DatabaseError(path, `corrupt pass log: ${records.length} record(s) for the header's ${header.passes} passes`);
-  }
-}
-
-/** The pass log of a file's bytes, checked as passLogProblem does (a DatabaseError naming the
- *  file where it is not one: its checksum proves only that it is what was written). */
-export function parsePassLog(path: string, bytes: Uint8Array): PassRecord[] {
+/** The pass log of a file's bytes into `header.passLog`, checked as passLogProblem does (a
+ *  DatabaseError naming the file where it is not one: its checksum proves only that it is what
+ *  was written), and against the header: a complete database's log, where it has one, holds a
+ *  record per pass, numbered from 1 (a checkpoint's may end with the pass under way:
+ *  solve-checkpoint.ts). Files from before the log have none, or an empty one once converted to a
+ *  store and back. */
+export function parsePassLog(path: string, bytes: Uint8Array, header: DatabaseHeader): void {
   let log: unknown;
   try {
     log = JSON.parse(Buffer.from(bytes).toString('utf8'));
@@ -316,7 +309,11 @@ export function parsePassLog(path: string, bytes: Uint8Array): PassRecord[] {
   }
   const problem = passLogProblem(log);
   if (problem) throw new DatabaseError(path, `corrupt pass log: ${problem}`);
-  return log as PassRecord[];
+  const records = log as PassRecord[];
+  if (header.stage === 'complete' && records.length > 0 && (records.length !== header.passes || records.some((r, i) => r.pass !== i + 1))) {
+    throw new DatabaseError(path, `corrupt pass log: ${records.length} record(s) for the header's ${header.passes} passes`);
+  }
+  header.passLog = records;
 }
 
 /** Refuses a body (or distance table) whose checksum is not the one its header records. */
@@ -405,10 +402,11 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
   if (!stage) throw new DatabaseError(path, `unknown stage ${dv.getUint8(20)} in header`);
   const u64 = (at: number) => Number(dv.getBigUint64(at, true));
   // The game's counts: exact doubles, or refused (a forged header past 2^53 would be rounded).
-  for (const [name, at] of [['positions', 48], ['P1 wins', 56], ['P2 wins', 64], ['draws', 72], ['illegal', 80]] as const) {
-    const count = dv.getBigUint64(at, true);
-    if (count > BigInt(Number.MAX_SAFE_INTEGER)) throw new DatabaseError(path, `header says ${count} ${name}, past what is counted exactly (2^53)`);
-  }
+  const count = (at: number, name: string) => {
+    const c = dv.getBigUint64(at, true);
+    if (c > BigInt(Number.MAX_SAFE_INTEGER)) throw new DatabaseError(path, `header says ${c} ${name}, past what is counted exactly (2^53)`);
+    return Number(c);
+  };
   const header: DatabaseHeader = {
     board,
     pieces,
@@ -419,11 +417,11 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
     passes: dv.getUint32(24, true),
     storedStates: u64(32),
     bodyBytes: u64(40),
-    positions: u64(48),
-    p1Wins: u64(56),
-    p2Wins: u64(64),
-    draws: u64(72),
-    illegal: u64(80),
+    positions: count(48, 'positions'),
+    p1Wins: count(56, 'P1 wins'),
+    p2Wins: count(64, 'P2 wins'),
+    draws: count(72, 'draws'),
+    illegal: count(80, 'illegal'),
     seconds: dv.getFloat64(88, true),
     bodyCrc32: dv.getUint32(96, true),
     passLog: [],

@@ -6,7 +6,7 @@
 import { closeSync } from 'node:fs';
 import { CCheckersError, MAX_DISTANCE, RANKING_ID, type RuleMode, type StateSpace, type TableBytes, type Variant } from '@ccheckers/core';
 import { openForReading, readDatabase, readHeader } from './database.js';
-import { countDistanced, layersSeen } from './distance-table.js';
+import { layersSeen } from './distance-table.js';
 import { type PassRecord, passesDone } from './pass-log.js';
 
 /** The distance layers a checkpoint holds, the next one's depth given, as the progress numbers
@@ -91,7 +91,7 @@ export function readCheckpoint(path: string, v: Variant, rules: RuleMode, withDi
     if (seen.deeper || !(depth === 0 || seen.atDepth || seen.atDepthBefore)) {
       throw new CCheckersError('E_DATABASE', `${path}: its distances do not end at the layer it names (${depth}): ${seen.deeper ? `some are deeper than ${depth + 1}` : `none is ${depth} or ${depth + 1}`}`);
     }
-    resumedDistances = { depth, assigned: countDistanced(distances) };
+    resumedDistances = { depth, assigned: seen.placed };
   }
   return { table, passLog, unfinished, seconds: header.seconds, distances, resumedDistances };
 }

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SolvedGame, StateIndexer, WHOLE_TABLE_DISTANCES_UP_TO, availableBackends, canComputeDistances, inMemoryValues, solve, withComputedDistances } from '../src/index.js';
-import { countDistancedBytes, layersSeen } from '../src/distance-table.js';
+import { layersSeen } from '../src/distance-table.js';
 
 const backends = await availableBackends();
 
@@ -231,18 +231,20 @@ describe('distance tables', () => {
     for (const from of [0, 1, 2, 3, 5]) {
       for (const to of [bytes.length, bytes.length - 1, bytes.length - 2, bytes.length - 3, 9, from]) {
         const view = bytes.subarray(from, to);
-        expect(countDistancedBytes(view)).toBe(plain(view));
+        // Four bytes at a time up to depth 126, a byte at a time past it.
+        for (const depth of [13, 200]) expect(layersSeen(view, depth).placed).toBe(plain(view));
       }
     }
     expect(plain(bytes)).toBeGreaterThan(0);
     expect(plain(bytes)).toBeLessThan(bytes.length);
-    expect(countDistancedBytes(new Uint8Array([MAX_DISTANCE, MAX_DISTANCE + 1, 0, 255]))).toBe(2);
+    expect(layersSeen(new Uint8Array([MAX_DISTANCE, MAX_DISTANCE + 1, 0, 255]), 13).placed).toBe(2);
   });
 
   it('tells the layers a resume names from deeper ones four bytes at a time, at any alignment and depth', () => {
     // Tables of small distances with marks and NO_DISTANCE between, one byte placed at a time
     // at each value, against a byte at a time.
     const plain = (b: Uint8Array, depth: number) => ({
+      placed: b.reduce((n, x) => n + (x <= MAX_DISTANCE ? 1 : 0), 0),
       deeper: b.some((x) => x > depth && x <= MAX_DISTANCE),
       atDepth: b.includes(depth),
       atDepthBefore: depth > 0 && b.includes(depth - 1),

@@ -44,9 +44,9 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   if (r === null || typeof r !== 'object' || r.kind !== job.kind) throw bad(`no result of a ${job.kind} job`);
   if (!sameJob(job, r.job)) throw bad('the result of another job');
   const upTo = (most: number) => (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x <= most;
-  const bytes = upTo(MAX_JOB_BYTES);
+  const byteCount = upTo(MAX_JOB_BYTES);
   const seconds = (x: unknown): x is number => typeof x === 'number' && x >= 0 && x <= MAX_JOB_SECONDS;
-  if (!bytes(r.bytesRead) || !bytes(r.bytesWritten) || !BACKEND_NAMES.includes(r.backend as BackendName) || !upTo(MAX_THREADS)(r.threads) || !seconds(r.seconds)) throw bad('a malformed report');
+  if (!byteCount(r.bytesRead) || !byteCount(r.bytesWritten) || !BACKEND_NAMES.includes(r.backend as BackendName) || !upTo(MAX_THREADS)(r.threads) || !seconds(r.seconds)) throw bad('a malformed report');
   const o = r.outcome as Partial<SliceOutcome> | undefined;
   if (!o || typeof o !== 'object' || o.band !== job.band || o.pass !== job.pass) throw bad('an outcome of another step');
   if (!isAttemptToken(o.attempt)) throw bad('a malformed attempt');
@@ -54,7 +54,7 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   const bandStates = layoutOf(store).groupsOf[job.band]!.length * store.space.p2Placements;
   if (!upTo(bandStates)(o.changed)) throw bad(`a malformed changed (${String(o.changed)}, for a band of ${bandStates} states)`);
   if (!upTo(store.space.states)(o.moveless)) throw bad('a malformed moveless');
-  if (!bytes(o.bytesRead) || !bytes(o.bytesWritten)) throw bad('a malformed byte count');
+  if (!byteCount(o.bytesRead) || !byteCount(o.bytesWritten)) throw bad('a malformed byte count');
   if (!upTo(Number.MAX_SAFE_INTEGER)(o.messagesWritten) || !upTo(o.messagesWritten as number)(o.sentValues)) throw bad('malformed message counts');
   if (!seconds(o.seconds)) throw bad('a malformed time');
   const bands = store.manifest.bands!;
@@ -72,7 +72,7 @@ export async function checkResult(value: unknown, job: ClusterJob, store: ShardS
   if (job.kind === 'slice') {
     if (table !== undefined || o.changed !== 0) throw bad('a band file, or changes, from a part of a shared step');
     const units = layoutOf(store).unitsOf[job.band]!.length;
-    if (o.part !== job.part || !upTo(units)(o.slices) || !upTo(2 ** 32)(o.proofs) || !bytes(o.proofBytes) || !seconds(o.waited)) throw bad('a malformed part of a shared step');
+    if (o.part !== job.part || !upTo(units)(o.slices) || !upTo(2 ** 32)(o.proofs) || !byteCount(o.proofBytes) || !seconds(o.waited)) throw bad('a malformed part of a shared step');
     if (!Array.isArray(o.took) || o.took.length > 2 ** 16 || !o.took.every(isAttemptToken)) throw bad('a malformed list of the attempts a part took from');
     part = { part: o.part, slices: o.slices, proofs: o.proofs, proofBytes: o.proofBytes, took: [...o.took], waited: o.waited };
   } else if (o.part !== undefined) throw bad('a part of a shared step from a step that is not one');
