@@ -27,7 +27,7 @@ import { BandSolve, createBandStore, planBandStore, storeBandLayout } from '../s
 import type { BandStepJob, BandStepOutcome, SliceOutcome } from '../store/band-step-jobs.js';
 import { type ScheduleKind, isSharedStep } from '../store/band-schedule.js';
 import { MANIFEST, newStoreId } from '../store/manifest.js';
-import { removeProofFiles } from '../store/proof-exchange.js';
+import { partsTookOnlyFromEachOther, removeProofFiles } from '../store/proof-exchange.js';
 import { ShardStore } from '../store/shard-store.js';
 import { type StoreRequest, storeResult } from '../store/sharded-solve.js';
 import { CoordinatorLease } from './coordinator-lease.js';
@@ -212,8 +212,7 @@ async function coordinate(
       outcomes = slices.map((job) => sliceResults.get(jobId(job))!.outcome as SliceOutcome);
       // Parts that took proofs of an attempt not committed (a part run twice) lack its messages
       // (proof-exchange.ts): all run again, from no proof files.
-      const committed = new Set(outcomes.map((o) => o.attempt));
-      if (outcomes.every((o) => o.took.every((t) => committed.has(t)))) break;
+      if (partsTookOnlyFromEachOther(outcomes)) break;
       notice(`band ${step.band}: a part of its shared step took proofs of an attempt run again; its parts run again`);
       await removeJobs(q, [...sliceResults.keys()]);
       removeProofFiles(store.dir, step.band, step.generation);

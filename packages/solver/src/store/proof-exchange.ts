@@ -374,6 +374,13 @@ export class ProofExchange {
   }
 }
 
+/** Whether the parts of a shared step took proofs only from one another's attempts (`took`), as
+ *  the step may commit them: else they run again, from no proof files (see the top of the file). */
+export function partsTookOnlyFromEachOther(parts: ReadonlyArray<{ attempt: string; took: readonly string[] }>): boolean {
+  const attempts = new Set(parts.map((p) => p.attempt));
+  return parts.every((p) => p.took.every((t) => attempts.has(t)));
+}
+
 /** Removes every proof file of band `band`'s shared step at `generation` (all parts and
  *  attempts), and its claims of slices (slice-claims.ts): the step runs again from none. */
 export function removeProofFiles(dir: string, band: number, generation: number): void {

@@ -6,7 +6,7 @@
 import { DatabaseError } from '../database.js';
 import type { BandStepper } from './band-step.js';
 import type { BandStepHooks, BandStepJob, BandStepOutcome, SliceOutcome } from './band-step-jobs.js';
-import { removeProofFiles } from './proof-exchange.js';
+import { partsTookOnlyFromEachOther, removeProofFiles } from './proof-exchange.js';
 import type { ShardStore } from './shard-store.js';
 import { StepClaims } from './slice-claims.js';
 
@@ -27,7 +27,7 @@ export async function runSharedStep(store: ShardStore, job: BandStepJob, stepper
   // cluster worker still running a part of this step, or by any other process) may have taken
   // wins that no committed attempt proved (proof-exchange.ts): all run again, from no proof files,
   // as a cluster's coordinator does.
-  for (let retry = 0; !tookOnlyFrom(slices); retry++) {
+  for (let retry = 0; !partsTookOnlyFromEachOther(slices); retry++) {
     if (retry === MAX_FOREIGN_PROOF_RETRIES) {
       throw new DatabaseError(
         store.dir,
@@ -44,12 +44,6 @@ export async function runSharedStep(store: ShardStore, job: BandStepJob, stepper
   // A round takes as long as its slowest step: the shared step's time is the finish's.
   finish.seconds = (performance.now() - started) / 1000;
   return [...slices, finish];
-}
-
-/** Whether every part took proofs only from the parts' own attempts. */
-function tookOnlyFrom(slices: SliceOutcome[]): boolean {
-  const attempts = new Set(slices.map((s) => s.attempt));
-  return slices.every((s) => s.took.every((t) => attempts.has(t)));
 }
 
 /** The W parts of a shared step, at once. */
