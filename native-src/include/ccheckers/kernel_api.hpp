@@ -26,6 +26,13 @@ struct KernelStats {
   uint64_t wins = 0, losses = 0, illegal = 0, terminal = 0, moveless = 0;
 };
 
+/** The solve whose sparse passes keep a memo (core's SparseMemoKey): token 0 keeps none; budget:
+ *  the most bytes the memo may hold. */
+struct SparseMemoKey {
+  uint64_t token = 0;
+  uint64_t budget = 0;
+};
+
 /** Benchmark operations, in the order of core's BENCH_OPS. */
 enum class BenchOp { Winner, Successors, RankP1, RankP2, UnrankP1, UnrankP2, IncrementP2 };
 constexpr int kBenchSamples = 4096;  // = BENCH_SAMPLES in core (the addon exports both; a test compares)
@@ -138,8 +145,12 @@ class KernelApi {
   virtual KernelStats solverInit(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
   /** A pass over the P2 placements [from, to) of the proof order. */
   virtual KernelStats solverPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
-  /** The same over groups [from, to), visiting only states still unknown (for late passes). */
-  virtual KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending) = 0;
+  /** The same over groups [from, to), visiting only states still unknown (for late passes); a
+   *  memo key names the solve whose sparse passes keep what they learn for the next (kernel/sparse_memo.inl). */
+  virtual KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending,
+                                       const SparseMemoKey& memoKey) = 0;
+  /** Drops the sparse passes' memo; returns the bytes it held. */
+  virtual uint64_t solverReleaseSparseMemo() = 0;
   /** Distance tables (one byte per stored state, see core's SolverKernel.distanceInit and
    *  distanceLayer) over a solved table, on groups [from, to). */
   virtual KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from,

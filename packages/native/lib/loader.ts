@@ -42,7 +42,8 @@ export interface AddonKernel {
   bench(op: number, words: Uint32Array, iterations: number): { nanoseconds: number; checksum: number };
   solverInit(table: TableLike, from: number, to: number, threads: number): KernelStats;
   solverPass(table: TableLike, from: number, to: number, threads: number): KernelStats;
-  solverSparsePass(table: TableLike, from: number, to: number, threads: number, descending: boolean): KernelStats;
+  solverSparsePass(table: TableLike, from: number, to: number, threads: number, descending: boolean, memoToken: number, memoBudget: number): KernelStats;
+  solverReleaseSparseMemo(): number;
   solverDistanceInit(table: TableLike, distances: TableLike, from: number, to: number, threads: number): KernelStats;
   solverDistanceLayer(table: TableLike, distances: TableLike, depth: number, from: number, to: number, threads: number): KernelStats;
   solverBand(

@@ -18,8 +18,11 @@ export class NativeSolverKernel implements SolverKernel {
   pass(table: TableLike, unitFrom: number, unitTo: number, { threads = 1 }: PassOptions = {}): KernelStats {
     return this.k.solverPass(table, unitFrom, unitTo, threads);
   }
-  sparsePass(table: TableLike, groupFrom: number, groupTo: number, { threads = 1, descending = false }: SparsePassOptions = {}): KernelStats {
-    return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending);
+  sparsePass(table: TableLike, groupFrom: number, groupTo: number, { threads = 1, descending = false, memo }: SparsePassOptions = {}): KernelStats {
+    return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending, memo?.token ?? 0, memo?.bytes ?? 0);
+  }
+  releaseSparseMemo(): number {
+    return this.k.solverReleaseSparseMemo();
   }
   distanceInit(table: TableLike, distances: TableLike, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverDistanceInit(table, distances, groupFrom, groupTo, threads);

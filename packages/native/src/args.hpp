@@ -138,6 +138,15 @@ inline uint32_t unitArg(const Napi::CallbackInfo& info, size_t i) {
   return static_cast<uint32_t>(d);
 }
 
+// A count the solver passes (a memo's token, a budget in bytes): undefined is 0, anything else
+// must be an integer from 0 to 2^53.
+inline uint64_t countArg(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  if (info[i].IsUndefined()) return 0;
+  const double d = info[i].IsNumber() ? info[i].As<Napi::Number>().DoubleValue() : -1;
+  if (!isIntegerIn(d, 0, 9007199254740992.0)) throw Napi::RangeError::New(info.Env(), std::string(what) + " must be an integer from 0 to 2^53");
+  return static_cast<uint64_t>(d);
+}
+
 inline Napi::Object statsObject(Napi::Env env, const cck::KernelStats& s) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("wins", static_cast<double>(s.wins));

@@ -44,6 +44,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
                            InstanceMethod<&Kernel::SolverBandApplyRuns>("solverBandApplyRuns"),
                            InstanceMethod<&Kernel::SolverGroups>("solverGroups"),
                            InstanceMethod<&Kernel::SolverPassUnits>("solverPassUnits"),
+                           InstanceMethod<&Kernel::SolverReleaseSparseMemo>("solverReleaseSparseMemo"),
                        });
   }
 
@@ -153,7 +154,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
   }
   enum class Phase { Init, Pass, Sparse, DistanceInit, DistanceLayer };
   // solverInit(table, from, to, threads); solverPass(table, from, to, threads);
-  // solverSparsePass(table, from, to, threads, descending);
+  // solverSparsePass(table, from, to, threads, descending, memoToken, memoBudget);
   // solverDistanceInit(table, distances, from, to, threads); solverDistanceLayer(table, distances, depth, from, to, threads)
   Napi::Value Solver(const Napi::CallbackInfo& info, Phase phase) {
     size_t bytes = 0, distanceBytes = 0;
@@ -167,12 +168,17 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     uint32_t to = unitArg(info, arg + 1);
     int threads = info[arg + 2].As<Napi::Number>().Int32Value();
     bool descending = phase == Phase::Sparse && info[arg + 3].ToBoolean().Value();
+    cck::SparseMemoKey memoKey;
+    if (phase == Phase::Sparse) {
+      memoKey.token = countArg(info, arg + 4, "sparse memo token");
+      memoKey.budget = countArg(info, arg + 5, "sparse memo budget");
+    }
     return solverCall(info.Env(), [&] {
       cck::KernelStats s{};
       switch (phase) {
         case Phase::Init: s = kernel_->solverInit(table, bytes, from, to, threads); break;
         case Phase::Pass: s = kernel_->solverPass(table, bytes, from, to, threads); break;
-        case Phase::Sparse: s = kernel_->solverSparsePass(table, bytes, from, to, threads, descending); break;
+        case Phase::Sparse: s = kernel_->solverSparsePass(table, bytes, from, to, threads, descending, memoKey); break;
         case Phase::DistanceInit: s = kernel_->solverDistanceInit(table, bytes, distances, distanceBytes, from, to, threads); break;
         case Phase::DistanceLayer:
           s = kernel_->solverDistanceLayer(table, bytes, distances, distanceBytes, depth, from, to, threads);
@@ -303,6 +309,10 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
   }
   Napi::Value SolverPassUnits(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverPassUnits()));
+  }
+  // solverReleaseSparseMemo() -> the bytes the memo held
+  Napi::Value SolverReleaseSparseMemo(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverReleaseSparseMemo()));
   }
   Napi::Value SolverGroups(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverGroups()));

@@ -39,6 +39,16 @@ export function requiredBytes(space: StateSpace, nativeCopies = 1, distances = f
   return space.tableBytes + (distances ? space.states : 0) + groupMaps * (1 + nativeCopies) + 16 * 2 ** 20; // + buffers and scratch
 }
 
+/**
+ * Bytes the sparse passes' memo may take (SparsePassOptions.memo): at most half the table, and only
+ * memory the solve leaves (`required`, checked by checkMemory) under the limit and the memory
+ * available now, less 256 MiB for everything else. 0: none. The memo saves time, never memory.
+ */
+export function sparseMemoBudget(space: StateSpace, required: number, limit?: number): number {
+  const left = Math.min(freemem(), limit ?? Infinity) - required - 256 * 2 ** 20;
+  return Math.max(0, Math.floor(Math.min(space.tableBytes / 2, left)));
+}
+
 /** Throws InsufficientMemoryError when `required` exceeds the limit or the available memory. */
 export function checkMemory(required: number, limit?: number): void {
   const available = freemem();

@@ -4,6 +4,7 @@
  * every few minutes (checkpointMinutes) and when stopped; optionally the distance to the end of every won or lost state (layer by layer
  * from the ends of the game); then the counts of docs/rules.md section 7 and the database file.
  */
+import { randomInt } from 'node:crypto';
 import { existsSync, unlinkSync } from 'node:fs';
 import {
   type Backend,
@@ -13,6 +14,7 @@ import {
   NO_DISTANCE,
   type RuleMode,
   MAX_VIEW_BYTES,
+  type SparseMemoKey,
   StateSpace,
   TableBytes,
   type TableLike,
@@ -25,7 +27,7 @@ import {
 import { type DatabaseHeader, tableCrc32, writeDatabase } from './database.js';
 import { distanceLayers, headerFor, readCheckpoint } from './solve-checkpoint.js';
 import { type PassRecord, passesDone } from './pass-log.js';
-import { InsufficientMemoryError, allocateTable, checkMemory, checkTableLimits, requiredBytes } from './memory.js';
+import { InsufficientMemoryError, allocateTable, checkMemory, checkTableLimits, requiredBytes, sparseMemoBudget } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
 import { type DistancePhase, layDistances } from './distance-table.js';
@@ -164,12 +166,14 @@ export async function solve(options: SolveOptions): Promise<SolveResult> {
   if (options.keepTable && Math.max(space.tableBytes, options.distances ? space.states : 0) > MAX_VIEW_BYTES) {
     throw new CCheckersError('E_LIMIT', `${v.name}: a table past 4 GiB cannot be kept as one typed array (keepTable, as verify does)`);
   }
-  checkMemory(requiredBytes(space, backend.kernelThreads ? 1 : threads, options.distances), options.memoryLimit);
+  const required = requiredBytes(space, backend.kernelThreads ? 1 : threads, options.distances);
+  checkMemory(required, options.memoryLimit);
+  const memo: SparseMemoKey = { token: randomInt(1, 2 ** 48), bytes: sparseMemoBudget(space, required, options.memoryLimit) };
   const checkpointPath = options.out ? `${options.out}.ckpt` : undefined;
   if (options.out) checkSolveOutput(options.out, options);
   const unlock = options.out ? lockOutput(options.out, { breakLock: options.breakLock === true }) : () => {};
   try {
-    return await solveLocked(options, space, threads, checkpointPath);
+    return await solveLocked(options, space, threads, checkpointPath, memo);
   } finally {
     unlock();
   }
@@ -187,7 +191,8 @@ export function checkSolveOutput(out: string, options: { resume?: boolean; force
   }
 }
 
-async function solveLocked(options: SolveOptions, space: StateSpace, threads: number, checkpointPath: string | undefined): Promise<SolveResult> {
+/** `memo`: the key of this solve's sparse passes (a kernel's memo of what each leaves unknown). */
+async function solveLocked(options: SolveOptions, space: StateSpace, threads: number, checkpointPath: string | undefined, memo: SparseMemoKey): Promise<SolveResult> {
   const { variant: v, rules, backend } = options;
 
   // Tables of any size (TableBytes: views of at most 4 GiB), in the backend's memory.
@@ -218,7 +223,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   // A worker pool gets its tables when it starts: the distances' layers start one of their own.
   const startRunner = (): ChunkRunner =>
     ownThreads
-      ? inProcessRunner((phase, from, to, depth) => runPhase(kernel, phase, { table, distances }, from, to, depth, threads))
+      ? inProcessRunner((phase, from, to, depth) => runPhase(kernel, phase, { table, distances }, from, to, depth, threads, memo))
       : createWorkerPool(threads, { board: v.size, pieces: v.pieces, rules, table, ...(distances ? { distances } : {}) });
   let runner = startRunner();
   const pieces = Math.max(CHUNKS_PER_PHASE, threads * 8);
@@ -347,6 +352,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       if (stopping) throw interrupted();
     }
     seconds = resumedDistances ? elapsedBefore : elapsed();
+    kernel.releaseSparseMemo?.(); // the passes are over: its memory goes to the distances
     if (options.distances && !distances) {
       // The distance table comes once the passes are done, which need the values alone (7x7/4:
       // 3.7 of 18.4 GiB for the 40 minutes of its passes). The solve was refused at its start
@@ -418,6 +424,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       progress('distances-done');
     }
   } finally {
+    kernel.releaseSparseMemo?.();
     await runner.close();
   }
 

@@ -8,7 +8,7 @@
  * from UNKNOWN by atomic OR, so any interleaving reaches the same final table.
  */
 import { Worker } from 'node:worker_threads';
-import { type KernelStats, type RuleMode, type SolverKernel, TableBytes, type TableLike, addKernelStats, emptyKernelStats } from '@ccheckers/core';
+import { type KernelStats, type RuleMode, type SolverKernel, type SparseMemoKey, TableBytes, type TableLike, addKernelStats, emptyKernelStats } from '@ccheckers/core';
 
 /** Solver phases; the distance ones work on groups, like init and sparse. 'sparse-down' is a
  *  sparse pass from the last group down: the solver alternates directions. */
@@ -20,8 +20,9 @@ export interface PhaseTables {
   distances?: TableLike | undefined;
 }
 
-/** One kernel call of `phase` over units [from, to): the in-process runner and the workers share it. */
-export function runPhase(kernel: SolverKernel, phase: Phase, tables: PhaseTables, from: number, to: number, depth = 0, threads?: number): KernelStats {
+/** One kernel call of `phase` over units [from, to): the in-process runner and the workers share
+ *  it. `memo`: the solve's key for its sparse passes (SparsePassOptions.memo). */
+export function runPhase(kernel: SolverKernel, phase: Phase, tables: PhaseTables, from: number, to: number, depth = 0, threads?: number, memo?: SparseMemoKey): KernelStats {
   const { table, distances } = tables;
   switch (phase) {
     case 'init':
@@ -29,9 +30,9 @@ export function runPhase(kernel: SolverKernel, phase: Phase, tables: PhaseTables
     case 'pass':
       return kernel.pass(table, from, to, { threads });
     case 'sparse':
-      return kernel.sparsePass(table, from, to, { threads });
+      return kernel.sparsePass(table, from, to, { threads, ...(memo ? { memo } : {}) });
     case 'sparse-down':
-      return kernel.sparsePass(table, from, to, { threads, descending: true });
+      return kernel.sparsePass(table, from, to, { threads, descending: true, ...(memo ? { memo } : {}) });
     case 'distance-init':
       return kernel.distanceInit(table, distances!, from, to, threads);
     case 'distance':

@@ -5,6 +5,7 @@
 #include "ccheckers/kernel/state_space.inl"  // groups, proof order, placements among free cells
 #include "ccheckers/kernel/bench.inl"        // the benchmark loops of `ccheckers bench`
 #include "ccheckers/kernel/table_parts.inl"  // the solver's parts: the table a call works on
+#include "ccheckers/kernel/sparse_memo.inl"  // what a sparse pass keeps for the next one
 #include "ccheckers/kernel/band_table.inl"   // one band of a band-ordered store
 #include "ccheckers/kernel/outbox.inl"       // the messages its visits send to other bands
 #include "ccheckers/kernel/state_graph.inl"  // children and parents of a stored state
@@ -126,13 +127,29 @@ class BoardKernel final : public KernelApi {
     return forEachUnit(pool_, to - from, threads, [&](int t) { return PassWorker<B, TableParts>(e_, g, parts).sharing(open.get(), t, threads); },
                        [&](auto& w, uint32_t i, int t) { passUnit(w, from + i, t, threads); });
   }
-  /** Groups [from, to), up or down, visiting only their unknown states. */
-  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending) override {
+  /** Groups [from, to), up or down, visiting only their unknown states; with the memo of the
+   *  solve `memoKey` names (SparseMemo), kept from its sparse passes before. */
+  KernelStats solverSparsePass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads, bool descending,
+                               const SparseMemoKey& memoKey) override {
     const StateSpace& g = space();
     const TableParts parts = partsOf(table, bytes);
     checkUnits(from, to, g.rankOf.size());
-    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts>(e_, g, parts); },
+    // Offsets in a group are 32-bit. A call that finds the memo in use (another JS thread's
+    // call on this kernel) goes without.
+    std::unique_lock<std::mutex> memoLock(memo_.mutex, std::defer_lock);
+    SparseMemo* memo = nullptr;
+    if (memoKey.token != 0 && e_.p2Placements <= UINT32_MAX && memoLock.try_lock()) {
+      memo_.bind(memoKey.token, table, bytes, memoKey.budget, g.rankOf.size());
+      memo = &memo_;
+    }
+    return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts>(e_, g, parts).remembering(memo); },
                        [&](auto& w, uint32_t i, int) { sparseGroup(w, descending ? to - 1 - i : from + i); });
+  }
+  uint64_t solverReleaseSparseMemo() override {
+    std::lock_guard<std::mutex> lock(memo_.mutex);
+    const uint64_t bytes = memo_.used();
+    memo_.release();
+    return bytes;
   }
   KernelStats solverBand(BandPhase phase, uint8_t* table, size_t bytes, const BandMap& map, const double* input, size_t inputCount, uint32_t from,
                          uint32_t to, int threads, BandOutput& out) override {
@@ -258,6 +275,7 @@ class BoardKernel final : public KernelApi {
   const char* name_;
   std::unique_ptr<StateSpace> space_;
   std::mutex spaceMutex_;
+  SparseMemo memo_;  // the sparse passes' memo, kept between calls of one solve
   std::vector<Outbox> outboxes_;  // the band calls' workers' messages, kept between calls
   std::mutex outboxesMutex_;
   /** The waiting states UnitsKeep calls kept, by thread, and their band (-1: none). */

@@ -274,7 +274,8 @@ struct PassWorker {
   struct PreparedVisit {
     uint64_t index;
     B a, b;
-    int count;  // its children, in preparedChildren
+    int count;         // its children, in preparedChildren; -1: waiting on `waitsOn` (SparseMemo)
+    uint64_t waitsOn;  // the child its last visit stopped at, found unknown when prepared
   };
   PreparedVisit prepared[kSparseAhead];
   std::vector<uint64_t> preparedChildren = std::vector<uint64_t>(kSparseAhead * childIndex.size());
@@ -287,7 +288,15 @@ struct PassWorker {
     const int slot = (preparedFirst + preparedCount++) % kSparseAhead;
     const int count = engine.generate(a, a | b, moves.data());
     graph.childIndices(a, count, cg, moves.data(), &preparedChildren[slot * childIndex.size()], table);
-    prepared[slot] = {index, a, b, count};
+    prepared[slot] = {index, a, b, count, kNoBlocker};
+  }
+
+  /** A state the memo says has no moves, or (`waitsOn`) stopped its last visit at `waitsOn`, still
+   *  unknown: visited in its turn as the others, without its moves where that child stays unknown. */
+  void prepareRememberedVisit(uint64_t index, B a, B b, uint64_t waitsOn) {
+    if (preparedCount == kSparseAhead) visitOldestPrepared();
+    const int slot = (preparedFirst + preparedCount++) % kSparseAhead;
+    prepared[slot] = {index, a, b, waitsOn == SparseMemo::kNoMoves ? 0 : -1, waitsOn};
   }
 
   /** Visits every prepared state, in the order prepared (before a unit ends: revisits). */
@@ -302,8 +311,31 @@ struct PassWorker {
     preparedCount--;
     StatePlace place{};
     if (isDecided(p.index, p.a, p.b, place)) return;  // proven since it was prepared
-    const uint64_t blocker = visitChildren(p.index, place, p.a, p.b, p.count, &preparedChildren[slot * childIndex.size()]);
+    uint64_t blocker;
+    if (p.count >= 0) {
+      blocker = visitChildren(p.index, place, p.a, p.b, p.count, &preparedChildren[slot * childIndex.size()]);
+    } else if (table.loadChild(p.waitsOn) == kUnknown) {
+      blocker = p.waitsOn;  // the visit would stop there again (SparseMemo)
+    } else {
+      blocker = pass(p.index, p.a, p.b, childGroupOf(p.b));  // proven since it was prepared: visited now
+    }
+    if (memo) {
+      if (blocker != kNoBlocker) memoFresh.push_back({blocker, static_cast<uint32_t>(p.index - memoFirst)});
+      else if (p.count == 0) memoFresh.push_back({SparseMemo::kNoMoves, static_cast<uint32_t>(p.index - memoFirst)});
+    }
     waitForRevisit(p.index, blocker, p.a, p.b);
+  }
+
+  // A sparse pass's memo (SparseMemo; nullptr: none): the states of the current group its visits
+  // leave unknown, and the index of the group's first state.
+  SparseMemo* memo = nullptr;
+  std::vector<MemoEntry> memoFresh;
+  uint64_t memoFirst = 0;
+
+  /** The worker keeps what its sparse visits leave unknown in `m` (nullptr: nowhere). */
+  PassWorker&& remembering(SparseMemo* m) && {
+    memo = m;
+    return std::move(*this);
   }
 
   // Revisits. A visit that stops at an unknown child is usually waiting for a state that the

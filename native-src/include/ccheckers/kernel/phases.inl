@@ -129,7 +129,10 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
 /**
  * Sparse pass over group `group` (late passes, few states left): scans it for unknown states and
  * unranks only those, visited a few states after they are found (prepareSparseVisit: their
- * children's cache misses overlap).
+ * children's cache misses overlap). With a memo (SparseMemo) that lists every unknown state of
+ * the group, only the listed states are read, and those whose last visit stopped at a child
+ * still unknown are not prepared: the same states visited in the same order, with the same
+ * outcome.
  */
 template <class B>
 void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
@@ -137,6 +140,35 @@ void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
   const TableParts& parts = w.table;
   B a = e.unrankP1(w.g.rankOf[group]);
   uint64_t first = static_cast<uint64_t>(group) * e.p2Placements;
+  SparseMemo* const memo = w.memo;
+  if (memo) {
+    w.memoFresh.clear();
+    w.memoFirst = first;
+  }
+  if (memo && memo->complete(group)) {
+    const std::vector<MemoEntry>& listed = memo->entries(group);
+    constexpr size_t kAhead = 16;
+    for (size_t k = 0; k < listed.size(); k++) {
+      if (k + kAhead < listed.size()) {
+        const MemoEntry& ahead = listed[k + kAhead];
+        parts.prefetch(first + ahead.offset);
+        if (ahead.blocker != SparseMemo::kNoMoves) __builtin_prefetch(parts.childByte(ahead.blocker));
+      }
+      const MemoEntry& m = listed[k];
+      const uint64_t i = first + m.offset;
+      if (parts.load(i) != kUnknown) continue;
+      const B b = e.unrankP2(a, m.offset);
+      if (m.blocker == SparseMemo::kNoMoves || parts.loadChild(m.blocker) == kUnknown) {
+        w.prepareRememberedVisit(i, a, b, m.blocker);
+      } else {
+        w.prepareSparseVisit(i, a, b, w.graph.childGroup(b));
+      }
+    }
+    w.visitPrepared();
+    memo->replace(group, w.memoFresh);
+    w.endUnit();
+    return;
+  }
   for (uint64_t i = first; i < first + e.p2Placements; i++) {
     // 32 states known (no 2-bit field 0) are skipped with one word, else 4 with one byte.
     if ((i & 31) == 0 && i + 32 <= first + e.p2Placements) {
@@ -158,6 +190,7 @@ void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
     w.prepareSparseVisit(i, a, b, w.graph.childGroup(b));
   }
   w.visitPrepared();
+  if (memo) memo->replace(group, w.memoFresh);
   w.endUnit();
 }
 

@@ -109,6 +109,17 @@ export interface PassOptions {
 export interface SparsePassOptions extends PassOptions {
   /** From the last group down (the solver alternates directions). */
   descending?: boolean;
+  /** The solve whose sparse passes these are, on this table alone: a kernel may keep what a pass
+   *  learns for the next (the native one: which states are left, the child each waits on) in at
+   *  most `bytes`; the stats are those of passes without it. A new token for each solve. */
+  memo?: SparseMemoKey;
+}
+
+/** Names a solve's sparse passes (SparsePassOptions.memo): token, an integer from 1 to 2^53
+ *  unique to the solve; bytes, the most memory the memo may hold. */
+export interface SparseMemoKey {
+  token: number;
+  bytes: number;
 }
 
 /**
@@ -207,6 +218,9 @@ export interface SolverKernel {
   pass(table: TableLike, unitFrom: number, unitTo: number, options?: PassOptions): KernelStats;
   /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes). */
   sparsePass(table: TableLike, groupFrom: number, groupTo: number, options?: SparsePassOptions): KernelStats;
+  /** Frees what sparse passes with a memo kept (SparsePassOptions.memo); returns its bytes. A
+   *  kernel that keeps none (ts) need not have it. */
+  releaseSparseMemo?(): number;
   /**
    * Distances (see NO_DISTANCE in state-space.ts) over a solved table, layer by layer. Init sets
    * 0 for the lost states of groups [groupFrom, groupTo) that have no legal move (terminal ones

@@ -1,0 +1,109 @@
+/**
+ * The sparse passes' memo (SparsePassOptions.memo; native-src kernel/sparse_memo.inl): what a sparse
+ * pass leaves unknown, and the child each state waits on, kept for the next pass of the same solve.
+ * It may save the next pass work, never change it: pass by pass, the same stats and table as
+ * passes without it (on one thread), whatever its budget; a memo kept for another table or solve
+ * is not used; it holds at most its budget, and nothing once released.
+ */
+import { type KernelStats, type SolverKernel, StateSpace, TsSolverKernel, variant } from '@ccheckers/core';
+import { describe, expect, it } from 'vitest';
+import { availableBackends } from '../src/index.js';
+import { sparseMemoBudget } from '../src/memory.js';
+
+const backends = (await availableBackends()).filter((b) => b.solverKernel(variant(7, 1), 'clean').releaseSparseMemo !== undefined);
+
+/** Sparse passes, up and down in turn, until one proves nothing: each pass's stats. */
+function sparsePasses(kernel: SolverKernel, table: Uint8Array, groups: number, memo?: { token: number; bytes: number }, threads = 1): KernelStats[] {
+  const passes: KernelStats[] = [];
+  for (let pass = 2; pass < 100; pass++) {
+    const s = kernel.sparsePass(table, 0, groups, { threads, descending: pass % 2 === 0, ...(memo ? { memo } : {}) });
+    passes.push(s);
+    if (s.wins + s.losses === 0) break;
+  }
+  return passes;
+}
+
+describe.each([
+  [4, 6],
+  [7, 2],
+])('the sparse memo, board %i with %i pieces', (board, pieces) => {
+  const v = variant(board, pieces);
+  const space = new StateSpace(v);
+  const ts = new TsSolverKernel(v, 'clean', space);
+  const afterPass1 = new Uint8Array(space.tableBytes);
+  ts.init(afterPass1, 0, space.groups);
+  ts.pass(afterPass1, 0, ts.passUnits);
+  // The passes without a memo, on the TS kernel (which keeps none).
+  const plain = afterPass1.slice();
+  const plainPasses = sparsePasses(ts, plain, space.groups);
+
+  it('takes several sparse passes (else there is nothing to remember)', () => {
+    expect(plainPasses.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it.each(backends.map((b) => [b.name, b] as const))('%s: the same stats and table, pass by pass, with any budget', (_name, backend) => {
+    const kernel = backend.solverKernel(v, 'clean');
+    for (const bytes of [2 ** 40, 0, 12 * 40]) {
+      const table = afterPass1.slice();
+      const passes = sparsePasses(kernel, table, space.groups, { token: 17 + bytes, bytes });
+      expect(passes, `budget ${bytes}`).toEqual(plainPasses);
+      expect(Buffer.compare(table, plain), `budget ${bytes}`).toBe(0);
+      // Kept until released, within its budget (12-byte entries: the draws and the states without moves).
+      const held = kernel.releaseSparseMemo!();
+      expect(held, `budget ${bytes}`).toBeLessThanOrEqual(bytes);
+      if (bytes === 0) expect(held).toBe(0);
+      expect(kernel.releaseSparseMemo!()).toBe(0);
+    }
+  });
+
+  it.each(backends.map((b) => [b.name, b] as const))('%s: a memo kept for another table or solve is not used', (_name, backend) => {
+    const kernel = backend.solverKernel(v, 'clean');
+    const first = afterPass1.slice();
+    sparsePasses(kernel, first, space.groups, { token: 5, bytes: 2 ** 40 });
+    // The same solve's token on another table, then another solve's on the first table's copy:
+    // used, the memo (of a finished table) would hide nearly every unknown state.
+    const other = afterPass1.slice();
+    expect(sparsePasses(kernel, other, space.groups, { token: 5, bytes: 2 ** 40 })).toEqual(plainPasses);
+    first.set(afterPass1);
+    expect(sparsePasses(kernel, first, space.groups, { token: 6, bytes: 2 ** 40 })).toEqual(plainPasses);
+    expect(Buffer.compare(first, plain)).toBe(0);
+    // The memo is used: the table put back under the same solve's token and place (what a solve
+    // never does) is swept as the memo of its end says, which lists none of the states unknown now.
+    first.set(afterPass1);
+    expect(sparsePasses(kernel, first, space.groups, { token: 6, bytes: 2 ** 40 })[0]).not.toEqual(plainPasses[0]);
+    kernel.releaseSparseMemo!();
+  });
+
+  it.each(backends.map((b) => [b.name, b] as const))('%s: on two threads, the same final table', (_name, backend) => {
+    const kernel = backend.solverKernel(v, 'clean');
+    const table = afterPass1.slice();
+    sparsePasses(kernel, table, space.groups, { token: 9, bytes: 2 ** 40 }, 2);
+    expect(Buffer.compare(table, plain)).toBe(0);
+    kernel.releaseSparseMemo!();
+  });
+});
+
+describe('the sparse memo, its arguments and budget', () => {
+  it.each(backends.map((b) => [b.name, b] as const))('%s: a token or budget that is not a count is refused', (_name, backend) => {
+    const v = variant(7, 1);
+    const space = new StateSpace(v);
+    const kernel = backend.solverKernel(v, 'clean');
+    const table = new Uint8Array(space.tableBytes);
+    for (const memo of [
+      { token: -1, bytes: 10 },
+      { token: 1.5, bytes: 10 },
+      { token: 1, bytes: Number.NaN },
+      { token: 2 ** 54, bytes: 10 },
+    ]) {
+      expect(() => kernel.sparsePass(table, 0, space.groups, { memo }), JSON.stringify(memo)).toThrow(/integer from 0 to 2\^53/);
+    }
+  });
+
+  it('takes at most half the table, and only memory the solve leaves', () => {
+    const space = new StateSpace(variant(7, 3));
+    expect(sparseMemoBudget(space, space.tableBytes, 2 ** 50)).toBeLessThanOrEqual(space.tableBytes / 2);
+    expect(sparseMemoBudget(space, space.tableBytes, space.tableBytes + 2 ** 20)).toBe(0);
+    expect(sparseMemoBudget(space, space.tableBytes, space.tableBytes + 2 ** 28 + 1000)).toBe(1000);
+    expect(sparseMemoBudget(space, space.tableBytes, space.tableBytes + 2 ** 30)).toBe(Math.floor(space.tableBytes / 2));
+  });
+});
