@@ -56,6 +56,25 @@ describe('check', () => {
     expect(run(['check', '--db', wrong, '--recount']).status).toBe(0);
   });
 
+  it('a header whose farthest distance is not its distance table\'s: WRONG, mended by --fix', () => {
+    const withDistances = join(dir, 'distances.ccdb');
+    expect(run(['solve', '--board', '7', '--pieces', '2', '--distances', '--out', withDistances, '--quiet']).status).toBe(0);
+    const db = readDatabase(withDistances);
+    expect(db.header.maxDistance).toBeGreaterThan(10);
+    const sound = run(['check', '--db', withDistances, '--recount', '--json']);
+    expect(sound.status, sound.stderr).toBe(0);
+    expect(JSON.parse(sound.stdout).recount).toMatchObject({ maxDistance: db.header.maxDistance, headerAgrees: true });
+    // Checksums recomputed: only a recount of the distance table finds it.
+    const forged = join(dir, 'forged-distance.ccdb');
+    writeDatabase(forged, { ...db.header, maxDistance: 250 }, db.table, db.distances);
+    const found = run(['check', '--db', forged, '--recount']);
+    expect(found.status).toBe(1);
+    expect(found.stdout).toMatch(new RegExp(`^farthest \\(plies\\)\\s+250\\s+${db.header.maxDistance}\\s+WRONG$`, 'm'));
+    expect(run(['check', '--db', forged]).status).toBe(0); // its checksums are sound
+    expect(run(['check', '--db', forged, '--fix']).status).toBe(0);
+    expect(readFileSync(forged).equals(readFileSync(withDistances))).toBe(true);
+  });
+
   it('--fix through a symbolic link repairs the file it points to and keeps the link', () => {
     const target = join(dir, 'wrong-again.ccdb');
     const db = readDatabase(good);

@@ -5,6 +5,7 @@
  */
 import { closeSync, fstatSync, readSync, realpathSync, statSync } from 'node:fs';
 import {
+  MAX_DISTANCE,
   NO_DISTANCE,
   StateSpace,
   readValue,
@@ -180,8 +181,9 @@ export interface CheckReport {
   path: string;
   header: DatabaseHeader;
   checksums: ChecksumResult[];
-  /** With recount: the counts and start value recomputed from the body, and whether the header agrees. */
-  recount?: { counts: GameCounts; startValue: number; headerAgrees: boolean };
+  /** With recount: the counts and start value recomputed from the body (and, with distances, the
+   *  farthest distance in the distance table), and whether the header agrees. */
+  recount?: { counts: GameCounts; startValue: number; maxDistance?: number; headerAgrees: boolean };
 }
 
 /**
@@ -219,7 +221,18 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
       result('header', HEADER_BYTES, new DataView(head.buffer).getUint32(124, true), crc32Of(head.subarray(0, 124))),
       result('body', header.bodyBytes, header.bodyCrc32, sum(HEADER_BYTES, header.bodyBytes, counter && ((chunk, offset) => counter.add(chunk, offset)))),
     ];
-    if (header.distanceBytes > 0) checksums.push(result('distances', header.distanceBytes, header.distanceCrc32, sum(HEADER_BYTES + header.bodyBytes, header.distanceBytes)));
+    // The farthest distance (the plies `info` and `query` report as the longest game): the
+    // header's must be the table's.
+    let maxDistance = 0;
+    const farthest = (chunk: Uint8Array) => {
+      for (let i = 0; i < chunk.length; i++) {
+        const d = chunk[i]!;
+        if (d > maxDistance && d < MAX_DISTANCE) maxDistance = d;
+      }
+    };
+    if (header.distanceBytes > 0) {
+      checksums.push(result('distances', header.distanceBytes, header.distanceCrc32, sum(HEADER_BYTES + header.bodyBytes, header.distanceBytes, counter && farthest)));
+    }
     const logAt = HEADER_BYTES + header.bodyBytes + header.distanceBytes;
     const log = result('pass log', size - logAt, logCrc32, sum(logAt, size - logAt));
     checksums.push(log);
@@ -243,8 +256,9 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
           header.p2Wins === counts.p2Wins &&
           header.draws === counts.draws &&
           header.illegal === counts.illegal &&
-          header.startValue === startValue);
-      report.recount = { counts, startValue, headerAgrees };
+          header.startValue === startValue &&
+          (header.distanceBytes === 0 || header.maxDistance === maxDistance));
+      report.recount = { counts, startValue, ...(header.distanceBytes > 0 ? { maxDistance } : {}), headerAgrees };
     }
     return report;
   } finally {
@@ -257,7 +271,7 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
  * file (a reflink where the filesystem has them) gets the new header, is flushed and renamed over
  * the original (atomic-file.ts), so a crash leaves either the old file or the new one.
  */
-export function rewriteCounts(given: string, counts: GameCounts, startValue: number): DatabaseHeader {
+export function rewriteCounts(given: string, counts: GameCounts, startValue: number, maxDistance?: number): DatabaseHeader {
   // The file itself, not a symbolic link to it (a rename over the link would replace the link
   // with a copy and leave the file's wrong header as it was).
   const path = realpathSync(given);
@@ -270,7 +284,7 @@ export function rewriteCounts(given: string, counts: GameCounts, startValue: num
   }
   const { header } = read;
   if (header.stage !== 'complete') throw new DatabaseError(path, `is a ${header.stage} checkpoint: its header carries no counts to fix`);
-  const fixed: DatabaseHeader = { ...header, ...counts, startValue };
+  const fixed: DatabaseHeader = { ...header, ...counts, startValue, ...(maxDistance !== undefined && header.distanceBytes > 0 ? { maxDistance } : {}) };
   const size = statSync(path).size;
   writeFileAtomic(
     path,

@@ -53,7 +53,7 @@ export function checkCommand(o: CheckCommandOptions): number | Promise<number> {
     if (!checksumsOk) {
       process.stderr.write(`ccheckers: not fixing ${o.db}: a checksum does not match, so the body itself cannot be trusted\n`);
     } else {
-      rewriteCounts(o.db, report.recount.counts, report.recount.startValue);
+      rewriteCounts(o.db, report.recount.counts, report.recount.startValue, report.recount.maxDistance);
       fixed = true;
     }
   }
@@ -80,8 +80,9 @@ function jsonReport(r: CheckReport, fixed: boolean) {
           recount: {
             ...r.recount.counts,
             start: START[r.recount.startValue],
+            ...(r.recount.maxDistance !== undefined ? { maxDistance: r.recount.maxDistance } : {}),
             headerAgrees: r.recount.headerAgrees,
-            header: { ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, h[f]])), start: START[h.startValue] },
+            header: { ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, h[f]])), start: START[h.startValue], ...(r.recount.maxDistance !== undefined ? { maxDistance: h.maxDistance } : {}) },
             fixed,
           },
         }
@@ -109,6 +110,7 @@ function textReport(r: CheckReport, fixed: boolean): string {
     }
     const rows = COUNT_FIELDS.map((f) => [f, grouped(h[f]), grouped(rc.counts[f]), h[f] === rc.counts[f] ? 'ok' : 'WRONG']);
     rows.push(['start', START[h.startValue]!, START[rc.startValue]!, h.startValue === rc.startValue ? 'ok' : 'WRONG']);
+    if (rc.maxDistance !== undefined) rows.push(['farthest (plies)', String(h.maxDistance), String(rc.maxDistance), h.maxDistance === rc.maxDistance ? 'ok' : 'WRONG']);
     lines.push(table(['count', 'header', 'recounted', 'result'], rows));
     lines.push('');
     if (rc.headerAgrees) lines.push('counts    the header agrees with the body');
