@@ -240,6 +240,17 @@ describe('a solved store', () => {
     const checked = run(['check', '--db', back, '--recount', '--json']);
     expect(checked.status, checked.stdout).toBe(0);
     expect(JSON.parse(checked.stdout)).toMatchObject({ stage: 'complete', table: { ok: true }, recount: { manifestAgrees: true, p1Wins: 1_265_851 } });
+    // Again into the store just made, and onto a file: refused in convert's words (it has no
+    // --resume or --store), nothing written.
+    const again = run(['convert', file, back, '--shards', '3']);
+    expect(again.status).toBe(2);
+    expect(again.stderr).toContain(`${back} already holds a store: convert makes a new store, in an empty or absent folder`);
+    expect(again.stderr).not.toMatch(/--resume|--store/);
+    const onFile = run(['convert', file, join(dir, 'solved.ccdb')]);
+    expect(onFile.status).toBe(2);
+    const ontoFile = run(['convert', store, file]);
+    expect(ontoFile.status).toBe(2);
+    expect(ontoFile.stderr).not.toMatch(/--resume|--store/);
   });
 
   it('with a flipped byte in one shard: check lists it (exit 1), a query names the file (exit 2)', () => {

@@ -30,7 +30,7 @@ export function convertCommand(from: string, to: string, o: ConvertCommandOption
   const shards = o.shards === undefined ? undefined : Number(o.shards);
   if (shards !== undefined && (!/^\d+$/.test(o.shards!.trim()) || shards < 1)) throw new UsageError(`--shards must be a positive integer (got "${o.shards}")`);
   if (o.force) throw new UsageError('--force replaces database files only; a store is made in an absent or empty folder');
-  ShardStore.checkPath(target, false);
+  ShardStore.checkPath(target, false, 'target');
   const store = importDatabase(source, target, shards === undefined ? {} : { shards });
   process.stderr.write(`made the store ${target} (${store.layout.shards.length} shard(s)) from ${source}\n`);
   return 0;

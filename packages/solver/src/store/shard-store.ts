@@ -41,12 +41,13 @@ export class ShardStore {
 
   /**
    * Refuses, before any work, a store path that is not a folder, and one that is not empty unless
-   * it holds a store to `resume`.
+   * it holds a store to `resume`. `given`: how the user named the path ('--store' for a solve,
+   * 'target' for convert, which makes new stores only), for the messages.
    */
-  static checkPath(dir: string, resume: boolean): void {
+  static checkPath(dir: string, resume: boolean, given: '--store' | 'target' = '--store'): void {
     if (!resume) refuseStoreFolder(dir);
     if (!existsSync(dir)) return;
-    if (!statSync(dir).isDirectory()) throw new CCheckersError('E_USAGE', `--store ${dir} is not a folder`);
+    if (!statSync(dir).isDirectory()) throw new CCheckersError('E_USAGE', `${given === 'target' ? 'the target' : '--store'} ${dir} is not a folder`);
     const holdsStore = existsSync(join(dir, MANIFEST));
     if (resume && holdsStore) return;
     // A solve killed before its first save leaves its lock and temporary files only: the folder
@@ -55,7 +56,9 @@ export class ShardStore {
       throw new CCheckersError(
         'E_USAGE',
         holdsStore
-          ? `${dir} already holds a store: use --resume to continue its solve, or choose another --store`
+          ? given === 'target'
+            ? `${dir} already holds a store: convert makes a new store, in an empty or absent folder`
+            : `${dir} already holds a store: use --resume to continue its solve, or choose another --store`
           : `${dir} is not empty: a new store needs an empty or absent folder`,
       );
     }
