@@ -15,7 +15,8 @@ export class UsageError extends CCheckersError {
 export function integer(name: string, text: string, min: number, max: number): number {
   if (!/^\s*\d+\s*$/.test(text)) throw new UsageError(`${name} must be a whole number, got "${text}"`);
   const n = Number(text);
-  if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}, got ${n}`);
+  // Echoed as typed: Number() would show 99999999999999999999 as 1e+20.
+  if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}, got ${text.trim()}`);
   return n;
 }
 
@@ -51,6 +52,8 @@ export function backendOption(text: string): BackendRequest {
 export function backendList(text: string): BackendRequest[] {
   const names = text.split(',').map((s) => s.trim()).filter(Boolean);
   if (names.length === 0) throw new UsageError('--backends needs at least one backend name');
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice !== undefined) throw new UsageError(`--backends names ${twice} twice: each backend is compared or measured once`);
   return names.map((n) => {
     if (n === 'auto' || !(BACKEND_REQUESTS as readonly string[]).includes(n)) {
       throw new UsageError(`--backends: unknown backend "${n}" (choose from ${BACKEND_REQUESTS.filter((b) => b !== 'auto').join(', ')})`);

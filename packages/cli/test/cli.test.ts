@@ -296,6 +296,7 @@ describe('bad input: exit 2, one line on stderr, nothing on stdout', () => {
     ['board 10', () => ['solve', '--board', '10'], /board 10 is not supported \(board sizes: 2, 3, 4, 5, 6, 7, 9\)/],
     ['20 pieces', () => ['solve', '--pieces', '20'], /7x7 with 20 pieces is not a supported variant/],
     ['a non-number', () => ['solve', '--threads', 'many'], /--threads must be a whole number, got "many"/],
+    ['a board of 20 digits, echoed as typed', () => ['solve', '--board', '99999999999999999999'], /--board must be between 1 and 99, got 99999999999999999999$/m],
     ['unknown backend', () => ['solve', '--backend', 'gpu'], /--backend must be one of auto, native-bmi2, native-portable, ts/],
     ['unknown rules', () => ['solve', '--rules', 'house'], /--rules must be one of clean, published/],
     ['bad memory size', () => ['solve', '--memory', 'lots'], /--memory: invalid size "lots"/],

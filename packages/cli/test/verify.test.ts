@@ -14,6 +14,17 @@ describe('verify', () => {
     expect(o.solves).toHaveLength(o.backends.length);
   });
 
+  it.each([
+    ['', /--backends needs at least one backend name/],
+    ['ts,ts', /--backends names ts twice/],
+    ['ts, native-bmi2,ts', /--backends names ts twice/],
+  ])('refuses --backends "%s" (exit 2): not all backends, nor one compared with itself', (list, message) => {
+    const r = run(['verify', '--board', '7', '--pieces', '1', '--backends', list]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+  });
+
   // Two backends at least to differ: where only ts loads the test is skipped, and says so.
   const available = JSON.parse(run(['info', '--json']).stdout).backends.filter((b: { available: boolean }) => b.available);
   const names: string[] = available.map((b: { name: string }) => b.name);

@@ -55,7 +55,7 @@ export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   for (const op of ops) {
     if (!(BENCH_OPS as readonly string[]).includes(op)) throw new UsageError(`--ops: unknown operation "${op}" (choose from ${BENCH_OPS.join(', ')})`);
   }
-  const requested: BackendRequest[] | undefined = o.backends ? backendList(o.backends) : undefined;
+  const requested: BackendRequest[] | undefined = o.backends !== undefined ? backendList(o.backends) : undefined;
   const backends: Backend[] = requested ? await Promise.all(requested.map(async (r) => (await selectBackend(r)).backend)) : await availableBackends();
   const position = benchPosition(v, o.position);
   const pageRules = { force: o.force === true };

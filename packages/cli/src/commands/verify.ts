@@ -52,7 +52,7 @@ export async function verifyCommand(o: VerifyCommandOptions, hooks: TestHooks = 
   const v = variantOption(o.board, o.pieces);
   const rules = rulesOption(o.rules);
   const threads = threadsOption(o.threads);
-  const requested: BackendRequest[] | undefined = o.backends ? backendList(o.backends) : undefined;
+  const requested: BackendRequest[] | undefined = o.backends !== undefined ? backendList(o.backends) : undefined;
   const backends = requested ? await Promise.all(requested.map(async (r) => (await selectBackend(r)).backend)) : await availableBackends();
   const progress = progressSink(process.stderr, o.quiet);
   progress.done(`verifying ${v.name} (${rules} rules) on ${backends.map((b) => b.name).join(', ')}`);
