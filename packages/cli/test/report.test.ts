@@ -51,6 +51,22 @@ describe('report', () => {
     expect(r.stderr).toContain(`${bad}: neither a bench nor a solve result`);
   });
 
+  it.each([
+    ['board 99', (o: Record<string, unknown>) => ({ ...o, board: 99 }), /board 99 with 2 pieces is not a variant ccheckers has/],
+    ['100 KB of rules', (o: Record<string, unknown>) => ({ ...o, rules: 'x'.repeat(100_000) }), /rules must be one of clean, published/],
+    ['an unknown backend', (o: Record<string, unknown>) => ({ ...o, backend: 'gpu' }), /backend must be one of native-bmi2, native-portable, ts/],
+    ['a start that is no value', (o: Record<string, unknown>) => ({ ...o, start: '<b>' }), /start must be one of p1-win, p2-win, draw/],
+    ['a CPU name of 10,000 characters', (o: Record<string, unknown>) => ({ ...o, machine: { ...(o.machine as object), cpu: 'c'.repeat(10_000) } }), /machine\.cpu must be a string of at most 200 characters/],
+  ])('refuses a solve result with %s, naming the field', (_what, edit, message) => {
+    const bad = join(dir, 'edited.json');
+    writeFileSync(bad, `${JSON.stringify(edit(solves[0] as unknown as Record<string, unknown>))}\n`);
+    const r = run(['report', '--from', bad, '--html', join(dir, 'y.html')]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.length).toBeLessThan(1000);
+    expect(existsSync(join(dir, 'y.html'))).toBe(false);
+  });
+
   it.skipIf(!existsSync(CHROMIUM))('renders in chromium: one mark per input row in every chart, no request leaves the page', async () => {
     const { chromium } = await import('playwright-core');
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });

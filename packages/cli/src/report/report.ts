@@ -4,6 +4,7 @@
  * no external resource; readable on screen in light and dark mode and printed.
  */
 import { readFileSync } from 'node:fs';
+import { BACKEND_NAMES, BENCH_OPS, RULE_MODES, variant } from '@ccheckers/core';
 import type { PassRecord } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 import { grouped } from '../ui/format.js';
@@ -72,12 +73,11 @@ function classify(o: unknown, source: string): ReportInput {
     return {
       kind: 'bench',
       data: {
-        board: c.number(o, 'board', { integer: true, min: 1 }),
-        pieces: c.number(o, 'pieces', { integer: true, min: 1 }),
+        ...c.variant(o),
         position: c.string(o, 'position'),
         results: c.list(o, 'results', (r, at) => ({
-          backend: c.string(r, 'backend', at),
-          op: c.string(r, 'op', at),
+          backend: c.string(r, 'backend', at, BACKEND_NAMES),
+          op: c.string(r, 'op', at, BENCH_OPS),
           nsPerOp: c.number(r, 'nsPerOp', { min: 0 }, at),
           iterations: c.number(r, 'iterations', { min: 0 }, at),
         })),
@@ -91,13 +91,12 @@ function classify(o: unknown, source: string): ReportInput {
     return {
       kind: 'solve',
       data: {
-        board: c.number(o, 'board', { integer: true, min: 1 }),
-        pieces: c.number(o, 'pieces', { integer: true, min: 1 }),
-        rules: c.string(o, 'rules'),
-        backend: c.string(o, 'backend'),
+        ...c.variant(o),
+        rules: c.string(o, 'rules', '', RULE_MODES),
+        backend: c.string(o, 'backend', '', BACKEND_NAMES),
         threads: c.number(o, 'threads', { integer: true, min: 0 }),
         positions: c.number(o, 'positions', { integer: true, min: 0 }),
-        start: c.string(o, 'start'),
+        start: c.string(o, 'start', '', START_VALUES),
         passes: c.number(o, 'passes', { integer: true, min: 0 }),
         seconds: c.number(o, 'seconds', { min: 0 }),
         ...(o.storedStates !== undefined ? { storedStates: c.number(o, 'storedStates', { integer: true, min: 1 }) } : {}),
@@ -114,6 +113,10 @@ function classify(o: unknown, source: string): ReportInput {
   }
   throw new UsageError(`--from ${source}: neither a bench nor a solve result (expected the output of bench --json or solve --json)`);
 }
+
+/** The longest free text a result may carry (a CPU's name, a position, a date). */
+const MAX_TEXT = 200;
+const START_VALUES = ['p1-win', 'p2-win', 'draw'];
 
 function isRecord(o: unknown): o is Record<string, unknown> {
   return typeof o === 'object' && o !== null && !Array.isArray(o);
@@ -140,10 +143,27 @@ class Checker {
     return v;
   }
 
-  string(o: Record<string, unknown>, key: string, at = ''): string {
+  /** A string of at most MAX_TEXT characters, or (`oneOf`) one of those words. */
+  string(o: Record<string, unknown>, key: string, at = '', oneOf?: readonly string[]): string {
     const v = o[key];
-    if (typeof v !== 'string') this.refuse(this.name(key, at), 'a string', v);
+    if (oneOf) {
+      if (typeof v !== 'string' || !oneOf.includes(v)) this.refuse(this.name(key, at), `one of ${oneOf.join(', ')}`, v);
+    } else if (typeof v !== 'string' || v.length > MAX_TEXT) {
+      this.refuse(this.name(key, at), `a string of at most ${MAX_TEXT} characters`, v);
+    }
     return v;
+  }
+
+  /** board and pieces: a variant ccheckers has (core's variant()). */
+  variant(o: Record<string, unknown>): { board: number; pieces: number } {
+    const board = this.number(o, 'board', { integer: true, min: 1 });
+    const pieces = this.number(o, 'pieces', { integer: true, min: 1 });
+    try {
+      variant(board, pieces);
+    } catch (e) {
+      throw new UsageError(`--from ${this.source}: board ${board} with ${pieces} pieces is not a variant ccheckers has (${e instanceof Error ? e.message : String(e)})`);
+    }
+    return { board, pieces };
   }
 
   list<T>(o: Record<string, unknown>, key: string, item: (r: Record<string, unknown>, at: string) => T): T[] {
