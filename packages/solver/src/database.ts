@@ -273,7 +273,14 @@ export interface HeaderRead {
 /** Reads and checks the header, and the file's size against it. */
 export function readHeader(path: string, fd: number): HeaderRead {
   const size = fstatSync(fd).size;
-  if (size < HEADER_BYTES) throw new DatabaseError(path, `truncated: ${size} bytes, but the header alone is ${HEADER_BYTES}`);
+  if (size < HEADER_BYTES) {
+    // Shorter than a header: a database cut short starts with the magic bytes, anything else is not one.
+    const start = new Uint8Array(Math.min(size, MAGIC.length));
+    readAll(fd, start, 0);
+    const magic = Buffer.from(MAGIC, 'latin1');
+    if (size === 0 || !magic.subarray(0, start.length).equals(start)) throw new DatabaseError(path, `not a ccheckers database (${size} bytes${size === 0 ? '' : ', without its magic bytes'})`);
+    throw new DatabaseError(path, `truncated: ${size} bytes, but the header alone is ${HEADER_BYTES}`);
+  }
   const head = new Uint8Array(HEADER_BYTES);
   readAll(fd, head, 0);
   const header = decodeHeader(path, head);

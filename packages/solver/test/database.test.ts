@@ -74,6 +74,16 @@ describe('readDatabase refuses damaged files', () => {
     expect(() => readDatabase(path)).toThrow(/truncated: 600 bytes, the header announces \d+/);
     truncateSync(path, 20);
     expect(() => readDatabase(path)).toThrow(/truncated: 20 bytes, but the header alone is 128/);
+    truncateSync(path, 5); // the magic bytes' first five
+    expect(() => readDatabase(path)).toThrow(/truncated: 5 bytes/);
+  });
+
+  it('a file shorter than a header that is no database: said so, not "truncated"', () => {
+    const path = join(dir, 'twelve.ccdb');
+    writeFileSync(path, 'hello world\n');
+    expect(() => readDatabase(path)).toThrow(/not a ccheckers database \(12 bytes, without its magic bytes\)/);
+    writeFileSync(path, '');
+    expect(() => readDatabase(path)).toThrow(/not a ccheckers database \(0 bytes\)/);
   });
 
   it('a missing file', () => {
