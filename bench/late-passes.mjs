@@ -38,7 +38,7 @@ function latePasses(memo) {
 
 const modes = [
   { name: 'without memo', memo: undefined, totals: [] },
-  { name: 'with memo', memo: { token: 1, bytes: space.tableBytes / 2 }, totals: [] },
+  { name: 'with memo', memo: { token: 1, bytes: Math.floor(space.tableBytes / 2) }, totals: [] },
 ];
 for (let r = 1; r <= Number(rounds); r++) {
   for (const mode of modes) {

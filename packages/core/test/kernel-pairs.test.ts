@@ -60,6 +60,11 @@ const PAIRS: readonly Pair[] = [
     names: ['TableParts', 'seeksLoss', 'load', 'prove'],
   },
   {
+    cpp: `${KERNEL}/sparse_memo.inl`,
+    ts: `${SOLVER_SPACE}/sparse-memo.ts`,
+    names: ['SparseMemo', 'bind', 'complete', 'entries', 'endGroup', 'used', 'release'],
+  },
+  {
     cpp: `${KERNEL}/band_table.inl`,
     ts: `${SOLVER_SPACE}/band-table.ts`,
     names: [

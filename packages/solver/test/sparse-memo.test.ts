@@ -1,9 +1,9 @@
 /**
  * The sparse passes' memo (SparsePassOptions.memo; native-src kernel/sparse_memo.inl): what a sparse
  * pass leaves unknown, and the child each state waits on, kept for the next pass of the same solve.
- * It may save the next pass work, never change it: pass by pass, the same stats and table as
- * passes without it (on one thread), whatever its budget; a memo kept for another table or solve
- * is not used; it holds at most its budget, and nothing once released.
+ * It may save the next pass work, never change it: pass by pass, on every backend, the same stats
+ * and table as the TS kernel's passes without it (on one thread), whatever its budget; a memo
+ * kept for another table or solve is not used; it holds at most its budget, nothing once released.
  */
 import { type KernelStats, type SolverKernel, StateSpace, TsSolverKernel, variant } from '@ccheckers/core';
 import { describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ describe.each([
   const afterPass1 = new Uint8Array(space.tableBytes);
   ts.init(afterPass1, 0, space.groups);
   ts.pass(afterPass1, 0, ts.passUnits);
-  // The passes without a memo, on the TS kernel (which keeps none).
+  // The passes without a memo, on the TS kernel.
   const plain = afterPass1.slice();
   const plainPasses = sparsePasses(ts, plain, space.groups);
 

@@ -165,7 +165,7 @@ void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
       }
     }
     w.visitPrepared();
-    memo->replace(group, w.memoFresh);
+    memo->endGroup(group, w.memoFresh);
     w.endUnit();
     return;
   }
@@ -190,7 +190,7 @@ void sparseGroup(PassWorker<B, TableParts>& w, uint32_t group) {
     w.prepareSparseVisit(i, a, b, w.graph.childGroup(b));
   }
   w.visitPrepared();
-  if (memo) memo->replace(group, w.memoFresh);
+  if (memo) memo->endGroup(group, w.memoFresh);
   w.endUnit();
 }
 

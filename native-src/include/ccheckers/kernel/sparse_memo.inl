@@ -1,5 +1,6 @@
 // What a sparse pass learns about each group's unknown states, kept for the next sparse pass of the
-// same solve (core's SparsePassOptions.memo). Included after table_parts.inl.
+// same solve (core's SparsePassOptions.memo; the TS kernel's is solver-space/sparse-memo.ts). Included
+// after table_parts.inl.
 //
 // A sparse visit that stops at an unknown child c (its blocker) leaves the state unknown; so does a
 // visit of a state without moves. In the passes after, the same visit stops at c again for as long
@@ -44,9 +45,10 @@ class SparseMemo {
   bool complete(size_t g) const { return complete_[g] != 0; }
   const std::vector<MemoEntry>& entries(size_t g) const { return lists_[g]; }
 
-  /** Group g's list from now on: `fresh`, every state its pass left unknown (complete), if the
-   *  budget holds it; else none. Only the thread that visited g calls this for g. */
-  void replace(size_t g, const std::vector<MemoEntry>& fresh) {
+  /** Group g's visits are done: `fresh`, every state they left unknown, is its list from now on
+   *  (complete), if the budget holds it; else it has none. Only the thread that visited g calls
+   *  this for g. */
+  void endGroup(size_t g, const std::vector<MemoEntry>& fresh) {
     std::vector<MemoEntry>& list = lists_[g];
     used_.fetch_sub(list.size() * sizeof(MemoEntry));
     complete_[g] = 0;

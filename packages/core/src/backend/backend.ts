@@ -109,9 +109,9 @@ export interface PassOptions {
 export interface SparsePassOptions extends PassOptions {
   /** From the last group down (the solver alternates directions). */
   descending?: boolean;
-  /** The solve whose sparse passes these are, on this table alone: a kernel may keep what a pass
-   *  learns for the next (the native one: which states are left, the child each waits on) in at
-   *  most `bytes`; the stats are those of passes without it. A new token for each solve. */
+  /** The solve whose sparse passes these are, on this table alone: the kernel keeps what a pass
+   *  learns for the next (which states it left unknown, the child each waits on) in at most
+   *  `bytes`; the stats are those of passes without it. A new token for each solve. */
   memo?: SparseMemoKey;
 }
 
@@ -219,7 +219,7 @@ export interface SolverKernel {
   /** A pass over groups [groupFrom, groupTo) that visits only unknown states (late passes). */
   sparsePass(table: TableLike, groupFrom: number, groupTo: number, options?: SparsePassOptions): KernelStats;
   /** Frees what sparse passes with a memo kept (SparsePassOptions.memo); returns its bytes. A
-   *  kernel that keeps none (ts) need not have it. */
+   *  kernel that keeps none need not have it. */
   releaseSparseMemo?(): number;
   /**
    * Distances (see NO_DISTANCE in state-space.ts) over a solved table, layer by layer. Init sets

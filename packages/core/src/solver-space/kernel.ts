@@ -41,6 +41,7 @@ import { applyValues, distanceInitGroup, distanceLayerGroup, initGroup, passUnit
 import { StateGraph } from './state-graph.js';
 import { MAX_DISTANCE, StateSpace } from './state-space.js';
 import type { TableLike } from './table-bytes.js';
+import { SparseMemo } from './sparse-memo.js';
 import { TableParts } from './table-parts.js';
 
 /** Requests per unit of a band visit (native: kVisitBatch in kernel.inl). */
@@ -62,6 +63,8 @@ export class TsSolverKernel implements SolverKernel {
   private kept?: KeptSweep;
   private keptBand = -1;
   private applyScratch?: Float64Array;
+  /** The sparse passes' memo, kept between calls of one solve. */
+  private readonly memo = new SparseMemo();
 
   constructor(variant: Variant, rules: RuleMode, space?: StateSpace) {
     const engine = new BitboardEngine(variant, rules);
@@ -104,20 +107,28 @@ export class TsSolverKernel implements SolverKernel {
   }
 
   /** The same over groups [groupFrom, groupTo), visiting only states still unknown (late passes);
-   *  `keepWaiting` as in pass(). */
+   *  `keepWaiting` as in pass(); with the memo of the solve `memo` names (sparse-memo.ts). */
   sparsePass(
     table: TableLike,
     groupFrom: number,
     groupTo: number,
-    { descending = false, keepWaiting = false }: SparsePassOptions = {},
+    { descending = false, keepWaiting = false, memo }: SparsePassOptions = {},
   ): KernelStats {
     this.parts.bind(table);
     checkUnits(groupFrom, groupTo, this.space.groups);
+    if (memo) checkMemoKey(memo.token, memo.bytes);
+    const kept = memo && memo.token !== 0 ? this.memo : undefined;
+    kept?.bind(memo!.token, table, memo!.bytes, this.space.groups);
     const stats = this.startPassCall();
     const worker = this.passWorker;
-    for (let j = groupFrom; j < groupTo; j++) sparseGroup(worker, descending ? groupFrom + groupTo - 1 - j : j);
+    for (let j = groupFrom; j < groupTo; j++) sparseGroup(worker, descending ? groupFrom + groupTo - 1 - j : j, kept);
     if (!keepWaiting) worker.endSweep();
     return stats;
+  }
+
+  /** Drops the sparse passes' memo; returns the bytes it counted for. */
+  releaseSparseMemo(): number {
+    return this.memo.release();
   }
 
   /** Visits again every state still waiting from pass() or sparsePass() calls with keepWaiting. */
@@ -293,6 +304,16 @@ export class TsSolverKernel implements SolverKernel {
 }
 
 /** A range of units [from, to) of `units` (native: checkUnits in kernel.inl). */
+/** A memo's token and budget: integers from 0 to 2^53 (native: countArg in the addon's args.hpp). */
+function checkMemoKey(token: number, bytes: number): void {
+  for (const [what, x] of [
+    ['sparse memo token', token],
+    ['sparse memo budget', bytes],
+  ] as const) {
+    if (!(Number.isInteger(x) && x >= 0 && x <= 2 ** 53)) throw new RangeError(`${what} must be an integer from 0 to 2^53`);
+  }
+}
+
 function checkUnits(from: number, to: number, units: number): void {
   if (to > units || from > to || from < 0) throw new RangeError('unit range outside the state space');
 }

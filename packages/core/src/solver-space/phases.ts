@@ -12,7 +12,8 @@ import { BINOMIAL_STRIDE as S, BINOMIAL_TABLE as C } from '../ranking/binomial.j
 import { nextCombination, unrankSet } from '../ranking/combination.js';
 import { type BandTable, checkMessage, messageIndex, messageValue, requestIndex } from './band-table.js';
 import type { DistanceWorker } from './distances.js';
-import type { PassWorker } from './pass-worker.js';
+import { NO_BLOCKER, type PassWorker } from './pass-worker.js';
+import { NO_MOVES, type SparseMemo } from './sparse-memo.js';
 import { LOSS, LOST_WITHOUT_DISTANCE, UNKNOWN, WIN, lostCheckedMark } from './state-space.js';
 import { stateByte } from './value-table.js';
 
@@ -98,8 +99,10 @@ export function passUnit(w: PassWorker, unit: number): void {
 /** Sparse pass over group `group` (late passes, few states left): scans it for unknown states and
  *  unranks only those; then the unit ends. (The native kernel visits each a few states after it
  *  finds it, for its cache misses: prepareSparseVisit. The visits and what they read are the
- *  same.) */
-export function sparseGroup(w: PassWorker, group: number): void {
+ *  same.) With a memo (sparse-memo.ts) that lists every unknown state of the group, only the
+ *  listed states are read, and those whose last visit stopped at a child still unknown are not
+ *  visited: the same visits, in the same order, with the same outcome. */
+export function sparseGroup(w: PassWorker, group: number, memo?: SparseMemo): void {
   const space = w.space;
   const parts = w.parts;
   const bytes = parts.bytes;
@@ -108,6 +111,28 @@ export function sparseGroup(w: PassWorker, group: number): void {
   const b = w.pos.p2;
   unrankSet(space.rankOf[group]!, space.pieces, space.cells, a);
   const first = group * per;
+  /** The visit's end: what it left unknown is remembered, and waits for its revisit. */
+  const visited = (i: number, blocker: number) => {
+    if (memo) {
+      if (blocker !== NO_BLOCKER) memo.remember(i - first, blocker);
+      else if (parts.load(i) === UNKNOWN) memo.remember(i - first, NO_MOVES);
+    }
+    w.waitForRevisit(i, blocker, a, b);
+  };
+  memo?.startGroup();
+  if (memo?.complete(group)) {
+    const { offsets, blockers } = memo.entries(group);
+    for (let k = 0; k < offsets.length; k++) {
+      const i = first + offsets[k]!;
+      if (parts.load(i) !== UNKNOWN) continue;
+      w.engine.unrankP2(a, offsets[k]!, b);
+      const waitsOn = blockers[k]!;
+      visited(i, waitsOn !== NO_MOVES && parts.load(waitsOn) === UNKNOWN ? waitsOn : w.pass(i, a, b));
+    }
+    memo.endGroup(group);
+    w.endUnit();
+    return;
+  }
   for (let i = first; i < first + per; i++) {
     // 4 states known (no 2-bit field 0) are skipped with one byte.
     if ((i & 3) === 0 && i + 4 <= first + per) {
@@ -119,8 +144,9 @@ export function sparseGroup(w: PassWorker, group: number): void {
     }
     if (parts.load(i) !== UNKNOWN) continue;
     w.engine.unrankP2(a, i - first, b);
-    w.waitForRevisit(i, w.pass(i, a, b), a, b);
+    visited(i, w.pass(i, a, b));
   }
+  memo?.endGroup(group);
   w.endUnit();
 }
 
