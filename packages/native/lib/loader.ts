@@ -82,6 +82,8 @@ export interface NativeConstants {
   lostWithoutDistance: number;
   lostCheckedMarks: number[];
   maxDistance: number;
+  /** What the binding's exports take and offer (BINDING_INTERFACE); absent before the first. */
+  bindingInterface?: number;
 }
 
 export interface Addon extends MessageRuns {
@@ -104,6 +106,16 @@ export interface NativeStatus {
   bmi2Reason: string;
 }
 
+/** The binding interface these sources expect (addon.cc kBindingInterface). */
+export const BINDING_INTERFACE = 2;
+
+/** Why `addon` cannot serve these sources (built from older or newer ones), or undefined. */
+export function bindingMismatch(loaded: Pick<Addon, 'constants'>, path: string): string | undefined {
+  const found = loaded.constants?.bindingInterface;
+  if (found === BINDING_INTERFACE) return undefined;
+  return `${path} was built from other sources (binding interface ${found ?? 1}, these need ${BINDING_INTERFACE}): rebuild the addon (scripts/setup.sh in a checkout, npm rebuild @ccheckers/native where installed)`;
+}
+
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 let addon: Addon | undefined;
 let status: NativeStatus | undefined;
@@ -121,6 +133,8 @@ export function nativeStatus(): NativeStatus {
     let path = load.path(packageDir);
     try {
       addon = require(path) as Addon;
+      const mismatch = bindingMismatch(addon, path);
+      if (mismatch) throw new Error(mismatch);
     } catch (e) {
       // node-gyp-build prefers build/Release whatever its architecture: a checkout built on x64
       // and run by an arm64 Node (scripts/arm64.sh) has the right binary in prebuilds/ only.
@@ -128,6 +142,7 @@ export function nativeStatus(): NativeStatus {
       if (!prebuilt || prebuilt === path) throw e;
       path = prebuilt;
       addon = require(path) as Addon;
+      if (bindingMismatch(addon, path)) throw e; // the first binary's reason is the one to act on
     }
     const cpu = addon.cpuInfo();
     const forced = process.env.CCHECKERS_FORCE_PORTABLE === '1';

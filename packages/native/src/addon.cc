@@ -18,6 +18,11 @@
 namespace cck_addon {
 namespace {
 
+// The binding's interface: raised with every change to what the exports take or offer, so the
+// loader (loader.ts BINDING_INTERFACE) refuses an addon built from older sources by name
+// instead of failing inside a solve. 2: solverSparsePass's memo, solverReleaseSparseMemo.
+constexpr int kBindingInterface = 2;
+
 class Addon : public Napi::Addon<Addon> {
  public:
   Addon(Napi::Env env, Napi::Object exports) {
@@ -35,6 +40,7 @@ class Addon : public Napi::Addon<Addon> {
       return marks;
     }());
     constants.Set("maxDistance", cck::kMaxDistance);
+    constants.Set("bindingInterface", kBindingInterface);
     DefineAddon(exports, {InstanceValue("Kernel", Kernel::Define(env)), InstanceMethod("cpuInfo", &Addon::CpuInfo),
                           InstanceMethod("encodeMessageRun", &Addon::EncodeMessageRun),
                           InstanceMethod("decodeMessageRuns", &Addon::DecodeMessageRuns),

@@ -28,7 +28,8 @@ import {
   supportedVariants,
   variant,
 } from '@ccheckers/core';
-import { NativeEngine, type NativeCodePath, nativeConstants, nativeStatus } from '../lib/index.js';
+import { NativeEngine, type NativeCodePath, type NativeConstants, nativeConstants, nativeStatus } from '../lib/index.js';
+import { BINDING_INTERFACE, bindingMismatch } from '../lib/loader.js';
 
 const status = nativeStatus();
 if (process.env.CCHECKERS_REQUIRE_NATIVE === '1' && !status.loaded) {
@@ -54,7 +55,18 @@ it.skipIf(!status.loaded)('the C++ constants equal core\'s (revisit lag, bench s
     lostWithoutDistance: LOST_WITHOUT_DISTANCE,
     lostCheckedMarks: [lostCheckedMark(0), lostCheckedMark(1)],
     maxDistance: MAX_DISTANCE,
+    bindingInterface: BINDING_INTERFACE,
   });
+});
+
+it('an addon built from other sources is refused by name, with what to do', () => {
+  const at = '/x/build/Release/ccheckers_native.node';
+  expect(bindingMismatch({ constants: { bindingInterface: BINDING_INTERFACE } as NativeConstants }, at)).toBeUndefined();
+  // Before the interface had a number (no solverReleaseSparseMemo), and a newer one.
+  for (const [found, shown] of [[undefined, 1], [BINDING_INTERFACE + 1, BINDING_INTERFACE + 1]] as const) {
+    const why = bindingMismatch({ constants: { bindingInterface: found } as NativeConstants }, at);
+    expect(why).toBe(`${at} was built from other sources (binding interface ${shown}, these need ${BINDING_INTERFACE}): rebuild the addon (scripts/setup.sh in a checkout, npm rebuild @ccheckers/native where installed)`);
+  }
 });
 
 const kernels = [
