@@ -53,5 +53,10 @@ for (let r = 1; r <= Number(rounds); r++) {
     );
   }
 }
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+// The middle value, or the mean of the two middle ones (two rounds: their mean).
+const median = (xs) => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 for (const mode of modes) console.log(`${mode.name}: median ${median(mode.totals).toFixed(2)} s (${mode.totals.map((s) => s.toFixed(2)).join(', ')})`);

@@ -19,7 +19,7 @@ export class NativeSolverKernel implements SolverKernel {
     return this.k.solverPass(table, unitFrom, unitTo, threads);
   }
   sparsePass(table: TableLike, groupFrom: number, groupTo: number, { threads = 1, descending = false, memo }: SparsePassOptions = {}): KernelStats {
-    return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending, memo?.token ?? 0, memo?.bytes ?? 0);
+    return this.k.solverSparsePass(table, groupFrom, groupTo, threads, descending, memo ? memo.token : 0, memo ? memo.bytes : 0); // a memo without bytes is refused, as in TS
   }
   releaseSparseMemo(): number {
     return this.k.solverReleaseSparseMemo();

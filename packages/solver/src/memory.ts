@@ -42,10 +42,13 @@ export function requiredBytes(space: StateSpace, nativeCopies = 1, distances = f
 /**
  * Bytes the sparse passes' memo may take (SparsePassOptions.memo): at most half the table, and only
  * memory the solve leaves (`required`, checked by checkMemory) under the limit and the memory
- * available now, less 256 MiB for everything else. 0: none. The memo saves time, never memory.
+ * `available` at its start, less 256 MiB for everything else. 0: none. The memo saves time, never
+ * memory. Fixed for the solve: what others take later is the 256 MiB's, and a list the kernel
+ * cannot allocate is dropped, not an error. The budget counts the lists' entries (12 bytes each),
+ * not their headers (24 bytes a group in C++, some 100 in JS; 7x7/4 has 106,281 groups).
  */
-export function sparseMemoBudget(space: StateSpace, required: number, limit?: number): number {
-  const left = Math.min(freemem(), limit ?? Infinity) - required - 256 * 2 ** 20;
+export function sparseMemoBudget(space: StateSpace, required: number, limit?: number, available = freemem()): number {
+  const left = Math.min(available, limit ?? Infinity) - required - 256 * 2 ** 20;
   return Math.max(0, Math.floor(Math.min(space.tableBytes / 2, left)));
 }
 

@@ -5,9 +5,9 @@
  * and table as the TS kernel's passes without it (on one thread), whatever its budget; a memo
  * kept for another table or solve is not used; it holds at most its budget, nothing once released.
  */
-import { type KernelStats, type SolverKernel, StateSpace, TsSolverKernel, variant } from '@ccheckers/core';
+import { type Backend, type KernelStats, type SolverKernel, type SparseMemoKey, type SparsePassOptions, StateSpace, TsSolverKernel, tsBackend, variant } from '@ccheckers/core';
 import { describe, expect, it } from 'vitest';
-import { availableBackends } from '../src/index.js';
+import { availableBackends, solve } from '../src/index.js';
 import { sparseMemoBudget } from '../src/memory.js';
 
 const backends = (await availableBackends()).filter((b) => b.solverKernel(variant(7, 1), 'clean').releaseSparseMemo !== undefined);
@@ -48,7 +48,8 @@ describe.each([
       const passes = sparsePasses(kernel, table, space.groups, { token: 17 + bytes, bytes });
       expect(passes, `budget ${bytes}`).toEqual(plainPasses);
       expect(Buffer.compare(table, plain), `budget ${bytes}`).toBe(0);
-      // Kept until released, within its budget (12-byte entries: the draws and the states without moves).
+      // Kept until released, within its budget (12-byte entries: the draws and the states waiting on them;
+      // no stored state is without moves on a variant ccheckers has, so NO_MOVES entries never arise here).
       const held = kernel.releaseSparseMemo!();
       expect(held, `budget ${bytes}`).toBeLessThanOrEqual(bytes);
       if (bytes === 0) expect(held).toBe(0);
@@ -99,11 +100,49 @@ describe('the sparse memo, its arguments and budget', () => {
     }
   });
 
-  it('takes at most half the table, and only memory the solve leaves', () => {
+  it('takes at most half the table, and only memory the solve leaves under the limit and the memory available', () => {
     const space = new StateSpace(variant(7, 3));
-    expect(sparseMemoBudget(space, space.tableBytes, 2 ** 50)).toBeLessThanOrEqual(space.tableBytes / 2);
-    expect(sparseMemoBudget(space, space.tableBytes, space.tableBytes + 2 ** 20)).toBe(0);
-    expect(sparseMemoBudget(space, space.tableBytes, space.tableBytes + 2 ** 28 + 1000)).toBe(1000);
-    expect(sparseMemoBudget(space, space.tableBytes, space.tableBytes + 2 ** 30)).toBe(Math.floor(space.tableBytes / 2));
+    const table = space.tableBytes;
+    const plenty = 2 ** 50;
+    expect(sparseMemoBudget(space, table, plenty, plenty)).toBe(Math.floor(table / 2));
+    expect(sparseMemoBudget(space, table, undefined, plenty)).toBe(Math.floor(table / 2));
+    // 256 MiB stay for everything else; the smaller of the limit and the memory available counts.
+    expect(sparseMemoBudget(space, table, table + 2 ** 20, plenty)).toBe(0);
+    expect(sparseMemoBudget(space, table, table + 2 ** 28 + 1000, plenty)).toBe(1000);
+    expect(sparseMemoBudget(space, table, plenty, table + 2 ** 28 + 1000)).toBe(1000);
+    expect(sparseMemoBudget(space, table, undefined, table + 2 ** 28 + 1000)).toBe(1000);
+    expect(sparseMemoBudget(space, table, table + 2 ** 28 + 1000, table + 2 ** 28 + 10)).toBe(10);
+    expect(sparseMemoBudget(space, table, undefined, table)).toBe(0);
+  });
+
+  it('a solve hands every sparse pass one memo of its own and releases it, also when stopped', async () => {
+    const v = variant(7, 2);
+    const plain = await solve({ variant: v, rules: 'clean', backend: tsBackend, threads: 1 });
+    for (const stopAfterPass of [undefined, 3]) {
+      const calls: string[] = [];
+      const memos: Array<SparseMemoKey | undefined> = [];
+      const recording: Backend = {
+        ...tsBackend,
+        solverKernel(variant, rules) {
+          const kernel = tsBackend.solverKernel(variant, rules);
+          return new Proxy(kernel, {
+            get(target, key, receiver) {
+              const value = Reflect.get(target, key, receiver);
+              if (key === 'sparsePass') return (table: Uint8Array, from: number, to: number, options: SparsePassOptions) => (calls.push('sparse'), memos.push(options.memo), value.call(target, table, from, to, options));
+              if (key === 'releaseSparseMemo') return () => (calls.push('release'), value.call(target));
+              return typeof value === 'function' ? value.bind(target) : value;
+            },
+          });
+        },
+      };
+      const solving = solve({ variant: v, rules: 'clean', backend: recording, threads: 1, ...(stopAfterPass ? { stopAfterPass } : {}) });
+      if (stopAfterPass) await expect(solving).rejects.toThrow();
+      else expect((await solving).tableCrc32).toBe(plain.tableCrc32);
+      expect(memos.length, `stop ${stopAfterPass}`).toBeGreaterThanOrEqual(stopAfterPass ? 1 : 3);
+      const first = memos[0]!;
+      expect(first.token).toBeGreaterThan(0);
+      for (const memo of memos) expect(memo).toBe(first);
+      expect(calls.at(-1)).toBe('release');
+    }
   });
 });

@@ -134,13 +134,12 @@ class BoardKernel final : public KernelApi {
     const StateSpace& g = space();
     const TableParts parts = partsOf(table, bytes);
     checkUnits(from, to, g.rankOf.size());
-    // Offsets in a group are 32-bit. A call that finds the memo in use (another JS thread's
-    // call on this kernel) goes without.
+    // Offsets in a group are 32-bit. A call that finds the memo in use by another call on this
+    // kernel goes without rather than wait.
     std::unique_lock<std::mutex> memoLock(memo_.mutex, std::defer_lock);
     SparseMemo* memo = nullptr;
     if (memoKey.token != 0 && e_.p2Placements <= UINT32_MAX && memoLock.try_lock()) {
-      memo_.bind(memoKey.token, table, bytes, memoKey.budget, g.rankOf.size());
-      memo = &memo_;
+      if (memo_.bind(memoKey.token, table, bytes, memoKey.budget, g.rankOf.size())) memo = &memo_;
     }
     return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts>(e_, g, parts).remembering(memo); },
                        [&](auto& w, uint32_t i, int) { sparseGroup(w, descending ? to - 1 - i : from + i); });

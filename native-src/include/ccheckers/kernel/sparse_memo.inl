@@ -29,16 +29,23 @@ class SparseMemo {
   static constexpr uint64_t kNoMoves = ~uint64_t{0};
 
   /** The memo for the solve `token` on `table` of `bytes` bytes, in at most `budget` bytes: what
-   *  was kept for another solve, table or budget is dropped. Call with the memo's lock held. */
-  void bind(uint64_t token, const uint8_t* table, size_t bytes, uint64_t budget, size_t groups) {
-    if (token == token_ && table == table_ && bytes == bytes_ && budget == budget_ && lists_.size() == groups) return;
-    lists_ = std::vector<std::vector<MemoEntry>>(groups);
-    complete_.assign(groups, 0);
-    used_.store(0);
+   *  was kept for another solve, table or budget is dropped. False: no memory even for its lists'
+   *  headers (the pass goes without). Call with the memo's lock held. */
+  bool bind(uint64_t token, const uint8_t* table, size_t bytes, uint64_t budget, size_t groups) {
+    if (token == token_ && table == table_ && bytes == bytes_ && budget == budget_ && lists_.size() == groups) return true;
+    release();
+    try {
+      lists_.resize(groups);
+      complete_.assign(groups, 0);
+    } catch (const std::bad_alloc&) {  // the memo saves time, never memory
+      release();
+      return false;
+    }
     token_ = token;
     table_ = table;
     bytes_ = bytes;
     budget_ = budget;
+    return true;
   }
 
   /** Every unknown state of group g is listed (in increasing offset): the pass needs no scan. */
@@ -58,7 +65,12 @@ class SparseMemo {
       used_.fetch_sub(bytes);
       return;
     }
-    list = std::vector<MemoEntry>(fresh.begin(), fresh.end());  // exactly its size: the budget counts it
+    try {
+      list = std::vector<MemoEntry>(fresh.begin(), fresh.end());  // exactly its size: the budget counts it
+    } catch (const std::bad_alloc&) {  // the memo saves time, never memory: g goes without a list
+      used_.fetch_sub(bytes);
+      return;
+    }
     complete_[g] = 1;
   }
 
@@ -66,7 +78,15 @@ class SparseMemo {
   uint64_t used() const { return used_.load(); }
 
   /** Drops every list (the solve's sparse passes are over). Call with the memo's lock held. */
-  void release() { bind(0, nullptr, 0, 0, 0); }
+  void release() {
+    std::vector<std::vector<MemoEntry>>().swap(lists_);
+    std::vector<uint8_t>().swap(complete_);
+    used_.store(0);
+    token_ = 0;
+    table_ = nullptr;
+    bytes_ = 0;
+    budget_ = 0;
+  }
 
   std::mutex mutex;  // one call at a time uses the memo
 

@@ -116,7 +116,9 @@ export interface SparsePassOptions extends PassOptions {
 }
 
 /** Names a solve's sparse passes (SparsePassOptions.memo): token, an integer from 1 to 2^53
- *  unique to the solve; bytes, the most memory the memo may hold. */
+ *  unique to the solve (0: no memo); bytes, the most memory the memo may hold. The kernel trusts
+ *  the caller: a table its passes left must not be refilled under the same token (the memo would
+ *  hide the states unknown again; a solve draws a new token, solve.ts). */
 export interface SparseMemoKey {
   token: number;
   bytes: number;

@@ -117,7 +117,8 @@ export class TsSolverKernel implements SolverKernel {
     this.parts.bind(table);
     checkUnits(groupFrom, groupTo, this.space.groups);
     if (memo) checkMemoKey(memo.token, memo.bytes);
-    const kept = memo && memo.token !== 0 ? this.memo : undefined;
+    // Offsets in a group are 32-bit (Uint32Array), as in the native kernel.
+    const kept = memo && memo.token !== 0 && this.space.p2Placements <= 0xffffffff ? this.memo : undefined;
     kept?.bind(memo!.token, table, memo!.bytes, this.space.groups);
     const stats = this.startPassCall();
     const worker = this.passWorker;
@@ -303,7 +304,6 @@ export class TsSolverKernel implements SolverKernel {
   }
 }
 
-/** A range of units [from, to) of `units` (native: checkUnits in kernel.inl). */
 /** A memo's token and budget: integers from 0 to 2^53 (native: countArg in the addon's args.hpp). */
 function checkMemoKey(token: number, bytes: number): void {
   for (const [what, x] of [
@@ -314,6 +314,7 @@ function checkMemoKey(token: number, bytes: number): void {
   }
 }
 
+/** A range of units [from, to) of `units` (native: checkUnits in kernel.inl). */
 function checkUnits(from: number, to: number, units: number): void {
   if (to > units || from > to || from < 0) throw new RangeError('unit range outside the state space');
 }
