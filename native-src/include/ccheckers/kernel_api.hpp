@@ -33,6 +33,14 @@ struct SparseMemoKey {
   uint64_t budget = 0;
 };
 
+/** What solverListUnknown found (core's ListedUnknown): the unknown states, the bytes their lists
+ *  take, and whether they were listed (they fit the budget). */
+struct ListedUnknown {
+  uint64_t states = 0;
+  uint64_t bytes = 0;
+  bool listed = false;
+};
+
 /** Benchmark operations, in the order of core's BENCH_OPS. */
 enum class BenchOp { Winner, Successors, RankP1, RankP2, UnrankP1, UnrankP2, IncrementP2 };
 constexpr int kBenchSamples = 4096;  // = BENCH_SAMPLES in core (the addon exports both; a test compares)
@@ -151,6 +159,13 @@ class KernelApi {
                                        const SparseMemoKey& memoKey) = 0;
   /** Drops the sparse passes' memo; returns the bytes it held. */
   virtual uint64_t solverReleaseSparseMemo() = 0;
+  /** Lists the table's unknown states by pass unit, within `budget` bytes (kernel/unknown_lists.inl),
+   *  for the listed passes over this table that follow; lists made before are dropped. */
+  virtual ListedUnknown solverListUnknown(uint8_t* table, size_t bytes, int threads, uint64_t budget) = 0;
+  /** The pass units [from, to) of the proof order, as solverPass, visiting only the states listed. */
+  virtual KernelStats solverListedPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) = 0;
+  /** Drops the lists; returns the bytes they held. */
+  virtual uint64_t solverReleaseUnknownLists() = 0;
   /** Distance tables (one byte per stored state, see core's SolverKernel.distanceInit and
    *  distanceLayer) over a solved table, on groups [from, to). */
   virtual KernelStats solverDistanceInit(uint8_t* table, size_t bytes, uint8_t* distances, size_t distanceBytes, uint32_t from,

@@ -65,6 +65,11 @@ const PAIRS: readonly Pair[] = [
     names: ['SparseMemo', 'bind', 'complete', 'entries', 'endGroup', 'used', 'release'],
   },
   {
+    cpp: `${KERNEL}/unknown_lists.inl`,
+    ts: `${SOLVER_SPACE}/unknown-lists.ts`,
+    names: ['UnknownLists', 'of', 'groupsOf', 'bytes', 'list', 'release', 'forEachUnknown'],
+  },
+  {
     cpp: `${KERNEL}/band_table.inl`,
     ts: `${SOLVER_SPACE}/band-table.ts`,
     names: [
@@ -113,6 +118,7 @@ const PAIRS: readonly Pair[] = [
     names: [
       'initGroup',
       'passUnit',
+      'listedUnit',
       'sparseGroup',
       'visitRequests',
       'requestsOfSlot',

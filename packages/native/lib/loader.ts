@@ -12,7 +12,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BandApplyResult, BandMap, BandPhase, BandResult, KernelStats, MessageRuns, RuleMode, TableLike, Variant } from '@ccheckers/core';
+import type { BandApplyResult, BandMap, BandPhase, BandResult, KernelStats, ListedUnknown, MessageRuns, RuleMode, TableLike, Variant } from '@ccheckers/core';
 
 export interface CpuInfo {
   x86: boolean;
@@ -43,6 +43,9 @@ export interface AddonKernel {
   solverInit(table: TableLike, from: number, to: number, threads: number): KernelStats;
   solverPass(table: TableLike, from: number, to: number, threads: number): KernelStats;
   solverSparsePass(table: TableLike, from: number, to: number, threads: number, descending: boolean, memoToken: number, memoBudget: number): KernelStats;
+  solverListUnknown(table: TableLike, threads: number, budget: number): ListedUnknown;
+  solverListedPass(table: TableLike, from: number, to: number, threads: number): KernelStats;
+  solverReleaseUnknownLists(): number;
   solverReleaseSparseMemo(): number;
   solverDistanceInit(table: TableLike, distances: TableLike, from: number, to: number, threads: number): KernelStats;
   solverDistanceLayer(table: TableLike, distances: TableLike, depth: number, from: number, to: number, threads: number): KernelStats;
@@ -107,7 +110,7 @@ export interface NativeStatus {
 }
 
 /** The binding interface these sources expect (addon.cc kBindingInterface). */
-export const BINDING_INTERFACE = 2;
+export const BINDING_INTERFACE = 3;
 
 /** Why `addon` cannot serve these sources (built from older or newer ones), or undefined. */
 export function bindingMismatch(loaded: Pick<Addon, 'constants'>, path: string): string | undefined {

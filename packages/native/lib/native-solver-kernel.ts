@@ -2,7 +2,7 @@
  * The solver kernel of core's SolverKernel interface on an addon kernel (loader.ts), and the
  * message coding of band files in C++ (message_runs.hpp).
  */
-import type { BandApplyResult, BandMap, BandPhase, BandResult, KernelStats, MessageRuns, PassOptions, RuleMode, SolverKernel, SparsePassOptions, TableLike, Variant } from '@ccheckers/core';
+import type { BandApplyResult, BandMap, BandPhase, BandResult, KernelStats, ListUnknownOptions, ListedUnknown, MessageRuns, PassOptions, RuleMode, SolverKernel, SparsePassOptions, TableLike, Variant } from '@ccheckers/core';
 import { type AddonKernel, type NativeCodePath, kernelOf, loadedAddon } from './loader.js';
 
 export class NativeSolverKernel implements SolverKernel {
@@ -23,6 +23,15 @@ export class NativeSolverKernel implements SolverKernel {
   }
   releaseSparseMemo(): number {
     return this.k.solverReleaseSparseMemo();
+  }
+  listUnknown(table: TableLike, { threads = 1, budget }: ListUnknownOptions): ListedUnknown {
+    return this.k.solverListUnknown(table, threads, budget);
+  }
+  listedPass(table: TableLike, unitFrom: number, unitTo: number, { threads = 1 }: PassOptions = {}): KernelStats {
+    return this.k.solverListedPass(table, unitFrom, unitTo, threads);
+  }
+  releaseUnknownLists(): number {
+    return this.k.solverReleaseUnknownLists();
   }
   distanceInit(table: TableLike, distances: TableLike, groupFrom: number, groupTo: number, threads = 1): KernelStats {
     return this.k.solverDistanceInit(table, distances, groupFrom, groupTo, threads);

@@ -20,8 +20,9 @@ namespace {
 
 // The binding's interface: raised with every change to what the exports take or offer, so the
 // loader (loader.ts BINDING_INTERFACE) refuses an addon built from older sources by name
-// instead of failing inside a solve. 2: solverSparsePass's memo, solverReleaseSparseMemo.
-constexpr int kBindingInterface = 2;
+// instead of failing inside a solve. 2: solverSparsePass's memo, solverReleaseSparseMemo;
+// 3: solverListUnknown, solverListedPass, solverReleaseUnknownLists.
+constexpr int kBindingInterface = 3;
 
 class Addon : public Napi::Addon<Addon> {
  public:

@@ -38,6 +38,9 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
                            InstanceMethod<&Kernel::SolverInit>("solverInit"),
                            InstanceMethod<&Kernel::SolverPass>("solverPass"),
                            InstanceMethod<&Kernel::SolverSparsePass>("solverSparsePass"),
+                           InstanceMethod<&Kernel::SolverListUnknown>("solverListUnknown"),
+                           InstanceMethod<&Kernel::SolverListedPass>("solverListedPass"),
+                           InstanceMethod<&Kernel::SolverReleaseUnknownLists>("solverReleaseUnknownLists"),
                            InstanceMethod<&Kernel::SolverDistanceInit>("solverDistanceInit"),
                            InstanceMethod<&Kernel::SolverDistanceLayer>("solverDistanceLayer"),
                            InstanceMethod<&Kernel::SolverBand>("solverBand"),
@@ -152,8 +155,8 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
     o.Set("checksum", static_cast<double>(r.checksum));
     return o;
   }
-  enum class Phase { Init, Pass, Sparse, DistanceInit, DistanceLayer };
-  // solverInit(table, from, to, threads); solverPass(table, from, to, threads);
+  enum class Phase { Init, Pass, Listed, Sparse, DistanceInit, DistanceLayer };
+  // solverInit(table, from, to, threads); solverPass(table, from, to, threads); solverListedPass(table, from, to, threads);
   // solverSparsePass(table, from, to, threads, descending, memoToken, memoBudget);
   // solverDistanceInit(table, distances, from, to, threads); solverDistanceLayer(table, distances, depth, from, to, threads)
   Napi::Value Solver(const Napi::CallbackInfo& info, Phase phase) {
@@ -178,6 +181,7 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
       switch (phase) {
         case Phase::Init: s = kernel_->solverInit(table, bytes, from, to, threads); break;
         case Phase::Pass: s = kernel_->solverPass(table, bytes, from, to, threads); break;
+        case Phase::Listed: s = kernel_->solverListedPass(table, bytes, from, to, threads); break;
         case Phase::Sparse: s = kernel_->solverSparsePass(table, bytes, from, to, threads, descending, memoKey); break;
         case Phase::DistanceInit: s = kernel_->solverDistanceInit(table, bytes, distances, distanceBytes, from, to, threads); break;
         case Phase::DistanceLayer:
@@ -189,7 +193,27 @@ class Kernel : public Napi::ObjectWrap<Kernel> {
   }
   Napi::Value SolverInit(const Napi::CallbackInfo& info) { return Solver(info, Phase::Init); }
   Napi::Value SolverPass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Pass); }
+  Napi::Value SolverListedPass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Listed); }
   Napi::Value SolverSparsePass(const Napi::CallbackInfo& info) { return Solver(info, Phase::Sparse); }
+  // solverListUnknown(table, threads, budget) -> {states, bytes, listed}
+  Napi::Value SolverListUnknown(const Napi::CallbackInfo& info) {
+    size_t bytes = 0;
+    uint8_t* table = tableArg(info, 0, bytes);
+    const int threads = info[1].As<Napi::Number>().Int32Value();
+    const uint64_t budget = countArg(info, 2, "unknown lists budget");
+    return solverCall(info.Env(), [&] {
+      const cck::ListedUnknown r = kernel_->solverListUnknown(table, bytes, threads, budget);
+      Napi::Object o = Napi::Object::New(info.Env());
+      o.Set("states", static_cast<double>(r.states));
+      o.Set("bytes", static_cast<double>(r.bytes));
+      o.Set("listed", r.listed);
+      return Napi::Value(o);
+    });
+  }
+  // solverReleaseUnknownLists() -> the bytes the lists held
+  Napi::Value SolverReleaseUnknownLists(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), static_cast<double>(kernel_->solverReleaseUnknownLists()));
+  }
   Napi::Value SolverDistanceInit(const Napi::CallbackInfo& info) { return Solver(info, Phase::DistanceInit); }
   Napi::Value SolverDistanceLayer(const Napi::CallbackInfo& info) { return Solver(info, Phase::DistanceLayer); }
   /** A typed array field of a band map object, of `groups` elements of the expected type. */

@@ -40,12 +40,14 @@ export function requiredBytes(space: StateSpace, nativeCopies = 1, distances = f
 }
 
 /**
- * Bytes the sparse passes' memo may take (SparsePassOptions.memo): at most half the table, and only
- * memory the solve leaves (`required`, checked by checkMemory) under the limit and the memory
- * `available` at its start, less 256 MiB for everything else. 0: none. The memo saves time, never
- * memory. Fixed for the solve: what others take later is the 256 MiB's, and a list the kernel
- * cannot allocate is dropped, not an error. The budget counts the lists' entries (12 bytes each),
- * not their headers (24 bytes a group in C++, some 100 in JS; 7x7/4 has 106,281 groups).
+ * Bytes the late passes may take: a listed pass 2's lists (SolverKernel.listUnknown, 4 bytes a
+ * state; released before pass 3), then the sparse passes' memo (SparsePassOptions.memo, 12 bytes
+ * a state). At most half the table, and only memory the solve leaves (`required`, checked by
+ * checkMemory) under the limit and the memory `available` at its start, less 256 MiB for
+ * everything else. 0: none. They save time, never memory. Fixed for the solve: what others take
+ * later is the 256 MiB's, and a list the kernel cannot allocate is dropped, not an error. Not
+ * counted: the memo's headers (24 bytes a group in C++, some 100 in JS; 7x7/4 has 106,281
+ * groups) and the listing's counters while it runs (at most an eighth of the budget).
  */
 export function sparseMemoBudget(space: StateSpace, required: number, limit?: number, available = freemem()): number {
   const left = Math.min(available, limit ?? Infinity) - required - 256 * 2 ** 20;

@@ -11,8 +11,11 @@ export interface PassRecord {
   proven: number;
   newlyProven: number;
   seconds: number;
-  /** Whether the pass visited only unknown states. */
+  /** Whether the pass visited only unknown states, group by group. */
   sparse?: boolean;
+  /** Whether it visited only the states unknown at its start, listed by pass unit, in pass 1's
+   *  order (a listed pass; `sparse` false). */
+  listed?: boolean;
   /** A sharded solve: bytes of shards read and written. */
   bytesRead?: number;
   bytesWritten?: number;
@@ -46,7 +49,7 @@ export function isSeconds(x: unknown): x is number {
 /**
  * What is wrong with a pass log read from a file (a database's or a store manifest's), or
  * undefined: a list of records whose fields are counts and seconds (non-negative numbers; the
- * counts whole), `sparse` a boolean. Other numeric fields (a cluster's jobs and Redis commands)
+ * counts whole), `sparse` and `listed` booleans, not both true. Other numeric fields (a cluster's jobs and Redis commands)
  * are kept, and checked the same.
  */
 export function passLogProblem(log: unknown): string | undefined {
@@ -57,12 +60,15 @@ export function passLogProblem(log: unknown): string | undefined {
       if (!(field in record)) return `pass record ${i} has no ${field}`;
     }
     for (const [field, value] of Object.entries(record as Record<string, unknown>)) {
-      if (field === 'sparse') {
-        if (typeof value !== 'boolean') return `pass record ${i}: sparse is ${JSON.stringify(value)}`;
+      if (field === 'sparse' || field === 'listed') {
+        if (typeof value !== 'boolean') return `pass record ${i}: ${field} is ${JSON.stringify(value)}`;
       } else if (field === 'seconds' ? !isSeconds(value) : !isCount(value)) {
         return `pass record ${i}: ${field} is ${JSON.stringify(value)}`;
       }
     }
+  }
+  for (const [i, record] of log.entries()) {
+    if (record.sparse === true && record.listed === true) return `pass record ${i} is both sparse and listed`;
   }
   return undefined;
 }

@@ -310,9 +310,29 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       unfinished = undefined;
       let newly = part?.newlyProven ?? 0;
       let moveless = 0; // 0 in a checkpoint: checked before writing one
-      // After pass 1, visit only the unknown states (by group) instead of sweeping every P2
-      // placement once few states are left or the passes have stopped paying.
-      const sparse = part ? part.sparse === true : nextPassIsSparse(passLog[passLog.length - 1], proven, space.states);
+      // After pass 1, visit only the unknown states instead of sweeping every P2 placement once
+      // few states are left or the passes have stopped paying: first listed by pass unit and
+      // visited in pass 1's order, the children in cache (a listed pass, where the kernel lists
+      // and the lists fit the memo's budget: 7x7/4's 381 million in 1.5 GB), then by group
+      // (sparse passes).
+      const last = passLog[passLog.length - 1];
+      let kind: 'full' | 'listed' | 'sparse' = part
+        ? part.listed === true
+          ? 'listed'
+          : part.sparse === true
+            ? 'sparse'
+            : 'full'
+        : !nextPassIsSparse(last, proven, space.states)
+          ? 'full'
+          : ownThreads && kernel.listUnknown && last !== undefined && last.sparse !== true && last.listed !== true
+            ? 'listed'
+            : 'sparse';
+      // A listed pass's lists are made at its start, or again at its resume (the states decided
+      // since are left out, which changes nothing: a listed pass skips known states). Where they
+      // do not fit, a new pass is a sparse one, and a resumed one goes on as a full pass.
+      const lists = kind === 'listed' ? kernel.listUnknown!(table, { threads, budget: memo.bytes }) : undefined;
+      if (lists && !lists.listed && !part) kind = 'sparse';
+      const sparse = kind === 'sparse';
       // Sparse passes sweep the groups up and down in turn: a state whose proof waits on a state
       // after it in one direction is reached in the next pass (7x7/3: 11 passes instead of 17).
       const down = sparse && pass % 2 === 0;
@@ -324,7 +344,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       const chunks = unitsAfter(sparse ? (down ? [...initChunks].reverse() : initChunks) : passChunks, unitsDone, down);
       let done = 0;
       const seconds = () => (part?.seconds ?? 0) + (performance.now() - passStart) / 1000;
-      await runner.run(down ? 'sparse-down' : sparse ? 'sparse' : 'pass', chunks, (s) => {
+      await runner.run(down ? 'sparse-down' : sparse ? 'sparse' : lists?.listed ? 'listed' : 'pass', chunks, (s) => {
         newly += s.wins + s.losses;
         moveless += s.moveless;
         proven += s.wins + s.losses;
@@ -334,14 +354,15 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
         // calls, the units [0, unitsDone) of the sweep are done and nothing writes to the table.
         if (unitsDone < units && checkpointPath && (options.signal?.aborted || performance.now() - lastCheckpoint >= checkpointMs)) {
           checkMoveless(moveless, v);
-          const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), sparse, unitsDone };
+          const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), sparse, ...(kind === 'listed' ? { listed: true } : {}), unitsDone };
           checkpoint('checkpoint', { record, inPass: { pass, unitsDone, units } });
         }
         checkAbort();
         report({ phase: 'pass', pass, fraction: unitsDone / units, proven, storedStates: space.states });
       });
+      if (lists) kernel.releaseUnknownLists?.();
       checkMoveless(moveless, v);
-      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), sparse };
+      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), sparse, ...(kind === 'listed' ? { listed: true } : {}) };
       passLog.push(record);
       report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
       if (newly === 0) break;
@@ -424,6 +445,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       progress('distances-done');
     }
   } finally {
+    kernel.releaseUnknownLists?.();
     kernel.releaseSparseMemo?.();
     await runner.close();
   }

@@ -12,7 +12,7 @@ import { type KernelStats, type RuleMode, type SolverKernel, type SparseMemoKey,
 
 /** Solver phases; the distance ones work on groups, like init and sparse. 'sparse-down' is a
  *  sparse pass from the last group down: the solver alternates directions. */
-export type Phase = 'init' | 'pass' | 'sparse' | 'sparse-down' | 'distance-init' | 'distance';
+export type Phase = 'init' | 'pass' | 'listed' | 'sparse' | 'sparse-down' | 'distance-init' | 'distance';
 
 /** The tables of a kernel call. */
 export interface PhaseTables {
@@ -29,6 +29,9 @@ export function runPhase(kernel: SolverKernel, phase: Phase, tables: PhaseTables
       return kernel.init(table, from, to, threads);
     case 'pass':
       return kernel.pass(table, from, to, { threads });
+    case 'listed': // in this process only: the lists are the kernel's (listUnknown)
+      if (!kernel.listedPass) throw new Error('a listed pass on a kernel without lists');
+      return kernel.listedPass(table, from, to, { threads });
     case 'sparse':
       return kernel.sparsePass(table, from, to, { threads, ...(memo ? { memo } : {}) });
     case 'sparse-down':

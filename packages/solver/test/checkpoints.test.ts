@@ -1,8 +1,8 @@
 /**
  * Checkpoints inside a pass (solve.ts, issue 36): a pass interrupted at a unit boundary and
  * resumed from its checkpoint is still one pass, and gives the same table, pass by pass, as a
- * pass run in one piece; on every backend this machine loads, in a full pass and in a sparse one
- * sweeping down. The distances likewise, between their layers and inside one.
+ * pass run in one piece; on every backend this machine loads, in a full pass, a listed one and a
+ * sparse one sweeping down. The distances likewise, between their layers and inside one.
  */
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const backends = await availableBackends();
 
 /** What a pass proved, without its time. */
-const proofs = (log: PassRecord[]) => log.map(({ pass, proven, newlyProven, sparse }) => ({ pass, proven, newlyProven, sparse }));
+const proofs = (log: PassRecord[]) => log.map(({ pass, proven, newlyProven, sparse, listed }) => ({ pass, proven, newlyProven, sparse, listed }));
 
 describe('passesDone: the passes end with one that proves nothing', () => {
   const record = (pass: number, newlyProven: number, unitsDone?: number): PassRecord => ({ pass, proven: 10, newlyProven, seconds: 1, unitsDone });
@@ -74,7 +74,7 @@ function recordingCalls(backend: Backend, calls: Array<[string, number, number]>
         const value = Reflect.get(target, prop, target) as unknown;
         if (typeof value !== 'function') return value;
         return (...args: unknown[]) => {
-          if (prop === 'pass' || prop === 'sparsePass') calls.push([prop, args[1] as number, args[2] as number]);
+          if (prop === 'pass' || prop === 'listedPass' || prop === 'sparsePass') calls.push([prop, args[1] as number, args[2] as number]);
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
@@ -89,12 +89,15 @@ describe.each(backends.map((b) => [b.name, b] as const))('a pass checkpointed in
 
   it('7x7/2 in one piece', async () => {
     whole = await solve({ variant: v, rules: 'clean', backend, threads: 1 });
-    // Pass 2 is sparse and sweeps down: the tests below stop in both kinds of sweep.
+    // Pass 2 is listed (pass 1's units, the states unknown at its start), pass 4 sparse and
+    // sweeps down: the tests below stop in the three kinds of sweep.
     expect(whole.passLog[0]!.sparse).toBe(false);
-    expect(whole.passLog[1]!.sparse).toBe(true);
+    expect(whole.passLog[1]).toMatchObject({ sparse: false, listed: true });
+    expect(whole.passLog[2]!.sparse).toBe(true);
+    expect(whole.passLog[3]!.sparse).toBe(true);
   });
 
-  it.each([1, 2])('stopped inside pass %i, then resumed: the same passes and table', async (target) => {
+  it.each([1, 2, 4])('stopped inside pass %i, then resumed: the same passes and table', async (target) => {
     const out = join(dir, `${name}-${target}.ccdb`);
     const controller = new AbortController();
     const saved: Array<[number, InPass | undefined]> = [];
@@ -137,10 +140,12 @@ describe.each(backends.map((b) => [b.name, b] as const))('a pass checkpointed in
     });
     expect(events).toEqual([{ pass: target - 1, fraction: inside[0]!.unitsDone / inside[0]!.units }]);
     expect(resumed.resumedFromPass).toBe(target - 1);
-    // The pass went on at the first unit not done: pass 1 sweeps the units up, pass 2 (sparse)
-    // the groups down.
+    // The pass went on at the first unit not done: passes 1 and 2 (listed, its lists made again)
+    // sweep the units up, pass 4 (sparse) the groups down.
     const { unitsDone, units } = inside[0]!;
-    expect(calls[0]).toEqual(target === 1 ? ['pass', unitsDone, expect.any(Number)] : ['sparsePass', expect.any(Number), units - unitsDone]);
+    expect(calls[0]).toEqual(
+      target === 1 ? ['pass', unitsDone, expect.any(Number)] : target === 2 ? ['listedPass', unitsDone, expect.any(Number)] : ['sparsePass', expect.any(Number), units - unitsDone],
+    );
     // One record per pass, none with unitsDone, and the same proofs pass by pass: the resumed
     // pass went on at the same unit boundary.
     expect(resumed.passLog.every((r) => r.unitsDone === undefined)).toBe(true);
@@ -165,7 +170,9 @@ describe.each(backends.map((b) => [b.name, b] as const))('a pass checkpointed in
     });
     await expect(stopped).rejects.toThrow(/% of pass 1 are saved/);
     const resumed = await solve({ variant: v, rules: 'clean', backend, threads: 2, out, resume: true });
-    expect(resumed.passes).toBe(whole.passes);
+    // Not always in as many passes: two threads prove in another order (and the TS backend's
+    // worker threads run no listed pass), so a pass may prove what the next would have.
+    expect(resumed.passLog.at(-1)!.newlyProven).toBe(0);
     expect(resumed.tableCrc32).toBe(whole.tableCrc32);
   });
 });

@@ -100,6 +100,8 @@ describe('a database forged with valid checksums', () => {
       ['[{"pass":1,"proven":"2","newlyProven":2,"seconds":0}]', /pass record 0: proven is "2"/],
       ['[{"pass":1,"proven":2,"newlyProven":2,"seconds":0},{"pass":2,"proven":2,"newlyProven":-1,"seconds":0}]', /pass record 1: newlyProven is -1/],
       ['[{"pass":1,"proven":2,"newlyProven":2,"seconds":0,"sparse":1}]', /pass record 0: sparse is 1/],
+      ['[{"pass":1,"proven":2,"newlyProven":2,"seconds":0,"listed":"yes"}]', /pass record 0: listed is "yes"/],
+      ['[{"pass":1,"proven":2,"newlyProven":2,"seconds":0,"sparse":true,"listed":true}]', /pass record 0 is both sparse and listed/],
     ];
     for (const [i, [log, message]] of cases.entries()) refusedEverywhere(forged(`log-${i}.ccdb`, { log }), message);
   });

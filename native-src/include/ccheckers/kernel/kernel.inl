@@ -12,6 +12,7 @@
 #include "ccheckers/kernel/pass_worker.inl"  // init and pass visits, revisits
 #include "ccheckers/kernel/distances.inl"    // distances to the end, layer by layer
 #include "ccheckers/kernel/phases.inl"       // one function per phase, the loop they share
+#include "ccheckers/kernel/unknown_lists.inl"  // the unknown states by pass unit, for a listed pass
 
 inline uint32_t moveHash(int from, int to) { return static_cast<uint32_t>(from * 128 + to + 1) * 0x9E3779B1u; }
 
@@ -144,6 +145,28 @@ class BoardKernel final : public KernelApi {
     return forEachUnit(pool_, to - from, threads, [&](int) { return PassWorker<B, TableParts>(e_, g, parts).remembering(memo); },
                        [&](auto& w, uint32_t i, int) { sparseGroup(w, descending ? to - 1 - i : from + i); });
   }
+  ListedUnknown solverListUnknown(uint8_t* table, size_t bytes, int threads, uint64_t budget) override {
+    const StateSpace& g = space();
+    const TableParts parts = partsOf(table, bytes);
+    std::lock_guard<std::mutex> lock(lists_.mutex);
+    return lists_.list(pool_, e_, g, parts, table, bytes, threads, budget);
+  }
+  KernelStats solverListedPass(uint8_t* table, size_t bytes, uint32_t from, uint32_t to, int threads) override {
+    const StateSpace& g = space();
+    const TableParts parts = partsOf(table, bytes);
+    checkUnits(from, to, e_.p1Placements);
+    std::lock_guard<std::mutex> lock(lists_.mutex);
+    if (!lists_.of(table, bytes)) throw std::logic_error("a listed pass over a table whose unknown states were not listed");
+    const auto open = openUnits(threads);
+    return forEachUnit(pool_, to - from, threads, [&](int t) { return PassWorker<B, TableParts>(e_, g, parts).sharing(open.get(), t, threads); },
+                       [&](auto& w, uint32_t i, int t) { listedUnit(w, from + i, t, threads, lists_); });
+  }
+  uint64_t solverReleaseUnknownLists() override {
+    std::lock_guard<std::mutex> lock(lists_.mutex);
+    const uint64_t bytes = lists_.bytes();
+    lists_.release();
+    return bytes;
+  }
   uint64_t solverReleaseSparseMemo() override {
     std::lock_guard<std::mutex> lock(memo_.mutex);
     const uint64_t bytes = memo_.used();
@@ -275,6 +298,7 @@ class BoardKernel final : public KernelApi {
   std::unique_ptr<StateSpace> space_;
   std::mutex spaceMutex_;
   SparseMemo memo_;  // the sparse passes' memo, kept between calls of one solve
+  UnknownLists lists_;  // the unknown states by pass unit, kept for the listed passes
   std::vector<Outbox> outboxes_;  // the band calls' workers' messages, kept between calls
   std::mutex outboxesMutex_;
   /** The waiting states UnitsKeep calls kept, by thread, and their band (-1: none). */

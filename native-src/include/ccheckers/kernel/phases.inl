@@ -71,16 +71,9 @@ void initGroup(PassWorker<B, Table>& w, uint32_t group) {
   }
 }
 
-/**
- * Pass unit `unit` of the proof order: every stored state whose P2 placement is that unit.
- * Locality: their children all lie in the one group of rot(P2), a few kilobytes of the table that
- * stay in cache; the states themselves lie one per group, a cache miss each, so they are listed
- * first and prefetched a few states ahead of the one being solved. A band (BandTable) visits the
- * units whose children it holds, all their states, and sends what it decides about those held
- * elsewhere.
- */
-template <class B, class Table>
-void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
+/** Pass unit `unit`, its states listed by listStates(b) into w.unitStates (returns how many). */
+template <class B, class Table, class ListStates>
+void visitUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads, ListStates listStates) {
   // Marked first (a thread done with its units waits for a unit being listed, and helps when it
   // opens): closed again, and its helpers waited for, however this ends (OpenUnit).
   PassUnit<B> alone;
@@ -95,23 +88,7 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
     if (!parts.holdsGroup(cg.base / e.p2Placements)) throw std::invalid_argument("band units: a unit whose children the band does not hold");
   }
   cg.base = parts.childBase(cg.base);
-  FreePlacements<B> p1(e, b);
-  // Half of the placements are stored under their mirror image and skipped: every one is written
-  // and only the others kept, since a branch on that would be mispredicted half the time.
-  // rankP1(a) from the cells in increasing order: a sum of table entries, without pext.
-  w.unitStates.resize(e.p2Placements);  // one per placement of a among the cells b leaves free
-  size_t states = 0;
-  do {
-    B a{};
-    uint64_t r1 = 0;
-    for (int j = 0; j < e.k; j++) {
-      a |= cellBit<B>(p1.cell(j));
-      r1 += e.C.c[p1.cell(j)][j + 1];
-    }
-    const uint64_t group = static_cast<uint64_t>(g.groupOfRank[r1]);
-    w.unitStates[states] = {group * e.p2Placements + e.rankP2(a, b), a};
-    states += g.mirrored[r1] == 0;
-  } while (p1.next());
+  const size_t states = listStates(b);
   // Workers take consecutive units, whose states lie next to each other in every group: worker t
   // starts its list t / threads of the way in (and wraps), so that two workers do not write to
   // the same cache lines at the same time.
@@ -125,6 +102,60 @@ void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
   listing.close();  // the helpers' visits done before the revisits
   w.endUnit();
 }
+
+/**
+ * Pass unit `unit` of the proof order: every stored state whose P2 placement is that unit.
+ * Locality: their children all lie in the one group of rot(P2), a few kilobytes of the table that
+ * stay in cache; the states themselves lie one per group, a cache miss each, so they are listed
+ * first and prefetched a few states ahead of the one being solved. A band (BandTable) visits the
+ * units whose children it holds, all their states, and sends what it decides about those held
+ * elsewhere.
+ */
+template <class B, class Table>
+void passUnit(PassWorker<B, Table>& w, uint32_t unit, int t, int threads) {
+  visitUnit(w, unit, t, threads, [&w](B b) {
+    const BitboardEngine<B>& e = w.engine;
+    const StateSpace& g = w.g;
+    FreePlacements<B> p1(e, b);
+    // Half of the placements are stored under their mirror image and skipped: every one is written
+    // and only the others kept, since a branch on that would be mispredicted half the time.
+    // rankP1(a) from the cells in increasing order: a sum of table entries, without pext.
+    w.unitStates.resize(e.p2Placements);  // one per placement of a among the cells b leaves free
+    size_t states = 0;
+    do {
+      B a{};
+      uint64_t r1 = 0;
+      for (int j = 0; j < e.k; j++) {
+        a |= cellBit<B>(p1.cell(j));
+        r1 += e.C.c[p1.cell(j)][j + 1];
+      }
+      const uint64_t group = static_cast<uint64_t>(g.groupOfRank[r1]);
+      w.unitStates[states] = {group * e.p2Placements + e.rankP2(a, b), a};
+      states += g.mirrored[r1] == 0;
+    } while (p1.next());
+    return states;
+  });
+}
+
+/**
+ * Pass unit `unit` of a listed pass (UnknownLists): the unit's states that were unknown when the
+ * lists were made, in the order passUnit lists them (by group), visited as passUnit visits.
+ */
+template <class B, class Lists>
+void listedUnit(PassWorker<B, TableParts>& w, uint32_t unit, int t, int threads, const Lists& lists) {
+  visitUnit(w, unit, t, threads, [&](B b) {
+    const BitboardEngine<B>& e = w.engine;
+    size_t count = 0;
+    const uint32_t* groups = lists.groupsOf(unit, count);
+    w.unitStates.resize(std::max<size_t>(count, 1));
+    for (size_t i = 0; i < count; i++) {
+      const B a = e.unrankP1(w.g.rankOf[groups[i]]);
+      w.unitStates[i] = {uint64_t{groups[i]} * e.p2Placements + e.rankP2(a, b), a};
+    }
+    return count;
+  });
+}
+
 
 /**
  * Sparse pass over group `group` (late passes, few states left): scans it for unknown states and

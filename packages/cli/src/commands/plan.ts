@@ -151,7 +151,7 @@ export function planText(p: Plan): string {
     `(docs/performance.md, docs/sharding.md). --distances (in memory only: a store keeps none) adds`,
     `${(p.distanceSecondsPerState * 1e9).toFixed(0)} ns per stored state after the passes (the rate of 7x7/${p.pieces <= 3 ? 3 : 4}). Disk: --out keeps a checkpoint`,
     'and the database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands). In memory,',
-    'the late passes take up to half the table again where that memory is free (their memo).',
+    'the late passes take up to half the table again where that memory is free (their lists and memo).',
     ...p.ways.map((w) => `  ${w.way}: ${w.command}`),
   );
   return lines.join('\n');

@@ -193,7 +193,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
         } else if (e.phase === 'pass-done' && e.record) {
           const r = e.record;
           progress.done(
-            `pass ${r.pass}: +${grouped(r.newlyProven)} proven (${share}) in ${duration(r.seconds)}${r.sparse ? ', unknown states only' : ''}`,
+            `pass ${r.pass}: +${grouped(r.newlyProven)} proven (${share}) in ${duration(r.seconds)}${r.sparse ? ', unknown states only' : r.listed ? ', unknown states only, by unit' : ''}`,
           );
         } else if (e.phase === 'distances') {
           if (distanceStarted === undefined) distanceStarted = performance.now();

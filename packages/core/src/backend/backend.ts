@@ -115,6 +115,21 @@ export interface SparsePassOptions extends PassOptions {
   memo?: SparseMemoKey;
 }
 
+export interface ListUnknownOptions {
+  /** Native threads (kernels that run their own). */
+  threads?: number;
+  /** The most bytes the lists may take: 4 a state and 8 a pass unit. */
+  budget: number;
+}
+
+/** What listUnknown found: the unknown states, the bytes their lists take, whether they were
+ *  listed (they fit the budget; if not, none are kept). */
+export interface ListedUnknown {
+  states: number;
+  bytes: number;
+  listed: boolean;
+}
+
 /** Names a solve's sparse passes (SparsePassOptions.memo): token, an integer from 1 to 2^53
  *  unique to the solve (0: no memo); bytes, the most memory the memo may hold. The kernel trusts
  *  the caller: a table its passes left must not be refilled under the same token (the memo would
@@ -223,6 +238,14 @@ export interface SolverKernel {
   /** Frees what sparse passes with a memo kept (SparsePassOptions.memo); returns its bytes. A
    *  kernel that keeps none need not have it. */
   releaseSparseMemo?(): number;
+  /** Lists the table's unknown states by pass unit, for listed passes over it (a kernel without
+   *  lists need not have these three; the solver then runs a sparse pass). */
+  listUnknown?(table: TableLike, options: ListUnknownOptions): ListedUnknown;
+  /** A pass over the P2 placements [unitFrom, unitTo) of the proof order, as pass(), visiting only
+   *  the states listUnknown listed (unknown then): the same visits, the same outcome. */
+  listedPass?(table: TableLike, unitFrom: number, unitTo: number, options?: PassOptions): KernelStats;
+  /** Frees the lists; returns their bytes. */
+  releaseUnknownLists?(): number;
   /**
    * Distances (see NO_DISTANCE in state-space.ts) over a solved table, layer by layer. Init sets
    * 0 for the lost states of groups [groupFrom, groupTo) that have no legal move (terminal ones

@@ -25,6 +25,8 @@ import {
   BandPhase,
   type BandResult,
   type KernelStats,
+  type ListUnknownOptions,
+  type ListedUnknown,
   type PassOptions,
   type SolverKernel,
   type SparsePassOptions,
@@ -37,11 +39,12 @@ import { DistanceWorker } from './distances.js';
 import { RUN_NEXT_BYTE, RUN_NEXT_OUT, decodeMessageRuns } from './message-runs.js';
 import { Outbox, collectOutboxes } from './outbox.js';
 import { KeptSweep, PassWorker } from './pass-worker.js';
-import { applyValues, distanceInitGroup, distanceLayerGroup, initGroup, passUnit, requestsOfSlot, sparseGroup, visitRequests } from './phases.js';
+import { applyValues, distanceInitGroup, distanceLayerGroup, initGroup, listedUnit, passUnit, requestsOfSlot, sparseGroup, visitRequests } from './phases.js';
 import { StateGraph } from './state-graph.js';
 import { MAX_DISTANCE, StateSpace } from './state-space.js';
 import type { TableLike } from './table-bytes.js';
 import { SparseMemo } from './sparse-memo.js';
+import { UnknownLists } from './unknown-lists.js';
 import { TableParts } from './table-parts.js';
 
 /** Requests per unit of a band visit (native: kVisitBatch in kernel.inl). */
@@ -65,6 +68,8 @@ export class TsSolverKernel implements SolverKernel {
   private applyScratch?: Float64Array;
   /** The sparse passes' memo, kept between calls of one solve. */
   private readonly memo = new SparseMemo();
+  /** The unknown states by pass unit, kept for the listed passes. */
+  private readonly lists = new UnknownLists();
 
   constructor(variant: Variant, rules: RuleMode, space?: StateSpace) {
     const engine = new BitboardEngine(variant, rules);
@@ -130,6 +135,32 @@ export class TsSolverKernel implements SolverKernel {
   /** Drops the sparse passes' memo; returns the bytes it counted for. */
   releaseSparseMemo(): number {
     return this.memo.release();
+  }
+
+  /** Lists the table's unknown states by pass unit within `budget` bytes, for the listed passes
+   *  over this table that follow (unknown-lists.ts); lists made before are dropped. */
+  listUnknown(table: TableLike, { budget }: ListUnknownOptions): ListedUnknown {
+    checkCount('unknown lists budget', budget);
+    this.parts.bind(table);
+    return this.lists.list(this.engine, this.space, this.parts, table, budget);
+  }
+
+  /** Pass units [unitFrom, unitTo) of the proof order, as pass(), visiting only the states the
+   *  lists of this table hold (listUnknown). */
+  listedPass(table: TableLike, unitFrom: number, unitTo: number, { keepWaiting = false }: PassOptions = {}): KernelStats {
+    this.parts.bind(table);
+    checkUnits(unitFrom, unitTo, this.space.p1Placements);
+    if (!this.lists.of(table)) throw new Error('a listed pass over a table whose unknown states were not listed');
+    const stats = this.startPassCall();
+    const worker = this.passWorker;
+    for (let u = unitFrom; u < unitTo; u++) listedUnit(worker, u, this.lists);
+    if (!keepWaiting) worker.endSweep();
+    return stats;
+  }
+
+  /** Drops the lists; returns the bytes they held. */
+  releaseUnknownLists(): number {
+    return this.lists.release();
   }
 
   /** Visits again every state still waiting from pass() or sparsePass() calls with keepWaiting. */
@@ -306,12 +337,13 @@ export class TsSolverKernel implements SolverKernel {
 
 /** A memo's token and budget: integers from 0 to 2^53 (native: countArg in the addon's args.hpp). */
 function checkMemoKey(token: number, bytes: number): void {
-  for (const [what, x] of [
-    ['sparse memo token', token],
-    ['sparse memo budget', bytes],
-  ] as const) {
-    if (!(Number.isInteger(x) && x >= 0 && x <= 2 ** 53)) throw new RangeError(`${what} must be an integer from 0 to 2^53`);
-  }
+  checkCount('sparse memo token', token);
+  checkCount('sparse memo budget', bytes);
+}
+
+/** An integer from 0 to 2^53 (native: countArg in the addon's args.hpp). */
+function checkCount(what: string, x: number): void {
+  if (!(Number.isInteger(x) && x >= 0 && x <= 2 ** 53)) throw new RangeError(`${what} must be an integer from 0 to 2^53`);
 }
 
 /** A range of units [from, to) of `units` (native: checkUnits in kernel.inl). */

@@ -15,6 +15,7 @@ import type { DistanceWorker } from './distances.js';
 import { NO_BLOCKER, type PassWorker } from './pass-worker.js';
 import { NO_MOVES, type SparseMemo } from './sparse-memo.js';
 import { LOSS, LOST_WITHOUT_DISTANCE, UNKNOWN, WIN, lostCheckedMark } from './state-space.js';
+import type { UnknownLists } from './unknown-lists.js';
 import { stateByte } from './value-table.js';
 
 /**
@@ -93,6 +94,23 @@ export function passUnit(w: PassWorker, unit: number): void {
     const index = space.groupOfRank[r1]! * space.p2Placements + w.engine.rankP2(a, b);
     w.waitForRevisit(index, w.pass(index, a, b), a, b);
   } while (nextCombination(combo, k, n - k));
+  w.endUnit();
+}
+
+/**
+ * Pass unit `unit` of a listed pass (unknown-lists.ts): the unit's states that were unknown when
+ * the lists were made, in the order passUnit lists them (by group), visited as passUnit visits.
+ */
+export function listedUnit(w: PassWorker, unit: number, lists: UnknownLists): void {
+  const space = w.space;
+  const a = w.pos.p1;
+  const b = w.pos.p2;
+  unrankSet(space.passOrder[unit]!, space.pieces, space.cells, b);
+  for (const group of lists.groupsOf(unit)) {
+    unrankSet(space.rankOf[group]!, space.pieces, space.cells, a);
+    const index = group * space.p2Placements + w.engine.rankP2(a, b);
+    w.waitForRevisit(index, w.pass(index, a, b), a, b);
+  }
   w.endUnit();
 }
 
