@@ -328,10 +328,11 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
             ? 'listed'
             : 'sparse';
       // A listed pass's lists are made at its start, or again at its resume (the states decided
-      // since are left out, which changes nothing: a listed pass skips known states). Where they
-      // do not fit, a new pass is a sparse one, and a resumed one goes on as a full pass.
-      const lists = kind === 'listed' ? kernel.listUnknown!(table, { threads, budget: memo.bytes }) : undefined;
-      if (lists && !lists.listed && !part) kind = 'sparse';
+      // since are left out, which changes nothing: a listed pass skips known states), by this
+      // process's kernel. Where they do not fit, a new pass is a sparse one, and a resumed one
+      // goes on as a full pass (so does one resumed with worker threads, which have no lists).
+      const lists = kind === 'listed' && ownThreads && kernel.listUnknown ? kernel.listUnknown(table, { threads, budget: memo.bytes }) : undefined;
+      if (kind === 'listed' && !lists?.listed && !part) kind = 'sparse';
       const sparse = kind === 'sparse';
       // Sparse passes sweep the groups up and down in turn: a state whose proof waits on a state
       // after it in one direction is reached in the next pass (7x7/3: 11 passes instead of 17).
