@@ -371,8 +371,41 @@ static int checkChildCells(int m, int k, std::vector<int> start) {
   return states;
 }
 
+/** The listing's rising colex unranking (RisingPlacements, unknown_lists.inl) gives the P1 rank of
+ *  P2's placement that unrankP2 and rankP1 give, for rising offsets with random gaps in random
+ *  groups, on boards in uint64_t and in U128, 1 to 10 pieces. Returns the offsets compared. */
+template <class B>
+static int checkRisingPlacements(int m, int k, std::vector<int> start) {
+  using namespace graph_check;
+  const Variant v(m, k, RuleMode::Clean, start);
+  const BitboardEngine<B> e(v, true);
+  uint64_t x = 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(m * 16 + k);
+  const auto random = [&x](uint64_t below) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x % below;
+  };
+  int offsets = 0, wrong = 0;
+  const uint64_t gap = std::max<uint64_t>(2, e.p2Placements / 500);
+  for (int group = 0; group < 40; group++) {
+    const B a = e.unrankP1(random(e.p1Placements));
+    RisingPlacements<B> placements(e, a);
+    // Odd groups: offsets across the whole group; even ones: 5,000 close together somewhere in it.
+    uint64_t r = group % 2 ? random(gap) : random(e.p2Placements);
+    for (int n = 0; r < e.p2Placements && n < 5000; r += 1 + random(group % 2 ? gap : 3), offsets++, n++) {
+      wrong += placements.p2Rank(r) != e.rankP1(e.unrankP2(a, r));
+    }
+  }
+  CHECK(wrong == 0, "%dx%d/%d: %d of %d offsets ranked apart by RisingPlacements", m, m, k, wrong, offsets);
+  return offsets;
+}
+
 int main() {
   int checked = 0;
+  checked += checkRisingPlacements<uint64_t>(7, 1, {0}) > 0;
+  checked += checkRisingPlacements<uint64_t>(7, 4, {0, 1, 2, 4}) > 0;
+  checked += checkRisingPlacements<uint64_t>(4, 6, {0, 1, 2, 3, 4, 5}) > 0;
+  checked += checkRisingPlacements<U128>(9, 4, {0, 1, 2, 4}) > 0;
+  checked += checkRisingPlacements<U128>(9, 10, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) > 0;
   checked += checkApplyParts();
   checked += checkSortMessages() > 0;
   checked += checkThreadPool();

@@ -134,18 +134,24 @@ export function nativeStatus(): NativeStatus {
     const require = createRequire(import.meta.url);
     const load = require('node-gyp-build') as ((dir: string) => Addon) & { path(dir: string): string };
     let path = load.path(packageDir);
+    let stale = false; // the first binary loaded, but was built from other sources
     try {
       addon = require(path) as Addon;
       const mismatch = bindingMismatch(addon, path);
+      stale = mismatch !== undefined;
       if (mismatch) throw new Error(mismatch);
     } catch (e) {
       // node-gyp-build prefers build/Release whatever its architecture: a checkout built on x64
       // and run by an arm64 Node (scripts/arm64.sh) has the right binary in prebuilds/ only.
       const prebuilt = prebuildFor(process.platform, process.arch);
       if (!prebuilt || prebuilt === path) throw e;
+      try {
+        addon = require(prebuilt) as Addon;
+      } catch (prebuiltError) {
+        throw stale ? e : prebuiltError; // a stale build's reason is the one to act on
+      }
+      if (bindingMismatch(addon, prebuilt)) throw e;
       path = prebuilt;
-      addon = require(path) as Addon;
-      if (bindingMismatch(addon, path)) throw e; // the first binary's reason is the one to act on
     }
     const cpu = addon.cpuInfo();
     const forced = process.env.CCHECKERS_FORCE_PORTABLE === '1';

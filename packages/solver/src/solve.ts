@@ -14,6 +14,7 @@ import {
   NO_DISTANCE,
   type RuleMode,
   MAX_VIEW_BYTES,
+  type ListedUnknown,
   type SparseMemoKey,
   StateSpace,
   TableBytes,
@@ -315,24 +316,32 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       // visited in pass 1's order, the children in cache (a listed pass, where the kernel lists
       // and the lists fit the memo's budget: 7x7/4's 381 million in 1.5 GB), then by group
       // (sparse passes).
-      const last = passLog[passLog.length - 1];
+      // Listed: only the first pass after the full ones (the memo of the sparse passes after it
+      // is not held beside the lists).
+      const firstLate = passLog.every((r) => r.sparse !== true && r.listed !== true);
       let kind: 'full' | 'listed' | 'sparse' = part
         ? part.listed === true
           ? 'listed'
           : part.sparse === true
             ? 'sparse'
             : 'full'
-        : !nextPassIsSparse(last, proven, space.states)
+        : !nextPassIsSparse(passLog[passLog.length - 1], proven, space.states)
           ? 'full'
-          : ownThreads && kernel.listUnknown && last !== undefined && last.sparse !== true && last.listed !== true
+          : firstLate
             ? 'listed'
             : 'sparse';
       // A listed pass's lists are made at its start, or again at its resume (the states decided
       // since are left out, which changes nothing: a listed pass skips known states), by this
-      // process's kernel. Where they do not fit, a new pass is a sparse one, and a resumed one
-      // goes on as a full pass (so does one resumed with worker threads, which have no lists).
-      const lists = kind === 'listed' && ownThreads && kernel.listUnknown ? kernel.listUnknown(table, { threads, budget: memo.bytes }) : undefined;
-      if (kind === 'listed' && !lists?.listed && !part) kind = 'sparse';
+      // process's kernel (some seconds: 17 s for 7x7/4's 381 million). Where they would not fit
+      // (4 bytes an unknown state, 8 a unit), a new pass is a sparse one and a resumed one goes
+      // on as a full pass, as it does on worker threads, which have no lists.
+      const listsFit = (space.states - proven) * 4 + (kernel.passUnits + 1) * 8 <= memo.bytes;
+      let lists: ListedUnknown | undefined;
+      if (kind === 'listed' && ownThreads && kernel.listUnknown && listsFit) {
+        report({ phase: 'pass', pass, fraction: (part?.unitsDone ?? 0) / kernel.passUnits, proven, storedStates: space.states });
+        lists = kernel.listUnknown(table, { threads, budget: memo.bytes }); // a stop is seen after its first chunk, which checkpoints
+      }
+      if (kind === 'listed' && !lists?.listed) kind = part ? 'full' : 'sparse';
       const sparse = kind === 'sparse';
       // Sparse passes sweep the groups up and down in turn: a state whose proof waits on a state
       // after it in one direction is reached in the next pass (7x7/3: 11 passes instead of 17).
@@ -345,7 +354,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       const chunks = unitsAfter(sparse ? (down ? [...initChunks].reverse() : initChunks) : passChunks, unitsDone, down);
       let done = 0;
       const seconds = () => (part?.seconds ?? 0) + (performance.now() - passStart) / 1000;
-      await runner.run(down ? 'sparse-down' : sparse ? 'sparse' : lists?.listed ? 'listed' : 'pass', chunks, (s) => {
+      await runner.run(down ? 'sparse-down' : sparse ? 'sparse' : kind === 'listed' ? 'listed' : 'pass', chunks, (s) => {
         newly += s.wins + s.losses;
         moveless += s.moveless;
         proven += s.wins + s.losses;

@@ -12,6 +12,50 @@
 // so it visits the same states in the same order, with the same outcome (the same stats on one
 // thread). Lists made earlier still serve: the states decided since are skipped at their visit.
 
+/** The P1 rank of P2's placement in the states of a group, for offsets that only grow (its
+ *  unknown states in index order): colex unranking among the cells P1 leaves free, where a
+ *  level's position only moves up while the levels above keep theirs, so most offsets cost a
+ *  compare per level (unrankP2 searches every level from the top: 2x the listing's time). */
+template <class B>
+class RisingPlacements {
+ public:
+  RisingPlacements(const BitboardEngine<B>& e, B a) : e_(e), k_(e.k) {
+    int t = 0;
+    for (B x = a; any(x); x = clearLowest(x), t++) freeBelow_[t] = lowest(x) - t;
+  }
+  /** rankP1 of P2's placement at offset r (r at least the last one's). */
+  uint64_t p2Rank(uint64_t r) {
+    const auto& C = e_.C.c;
+    bool same = started_;
+    uint64_t rest = r;
+    for (int i = k_; i >= 2; i--) {
+      int c = same ? p_[i] : i - 1;
+      while (C[c + 1][i] <= rest) c++;
+      same = same && c == p_[i];
+      p_[i] = c;
+      rest -= C[c][i];
+    }
+    p_[1] = static_cast<int>(rest);
+    started_ = true;
+    // Position p among the free cells is cell p + (P1's cells below it); ascending positions
+    // give ascending cells, the j-th of which adds C(cell, j) to the rank.
+    uint64_t rank = 0;
+    int t = 0;
+    for (int i = 1; i <= k_; i++) {
+      while (t < k_ && freeBelow_[t] <= p_[i]) t++;
+      rank += C[p_[i] + t][i];
+    }
+    return rank;
+  }
+
+ private:
+  const BitboardEngine<B>& e_;
+  const int k_;
+  int freeBelow_[kMaxPieces] = {};  // P1's t-th cell - t: free cells below it
+  int p_[kMaxPieces + 1] = {};      // the positions among the free cells, by level
+  bool started_ = false;
+};
+
 /** Per pass unit, the groups holding its states unknown at the listing, ascending (the order its
  *  full listing has them in: groups are numbered by their representative's P1 rank). */
 class UnknownLists {
@@ -26,7 +70,8 @@ class UnknownLists {
   uint64_t bytes() const { return groups_.capacity() * sizeof(uint32_t) + starts_.capacity() * sizeof(uint64_t); }
 
   /** Lists the unknown states of `table` (`bytes` bytes), if they fit in `budget` bytes: returns
-   *  how many there are and whether they were listed (if not, none are kept). Counted per chunk of
+   *  how many there are and whether they were listed (if not, none are kept; all 0 when not even
+   *  the counters could be allocated). Counted per chunk of
    *  groups, then written per chunk, so the lists come out the same on any number of threads. */
   template <class B>
   ListedUnknown list(ThreadPool& pool, const BitboardEngine<B>& e, const StateSpace& g, const TableParts& parts, const uint8_t* table,
@@ -34,8 +79,8 @@ class UnknownLists {
     release();
     const uint32_t units = static_cast<uint32_t>(e.p1Placements);
     const uint32_t groups = static_cast<uint32_t>(g.rankOf.size());
-    // Chunks of consecutive groups, up to four per thread (any number gives the same lists), their
-    // counters (8 bytes a unit each) within an eighth of the budget.
+    // Chunks of consecutive groups, up to four per thread (any number gives the same lists); their
+    // counters take 8 bytes a unit each, more than one chunk's only within an eighth of the budget.
     const uint64_t affordable = budget / 8 / (uint64_t{units} * sizeof(uint64_t));
     const uint32_t chunks = static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>({groups, 4 * static_cast<uint64_t>(std::max(1, threads)), affordable})));
     const auto chunkGroups = [&](uint32_t c, uint32_t& from, uint32_t& to) {
@@ -44,7 +89,12 @@ class UnknownLists {
     };
     // Per chunk and P2 placement (by its P1 rank, the unit passOrder[u] names): first the count
     // of its unknown states, then where the next one goes.
-    std::vector<uint64_t> at(static_cast<size_t>(chunks) * units, 0);
+    std::vector<uint64_t> at;
+    try {
+      at.assign(static_cast<size_t>(chunks) * units, 0);
+    } catch (const std::bad_alloc&) {  // not even the counters: nothing counted, nothing listed
+      return {0, 0, false};
+    }
     forEachUnit(pool, chunks, threads, [](int) { return ChunkWorker{}; }, [&](ChunkWorker&, uint32_t c, int) {
       uint32_t from, to;
       chunkGroups(c, from, to);
@@ -89,50 +139,6 @@ class UnknownLists {
   struct ChunkWorker {
     KernelStats stats{};
     void endSweep() {}
-  };
-
-  /** The P1 rank of P2's placement in the states of a group, for offsets that only grow (its
-   *  unknown states in index order): colex unranking among the cells P1 leaves free, where a
-   *  level's position only moves up while the levels above keep theirs, so most offsets cost a
-   *  compare per level (unrankP2 searches every level from the top: 2x the listing's time). */
-  template <class B>
-  class RisingPlacements {
-   public:
-    RisingPlacements(const BitboardEngine<B>& e, B a) : e_(e), k_(e.k) {
-      int t = 0;
-      for (B x = a; any(x); x = clearLowest(x), t++) freeBelow_[t] = lowest(x) - t;
-    }
-    /** rankP1 of P2's placement at offset r (r at least the last one's). */
-    uint64_t p2Rank(uint64_t r) {
-      const auto& C = e_.C.c;
-      bool same = started_;
-      uint64_t rest = r;
-      for (int i = k_; i >= 2; i--) {
-        int c = same ? p_[i] : i - 1;
-        while (C[c + 1][i] <= rest) c++;
-        same = same && c == p_[i];
-        p_[i] = c;
-        rest -= C[c][i];
-      }
-      p_[1] = static_cast<int>(rest);
-      started_ = true;
-      // Position p among the free cells is cell p + (P1's cells below it); ascending positions
-      // give ascending cells, the j-th of which adds C(cell, j) to the rank.
-      uint64_t rank = 0;
-      int t = 0;
-      for (int i = 1; i <= k_; i++) {
-        while (t < k_ && freeBelow_[t] <= p_[i]) t++;
-        rank += C[p_[i] + t][i];
-      }
-      return rank;
-    }
-
-   private:
-    const BitboardEngine<B>& e_;
-    const int k_;
-    int freeBelow_[kMaxPieces] = {};  // P1's t-th cell - t: free cells below it
-    int p_[kMaxPieces + 1] = {};      // the positions among the free cells, by level
-    bool started_ = false;
   };
 
   /** f(p2Rank) for each unknown state of `group`, in index order: rankP1 of its P2 placement. */

@@ -123,7 +123,7 @@ export interface ListUnknownOptions {
 }
 
 /** What listUnknown found: the unknown states, the bytes their lists take, whether they were
- *  listed (they fit the budget; if not, none are kept). */
+ *  listed (they fit the budget and could be allocated; if not, none are kept). */
 export interface ListedUnknown {
   states: number;
   bytes: number;

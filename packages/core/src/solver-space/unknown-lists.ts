@@ -49,8 +49,15 @@ export class UnknownLists {
     const bytes = states * 4 + (units + 1) * 8;
     if (bytes > budget) return { states, bytes, listed: false };
     for (let u = 0; u < units; u++) counts[u + 1]! += counts[u]!;
-    this.starts = counts.slice();
-    const groups = new Uint32Array(states);
+    let groups: Uint32Array<ArrayBuffer>;
+    try {
+      this.starts = counts.slice();
+      groups = new Uint32Array(states);
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      this.release(); // no memory for them: the lists save time, never memory
+      return { states, bytes, listed: false };
+    }
     const next = counts; // where each unit's next group goes
     forEachUnknown(engine, space, parts, unitOf, (unit, group) => (groups[next[unit]!++] = group));
     this.groups = groups;
