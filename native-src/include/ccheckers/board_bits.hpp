@@ -7,8 +7,10 @@
 // For the few hot functions GCC judges too big to inline into the solver's loops.
 #if defined(__GNUC__)
 #define CCK_ALWAYS_INLINE __attribute__((always_inline)) inline
+#define CCK_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))  // after a lambda's parameters
 #else
 #define CCK_ALWAYS_INLINE inline
+#define CCK_ALWAYS_INLINE_LAMBDA
 #endif
 
 namespace cck {
