@@ -24,3 +24,4 @@ export * from './solver-space/value-table.js';
 export * from './solver-space/table-bytes.js';
 export * from './solver-space/kernel.js';
 export * from './solver-space/message-runs.js';
+export { unknownListsBytes } from './solver-space/unknown-lists.js';

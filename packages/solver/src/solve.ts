@@ -17,6 +17,7 @@ import {
   type ListedUnknown,
   type SparseMemoKey,
   StateSpace,
+  unknownListsBytes,
   TableBytes,
   type TableLike,
   type TablePages,
@@ -312,12 +313,9 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       let newly = part?.newlyProven ?? 0;
       let moveless = 0; // 0 in a checkpoint: checked before writing one
       // After pass 1, visit only the unknown states instead of sweeping every P2 placement once
-      // few states are left or the passes have stopped paying: first listed by pass unit and
-      // visited in pass 1's order, the children in cache (a listed pass, where the kernel lists
-      // and the lists fit the memo's budget: 7x7/4's 381 million in 1.5 GB), then by group
-      // (sparse passes).
-      // Listed: only the first pass after the full ones (the memo of the sparse passes after it
-      // is not held beside the lists).
+      // few states are left or the passes have stopped paying: the first such pass listed by pass
+      // unit and visited in pass 1's order, the children in cache (a listed pass; never beside
+      // the memo of the sparse passes after it), then by group (sparse passes).
       const firstLate = passLog.every((r) => r.sparse !== true && r.listed !== true);
       let kind: 'full' | 'listed' | 'sparse' = part
         ? part.listed === true
@@ -332,10 +330,10 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
             : 'sparse';
       // A listed pass's lists are made at its start, or again at its resume (the states decided
       // since are left out, which changes nothing: a listed pass skips known states), by this
-      // process's kernel (some seconds: 17 s for 7x7/4's 381 million). Where they would not fit
-      // (4 bytes an unknown state, 8 a unit), a new pass is a sparse one and a resumed one goes
-      // on as a full pass, as it does on worker threads, which have no lists.
-      const listsFit = (space.states - proven) * 4 + (kernel.passUnits + 1) * 8 <= memo.bytes;
+      // process's kernel (some seconds: 17 s for 7x7/4's 381 million, 1.4 GiB). Where they would
+      // not fit the memo's budget, a new pass is a sparse one and a resumed one goes on as a full
+      // pass, as it does on worker threads, which have no lists.
+      const listsFit = unknownListsBytes(space.states - proven, kernel.passUnits) <= memo.bytes;
       let lists: ListedUnknown | undefined;
       if (kind === 'listed' && ownThreads && kernel.listUnknown && listsFit) {
         report({ phase: 'pass', pass, fraction: (part?.unitsDone ?? 0) / kernel.passUnits, proven, storedStates: space.states });
@@ -343,6 +341,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       }
       if (kind === 'listed' && !lists?.listed) kind = part ? 'full' : 'sparse';
       const sparse = kind === 'sparse';
+      const sweep = { sparse, ...(kind === 'listed' ? { listed: true } : {}) }; // what its records say it was
       // Sparse passes sweep the groups up and down in turn: a state whose proof waits on a state
       // after it in one direction is reached in the next pass (7x7/3: 11 passes instead of 17).
       const down = sparse && pass % 2 === 0;
@@ -364,7 +363,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
         // calls, the units [0, unitsDone) of the sweep are done and nothing writes to the table.
         if (unitsDone < units && checkpointPath && (options.signal?.aborted || performance.now() - lastCheckpoint >= checkpointMs)) {
           checkMoveless(moveless, v);
-          const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), sparse, ...(kind === 'listed' ? { listed: true } : {}), unitsDone };
+          const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), ...sweep, unitsDone };
           checkpoint('checkpoint', { record, inPass: { pass, unitsDone, units } });
         }
         checkAbort();
@@ -372,7 +371,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       });
       if (lists) kernel.releaseUnknownLists?.();
       checkMoveless(moveless, v);
-      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), sparse, ...(kind === 'listed' ? { listed: true } : {}) };
+      const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), ...sweep };
       passLog.push(record);
       report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
       if (newly === 0) break;

@@ -6,30 +6,21 @@
  * with lists made before each pass or once for all; within a budget, or not at all; and a solve
  * runs one as its pass 2 where the lists fit, a sparse one where they do not, to the same table.
  */
-import { type KernelStats, type SolverKernel, StateSpace, TsSolverKernel, UNKNOWN, variant } from '@ccheckers/core';
+import { type KernelStats, type SolverKernel, StateSpace, UNKNOWN, variant } from '@ccheckers/core';
 import { describe, expect, it } from 'vitest';
-import { availableBackends, requiredBytes, solve } from '../src/index.js';
+import { availableBackends, requiredBytes, solve, storedCounts } from '../src/index.js';
+import { afterPass1 as afterPass1Of, untilNothingProven } from './late-passes.js';
 
 const backends = (await availableBackends()).filter((b) => b.solverKernel(variant(7, 1), 'clean').listUnknown !== undefined);
-
-/** The unknown states of a table, counted one by one. */
-function unknownStates(space: StateSpace, table: Uint8Array): number {
-  let n = 0;
-  for (let i = 0; i < space.states; i++) if (((table[i >>> 2]! >>> ((i & 3) << 1)) & 3) === UNKNOWN) n++;
-  return n;
-}
 
 /** Passes after pass 1 until one proves nothing: full passes, or listed ones (lists made before
  *  each, or `once` after pass 1). */
 function laterPasses(kernel: SolverKernel, table: Uint8Array, listed: 'no' | 'each' | 'once', threads = 1): KernelStats[] {
-  const passes: KernelStats[] = [];
   if (listed === 'once') kernel.listUnknown!(table, { threads, budget: 2 ** 40 });
-  for (let pass = 2; pass < 100; pass++) {
+  const passes = untilNothingProven(() => {
     if (listed === 'each') kernel.listUnknown!(table, { threads, budget: 2 ** 40 });
-    const s = listed === 'no' ? kernel.pass(table, 0, kernel.passUnits, { threads }) : kernel.listedPass!(table, 0, kernel.passUnits, { threads });
-    passes.push(s);
-    if (s.wins + s.losses === 0) break;
-  }
+    return listed === 'no' ? kernel.pass(table, 0, kernel.passUnits, { threads }) : kernel.listedPass!(table, 0, kernel.passUnits, { threads });
+  });
   kernel.releaseUnknownLists?.();
   return passes;
 }
@@ -39,11 +30,7 @@ describe.each([
   [7, 2],
 ])('listed passes, board %i with %i pieces', (board, pieces) => {
   const v = variant(board, pieces);
-  const space = new StateSpace(v);
-  const ts = new TsSolverKernel(v, 'clean', space);
-  const afterPass1 = new Uint8Array(space.tableBytes);
-  ts.init(afterPass1, 0, space.groups);
-  ts.pass(afterPass1, 0, ts.passUnits);
+  const { space, ts, table: afterPass1 } = afterPass1Of(v);
   const full = afterPass1.slice();
   const fullPasses = laterPasses(ts, full, 'no');
 
@@ -64,7 +51,7 @@ describe.each([
   it.each(backends.map((b) => [b.name, b] as const))('%s: lists within a budget, of every unknown state, kept until released', (_name, backend) => {
     const kernel = backend.solverKernel(v, 'clean');
     const table = afterPass1.slice();
-    const states = unknownStates(space, table);
+    const states = storedCounts(table, space.states)[UNKNOWN]!;
     const bytes = states * 4 + (space.p1Placements + 1) * 8;
     expect(kernel.listUnknown!(table, { budget: bytes - 1 })).toEqual({ states, bytes, listed: false });
     expect(() => kernel.listedPass!(table, 0, 1)).toThrow(/whose unknown states were not listed/);

@@ -5,22 +5,17 @@
  * and table as the TS kernel's passes without it (on one thread), whatever its budget; a memo
  * kept for another table or solve is not used; it holds at most its budget, nothing once released.
  */
-import { type Backend, type KernelStats, type SolverKernel, type SparseMemoKey, type SparsePassOptions, StateSpace, TsSolverKernel, tsBackend, variant } from '@ccheckers/core';
+import { type Backend, type KernelStats, type SolverKernel, type SparseMemoKey, type SparsePassOptions, StateSpace, tsBackend, variant } from '@ccheckers/core';
 import { describe, expect, it } from 'vitest';
 import { availableBackends, solve } from '../src/index.js';
+import { afterPass1 as afterPass1Of, untilNothingProven } from './late-passes.js';
 import { sparseMemoBudget } from '../src/memory.js';
 
 const backends = (await availableBackends()).filter((b) => b.solverKernel(variant(7, 1), 'clean').releaseSparseMemo !== undefined);
 
 /** Sparse passes, up and down in turn, until one proves nothing: each pass's stats. */
 function sparsePasses(kernel: SolverKernel, table: Uint8Array, groups: number, memo?: { token: number; bytes: number }, threads = 1): KernelStats[] {
-  const passes: KernelStats[] = [];
-  for (let pass = 2; pass < 100; pass++) {
-    const s = kernel.sparsePass(table, 0, groups, { threads, descending: pass % 2 === 0, ...(memo ? { memo } : {}) });
-    passes.push(s);
-    if (s.wins + s.losses === 0) break;
-  }
-  return passes;
+  return untilNothingProven((pass) => kernel.sparsePass(table, 0, groups, { threads, descending: pass % 2 === 0, ...(memo ? { memo } : {}) }));
 }
 
 describe.each([
@@ -28,11 +23,7 @@ describe.each([
   [7, 2],
 ])('the sparse memo, board %i with %i pieces', (board, pieces) => {
   const v = variant(board, pieces);
-  const space = new StateSpace(v);
-  const ts = new TsSolverKernel(v, 'clean', space);
-  const afterPass1 = new Uint8Array(space.tableBytes);
-  ts.init(afterPass1, 0, space.groups);
-  ts.pass(afterPass1, 0, ts.passUnits);
+  const { space, ts, table: afterPass1 } = afterPass1Of(v);
   // The passes without a memo, on the TS kernel.
   const plain = afterPass1.slice();
   const plainPasses = sparsePasses(ts, plain, space.groups);

@@ -13,6 +13,12 @@ import { UNKNOWN } from './state-space.js';
 import type { TableLike } from './table-bytes.js';
 import type { TableParts } from './table-parts.js';
 
+/** Bytes the lists of `states` unknown states of `units` pass units take (native's too): 4 a
+ *  state (its group) and 8 a unit (where its list starts). */
+export function unknownListsBytes(states: number, units: number): number {
+  return states * 4 + (units + 1) * 8;
+}
+
 /** Per pass unit, the groups holding its states unknown at the listing, ascending (the order its
  *  full listing has them in: groups are numbered by their representative's P1 rank). */
 export class UnknownLists {
@@ -46,7 +52,7 @@ export class UnknownLists {
       counts[unit + 1]!++;
       states++;
     });
-    const bytes = states * 4 + (units + 1) * 8;
+    const bytes = unknownListsBytes(states, units);
     if (bytes > budget) return { states, bytes, listed: false };
     for (let u = 0; u < units; u++) counts[u + 1]! += counts[u]!;
     let groups: Uint32Array<ArrayBuffer>;
