@@ -33,7 +33,7 @@ import { InsufficientMemoryError, allocateTable, checkMemory, checkTableLimits, 
 import { checkOutputPath, lockOutput } from './output-file.js';
 import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
 import { type DistancePhase, layDistances } from './distance-table.js';
-import { CHUNKS_PER_PHASE, checkMoveless, chunkRanges, inProcessRunner, nextPassIsSparse, unitsAfter } from './sweeps.js';
+import { CHUNKS_PER_PHASE, checkMoveless, chunkRanges, inProcessRunner, kindOf, nextPassKind, unitsAfter } from './sweeps.js';
 import { type ChunkRunner, createWorkerPool, runPhase } from './worker-pool.js';
 
 export type StartValue = 'p1-win' | 'p2-win' | 'draw';
@@ -312,22 +312,9 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       unfinished = undefined;
       let newly = part?.newlyProven ?? 0;
       let moveless = 0; // 0 in a checkpoint: checked before writing one
-      // After pass 1, visit only the unknown states instead of sweeping every P2 placement once
-      // few states are left or the passes have stopped paying: the first such pass listed by pass
-      // unit and visited in pass 1's order, the children in cache (a listed pass; never beside
-      // the memo of the sparse passes after it), then by group (sparse passes).
-      const firstLate = passLog.every((r) => r.sparse !== true && r.listed !== true);
-      let kind: 'full' | 'listed' | 'sparse' = part
-        ? part.listed === true
-          ? 'listed'
-          : part.sparse === true
-            ? 'sparse'
-            : 'full'
-        : !nextPassIsSparse(passLog[passLog.length - 1], proven, space.states)
-          ? 'full'
-          : firstLate
-            ? 'listed'
-            : 'sparse';
+      // After pass 1, visit only the unknown states once few are left or full passes stop
+      // paying (sweeps.ts): first listed by pass unit, then by group.
+      let kind = part ? kindOf(part) : nextPassKind(passLog, proven, space.states);
       // A listed pass's lists are made at its start, or again at its resume (the states decided
       // since are left out, which changes nothing: a listed pass skips known states), by this
       // process's kernel (some seconds: 17 s for 7x7/4's 381 million, 1.4 GiB). Where they would

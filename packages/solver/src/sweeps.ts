@@ -21,6 +21,24 @@ export function nextPassIsSparse(last: PassRecord | undefined, proven: number, s
   return last !== undefined && (last.newlyProven < SPARSE_WHEN_PROVEN_BELOW * states || states - proven < SPARSE_WHEN_UNKNOWN_BELOW * states);
 }
 
+/** How a pass sweeps: every state of pass 1's units (full), the states unknown at its start in
+ *  the same order (listed: SolverKernel.listUnknown and listedPass), or the unknown states group
+ *  by group (sparse). */
+export type PassKind = 'full' | 'listed' | 'sparse';
+
+/** The kind of sweep a pass record says its pass was. */
+export function kindOf(record: PassRecord): PassKind {
+  return record.listed === true ? 'listed' : record.sparse === true ? 'sparse' : 'full';
+}
+
+/** The next pass after `log`: full while full passes pay, then the first of the others listed
+ *  (the children in cache, as in pass 1; never beside the memo of the sparse passes after it),
+ *  then sparse ones. A solve runs a sparse pass where it cannot list (solve.ts). */
+export function nextPassKind(log: readonly PassRecord[], proven: number, states: number): PassKind {
+  if (!nextPassIsSparse(log[log.length - 1], proven, states)) return 'full';
+  return log.every((r) => kindOf(r) === 'full') ? 'listed' : 'sparse';
+}
+
 /** docs/rules.md section 5: a legal, non-terminal position without any move must not be scored silently. */
 export function checkMoveless(moveless: number, v: Variant): void {
   if (moveless > 0) {
