@@ -8,6 +8,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, TableBytes, type TableLike, tableViews, variant } from '@ccheckers/core';
 import { type AtomicWriter, IO_CHUNK_BYTES, writeFileAtomic } from './atomic-file.js';
+import { isZero, writeBodiesDirect } from './direct-write.js';
 import { crc32Of, crc32Zeros } from './crc.js';
 import { checkOutputStill } from './output-file.js';
 import { type PassRecord, isSeconds, passLogProblem } from './pass-log.js';
@@ -135,13 +136,15 @@ export type Placement = 'replace' | 'replace-file' | 'new';
 
 /** Writes the database atomically (atomic-file.ts): temporary file, fsync, rename (or link, see
  *  Placement), folder fsync. The header goes last: it holds the checksums, taken of the bytes as
- *  they are written (writeBody). */
+ *  they are written (writeBody). `staging`: memory aligned for writes past the page cache
+ *  (direct-write.ts), where the bodies are in memory. */
 export function writeDatabase(
   path: string,
   header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes' | 'distanceBytes' | 'distanceCrc32'>,
   table: Body,
   distances?: Body,
   placement: Placement = 'replace',
+  staging?: Uint8Array,
 ): DatabaseHeader {
   const body = asPieces(table);
   const distanceBody = distances ? asPieces(distances) : undefined;
@@ -160,9 +163,15 @@ export function writeDatabase(
   writeFileAtomic(
     path,
     (file) => {
-      full.bodyCrc32 = writeBody(file, body, HEADER_BYTES);
-      if (distanceBody) full.distanceCrc32 = writeBody(file, distanceBody, HEADER_BYTES + body.length);
-      file.write(log, HEADER_BYTES + body.length + (distanceBody?.length ?? 0));
+      if (staging && !isStreamed(body) && !(distanceBody && isStreamed(distanceBody))) {
+        const crcs = writeBodiesDirect(file, staging, HEADER_BYTES, distanceBody ? [body, distanceBody as BodyPieces] : [body], log);
+        full.bodyCrc32 = crcs[0]!;
+        full.distanceCrc32 = crcs[1] ?? 0;
+      } else {
+        full.bodyCrc32 = writeBody(file, body, HEADER_BYTES);
+        if (distanceBody) full.distanceCrc32 = writeBody(file, distanceBody, HEADER_BYTES + body.length);
+        file.write(log, HEADER_BYTES + body.length + (distanceBody?.length ?? 0));
+      }
       file.write(encodeHeader(full, log.length, crc32Of(log)), 0);
     },
     {
@@ -230,14 +239,6 @@ function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position
   return crc32Zeros(crc, body.length - at);
 }
 
-let zeros: Uint8Array | undefined;
-
-/** Whether every byte of `chunk` (at most IO_CHUNK_BYTES) is 0: a memcmp, which stops at the
- *  first other byte. */
-function isZero(chunk: Uint8Array): boolean {
-  zeros ??= new Uint8Array(IO_CHUNK_BYTES);
-  return Buffer.compare(chunk, zeros.subarray(0, chunk.length)) === 0;
-}
 
 export { IO_CHUNK_BYTES };
 

@@ -28,6 +28,7 @@ import {
 } from '@ccheckers/core';
 import { type DatabaseHeader, tableCrc32, writeDatabase } from './database.js';
 import { distanceLayers, headerFor, readCheckpoint } from './solve-checkpoint.js';
+import { DIRECT_STAGING_BYTES } from './direct-write.js';
 import { type PassRecord, passesDone } from './pass-log.js';
 import { InsufficientMemoryError, allocateTable, checkMemory, checkTableLimits, requiredBytes, sparseMemoBudget } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
@@ -199,6 +200,9 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
 
   // Tables of any size (TableBytes: views of at most 4 GiB), in the backend's memory.
   const allocate = (bytes: number) => allocateTable(backend, bytes);
+  // The native addon's memory is aligned: its databases and checkpoints go past the page cache.
+  let staging: Uint8Array | undefined;
+  const stagingBuffer = () => (backend.allocateTable ? (staging ??= backend.allocateTable(DIRECT_STAGING_BYTES).views[0]) : undefined);
   let distances: TableBytes | undefined;
   /** A checkpoint of the distances (every pass done): the layer to go on with, and the won and
    *  lost states it has placed. */
@@ -248,7 +252,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   const checkpoint = (stage: 'init' | 'checkpoint', part?: { record: PassRecord; inPass: InPass }) => {
     if (!checkpointPath) return;
     const log = part ? [...passLog, part.record] : passLog;
-    writeDatabase(checkpointPath, headerFor(v, rules, stage, passLog.length, space, elapsed(), log, UNKNOWN), table);
+    writeDatabase(checkpointPath, headerFor(v, rules, stage, passLog.length, space, elapsed(), log, UNKNOWN), table, undefined, 'replace', stagingBuffer());
     saved = passLog.length;
     savedInPass = part?.inPass;
     lastCheckpoint = performance.now();
@@ -258,7 +262,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
    *  `depth`: the distance table as it is, marks included (see distance-table.ts). */
   const checkpointDistances = (depth: number) => {
     if (!checkpointPath || !distances) return;
-    writeDatabase(checkpointPath, { ...headerFor(v, rules, 'checkpoint', passLog.length, space, seconds, passLog, UNKNOWN), maxDistance: depth }, table, distances);
+    writeDatabase(checkpointPath, { ...headerFor(v, rules, 'checkpoint', passLog.length, space, seconds, passLog, UNKNOWN), maxDistance: depth }, table, distances, 'replace', stagingBuffer());
     saved = passLog.length;
     savedInPass = undefined;
     savedLayer = depth;
@@ -456,6 +460,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       table,
       distances,
       options.force ? 'replace-file' : 'new',
+      stagingBuffer(),
     );
     // Only a checkpoint of this solve: one it wrote, or the one it resumed from.
     if (checkpointPath && (saved >= 0 || resumedFromPass !== undefined) && existsSync(checkpointPath)) unlinkSync(checkpointPath);

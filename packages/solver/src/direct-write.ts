@@ -1,0 +1,189 @@
+/**
+ * A database or checkpoint of gigabytes written past the page cache (O_DIRECT). On a virtual
+ * machine, every fresh page-cache page a buffered write fills can cost a fault in the host: 7x7/4's
+ * 3.96 GB table took 13.2 s to write buffered the first time and 2.0 s this way on the AMD machine
+ * (docs/performance.md), and a solve writes it at each checkpoint and at the end.
+ *
+ * O_DIRECT wants the memory, the file position and the length aligned to the disk's blocks, so the
+ * bytes go through a staging buffer the caller allocates aligned (the native addon's tables are
+ * 2 MiB aligned), in whole blocks from the file's start; the tail that fills no block goes through
+ * the ordinary descriptor. Where the OS or the filesystem has no O_DIRECT, or refuses a write with
+ * EINVAL (a staging buffer not aligned after all), the rest goes the ordinary way: the same bytes
+ * either way. A staging buffer of zeros is left a hole, as writeBody leaves zero chunks.
+ */
+import { closeSync, constants, ftruncateSync, openSync } from 'node:fs';
+import { type AtomicWriter, IO_CHUNK_BYTES, writeAllAt } from './atomic-file.js';
+import { crc32Of, crc32Zeros } from './crc.js';
+
+/** The alignment every O_DIRECT write keeps (a multiple of any disk's logical block). */
+export const DIRECT_BLOCK_BYTES = 4096;
+/** The staging buffer a solve allocates for its writes. */
+export const DIRECT_STAGING_BYTES = 2 ** 24;
+
+/** A second descriptor of `path` for writes past the page cache, or undefined where the OS or
+ *  filesystem has none. */
+export function openDirect(path: string): number | undefined {
+  const flag = (constants as Record<string, number | undefined>).O_DIRECT;
+  if (!flag) return undefined;
+  try {
+    return openSync(path, constants.O_WRONLY | flag);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EINVAL') return undefined;
+    throw e;
+  }
+}
+
+/** Sequential writes of a file from its start, whole blocks past the page cache (see the top). */
+export class DirectAppender {
+  private filled = 0; // bytes waiting in staging
+  private position = 0; // the file position of staging[0]
+  private written = 0; // where the last bytes written end (holes after it need the file extended)
+  private directFd: number | undefined;
+  /** Bytes that went past the page cache. */
+  directBytes = 0;
+
+  /** `fd`: the file, open for writing; `path`: its name, opened again with O_DIRECT. */
+  constructor(
+    private readonly fd: number,
+    path: string,
+    private readonly staging: Uint8Array,
+  ) {
+    if (staging.length === 0 || staging.length % DIRECT_BLOCK_BYTES !== 0) throw new RangeError(`a staging buffer of ${staging.length} bytes (a multiple of ${DIRECT_BLOCK_BYTES} wanted)`);
+    this.directFd = openDirect(path);
+  }
+
+  /** Appends all of `bytes`. */
+  append(bytes: Uint8Array): void {
+    for (let at = 0; at < bytes.length; ) {
+      const n = Math.min(this.staging.length - this.filled, bytes.length - at);
+      this.staging.set(bytes.subarray(at, at + n), this.filled);
+      this.filled += n;
+      at += n;
+      if (this.filled === this.staging.length) this.flush();
+    }
+  }
+
+  /** Appends `length` zero bytes; whole staging buffers of them are holes, never filled. */
+  appendZeros(length: number): void {
+    let left = length;
+    if (this.filled > 0) {
+      const n = Math.min(this.staging.length - this.filled, left);
+      this.staging.fill(0, this.filled, this.filled + n);
+      this.filled += n;
+      left -= n;
+      if (this.filled === this.staging.length) this.flush();
+    }
+    if (left === 0) return;
+    // The staging buffer is empty here: whole buffers of zeros are skipped, the rest staged.
+    const whole = left - (left % this.staging.length);
+    this.position += whole;
+    left -= whole;
+    this.staging.fill(0, 0, left);
+    this.filled = left;
+  }
+
+  /** Writes what is left and closes the second descriptor; returns the file's length. */
+  finish(): number {
+    const blocks = this.filled - (this.filled % DIRECT_BLOCK_BYTES);
+    const tail = this.staging.subarray(blocks, this.filled);
+    const end = this.position + this.filled;
+    this.writeOut(this.staging.subarray(0, blocks));
+    if (tail.length > 0 && !isZero(tail)) {
+      writeAllAt(this.fd, tail, this.position);
+      this.written = end;
+    }
+    this.position = end;
+    this.filled = 0;
+    if (this.written < end) ftruncateSync(this.fd, end); // it ends in a hole
+    this.close();
+    return end;
+  }
+
+  /** Closes the second descriptor (also after an error). */
+  close(): void {
+    if (this.directFd !== undefined) closeSync(this.directFd);
+    this.directFd = undefined;
+  }
+
+  /** The full staging buffer, written. */
+  private flush(): void {
+    this.writeOut(this.staging);
+    this.filled = 0;
+  }
+
+  /** Writes `blocks` (the start of staging: whole blocks) at `position`, and moves past them. */
+  private writeOut(blocks: Uint8Array): void {
+    if (blocks.length > 0 && !isZero(blocks)) {
+      if (this.directFd !== undefined) {
+        try {
+          writeAllAt(this.directFd, blocks, this.position);
+          this.directBytes += blocks.length;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EINVAL') throw e;
+          this.close(); // the rest goes the ordinary way
+          writeAllAt(this.fd, blocks, this.position);
+        }
+      } else {
+        writeAllAt(this.fd, blocks, this.position);
+      }
+      this.written = this.position + blocks.length;
+    }
+    this.position += blocks.length;
+  }
+}
+
+/** A body as database.ts's BodyPieces has it: its length, and the pieces holding data in offset
+ *  order (the rest zero). */
+interface StagedBody {
+  readonly length: number;
+  readonly pieces: ReadonlyArray<{ offset: number; bytes: Uint8Array }>;
+}
+
+/**
+ * A database file from its start: `headerBytes` left zero (the header goes last), then `bodies`
+ * one after the other, then `log`, through a DirectAppender. Returns each body's CRC-32, taken of
+ * the bytes as they are staged.
+ */
+export function writeBodiesDirect(file: AtomicWriter, staging: Uint8Array, headerBytes: number, bodies: readonly StagedBody[], log: Uint8Array): number[] {
+  const out = new DirectAppender(file.fd, file.tmp, staging);
+  try {
+    out.appendZeros(headerBytes);
+    const crcs = bodies.map((body) => appendBody(out, body));
+    out.append(log);
+    out.finish();
+    return crcs;
+  } finally {
+    out.close();
+  }
+}
+
+/** One body through `out`, its gaps zeros; returns its CRC-32 (database.ts's bodyCrc). */
+function appendBody(out: DirectAppender, body: StagedBody): number {
+  let crc = 0;
+  let at = 0;
+  for (const { offset, bytes } of body.pieces) {
+    crc = crc32Zeros(crc, offset - at);
+    out.appendZeros(offset - at);
+    for (let from = 0; from < bytes.length; from += IO_CHUNK_BYTES) {
+      const chunk = bytes.subarray(from, Math.min(bytes.length, from + IO_CHUNK_BYTES));
+      if (isZero(chunk)) {
+        crc = crc32Zeros(crc, chunk.length);
+        out.appendZeros(chunk.length);
+      } else {
+        crc = crc32Of(chunk, crc);
+        out.append(chunk);
+      }
+    }
+    at = offset + bytes.length;
+  }
+  out.appendZeros(body.length - at);
+  return crc32Zeros(crc, body.length - at);
+}
+
+let zeros: Uint8Array | undefined;
+/** Whether every byte of `bytes` is 0 (a chunk left a hole): a memcmp, which stops at the first
+ *  other byte. */
+export function isZero(bytes: Uint8Array): boolean {
+  if (!zeros || zeros.length < bytes.length) zeros = new Uint8Array(Math.max(bytes.length, IO_CHUNK_BYTES));
+  return Buffer.compare(bytes, zeros.subarray(0, bytes.length)) === 0;
+}

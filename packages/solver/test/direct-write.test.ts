@@ -1,0 +1,160 @@
+/**
+ * Writes past the page cache (solver/src/direct-write.ts): the file holds exactly the bytes
+ * appended, on both sides of a block and of the staging buffer, with whole staging buffers of
+ * zeros left holes; an aligned staging buffer (the addon's memory) goes past the page cache where
+ * the filesystem allows it, and one that is not aligned falls back to ordinary writes with the
+ * same bytes. A database written so is the same file, byte for byte, as one written the ordinary
+ * way, and a solve's checkpoints and database (native) read back as the solve's table.
+ */
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StateSpace, TableBytes, variant } from '@ccheckers/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DIRECT_BLOCK_BYTES, DirectAppender, openDirect } from '../src/direct-write.js';
+import { availableBackends, readDatabase, solve, tableCrc32, writeDatabase } from '../src/index.js';
+import { headerFor } from '../src/solve-checkpoint.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ccheckers-direct-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const fresh = () => join(dir, `f${files++}`);
+
+const backends = await availableBackends();
+const native = backends.find((b) => b.allocateTable);
+/** Where a file here can be opened past the page cache (ext4, xfs, tmpfs on newer kernels). */
+const directHere = (() => {
+  const probe = fresh();
+  closeSync(openSync(probe, 'w'));
+  const fd = openDirect(probe);
+  if (fd === undefined) return false;
+  closeSync(fd);
+  return true;
+})();
+
+const STAGING = 3 * DIRECT_BLOCK_BYTES;
+/** A staging buffer in the addon's memory (aligned), or a V8 one offset by a byte (not). */
+const aligned = () => native!.allocateTable!(STAGING).views[0]!;
+const misaligned = () => new Uint8Array(STAGING + 1).subarray(1);
+const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => ((i * 131 + seed * 7) % 251) + 1);
+
+/** Appends `parts` (bytes, or a count of zeros) through a DirectAppender with `staging`; returns
+ *  the file, what it should hold, and the bytes that went past the page cache. */
+function appendAll(staging: Uint8Array, parts: ReadonlyArray<Uint8Array | number>) {
+  const path = fresh();
+  const fd = openSync(path, 'w');
+  const out = new DirectAppender(fd, path, staging);
+  const expected: number[] = [];
+  try {
+    for (const part of parts) {
+      if (typeof part === 'number') {
+        out.appendZeros(part);
+        for (let i = 0; i < part; i++) expected.push(0);
+      } else {
+        out.append(part);
+        expected.push(...part);
+      }
+    }
+    expect(out.finish()).toBe(expected.length);
+  } finally {
+    out.close();
+    closeSync(fd);
+  }
+  return { path, expected: Uint8Array.from(expected), directBytes: out.directBytes };
+}
+
+/** Lengths on both sides of a block and of the staging buffer, and zeros that fill it whole. */
+const layouts: ReadonlyArray<ReadonlyArray<Uint8Array | number>> = [
+  [],
+  [bytes(1, 1)],
+  [128, bytes(DIRECT_BLOCK_BYTES - 129, 2)],
+  [bytes(DIRECT_BLOCK_BYTES, 3)],
+  [bytes(DIRECT_BLOCK_BYTES + 1, 4)],
+  [bytes(STAGING - 1, 5), bytes(2, 6)],
+  [bytes(STAGING, 7), bytes(STAGING + 1, 8)],
+  [128, bytes(5000, 9), 3 * STAGING + 17, bytes(300, 10)],
+  [bytes(10, 11), 2 * STAGING], // ends in a hole
+  [bytes(10, 20), 20, bytes(10, 21)], // zeros within the staged bytes
+  [2 * STAGING, bytes(STAGING * 2 + DIRECT_BLOCK_BYTES, 12)],
+];
+
+describe.runIf(native)('DirectAppender', () => {
+  it.each(layouts.map((parts, i) => [i, parts] as const))('layout %i: the file holds exactly the bytes appended', (_, parts) => {
+    for (const staging of [aligned(), misaligned()]) {
+      const { path, expected } = appendAll(staging, parts);
+      expect(new Uint8Array(readFileSync(path))).toEqual(expected);
+    }
+  });
+
+  it('goes past the page cache with aligned memory where the filesystem allows it, not without', () => {
+    const parts = [bytes(5 * STAGING + 123, 13)];
+    const withAligned = appendAll(aligned(), parts);
+    expect(withAligned.directBytes).toBe(directHere ? 5 * STAGING : 0);
+    const withMisaligned = appendAll(misaligned(), parts);
+    expect(withMisaligned.directBytes).toBe(0); // refused (EINVAL): the ordinary way
+    expect(new Uint8Array(readFileSync(withMisaligned.path))).toEqual(withAligned.expected);
+  });
+
+  it('leaves whole staging buffers of zeros as holes', () => {
+    const { path } = appendAll(aligned(), [bytes(100, 14), 64 * STAGING, bytes(100, 15)]);
+    const stat = statSync(path);
+    expect(stat.size).toBe(200 + 64 * STAGING);
+    expect(stat.blocks * 512).toBeLessThan(8 * STAGING);
+  });
+
+  it('refuses a staging buffer that is not whole blocks', () => {
+    const path = fresh();
+    const fd = openSync(path, 'w');
+    try {
+      expect(() => new DirectAppender(fd, path, new Uint8Array(DIRECT_BLOCK_BYTES + 1))).toThrow(/multiple of 4096/);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
+
+describe.runIf(native)('writeDatabase with a staging buffer', () => {
+  const v = variant(7, 2);
+  const space = new StateSpace(v);
+  const header = (stage: 'checkpoint' | 'complete') => headerFor(v, 'clean', stage, 0, space, 1.5, [], 0);
+
+  it('writes the same file, byte for byte, as the ordinary way: tables, pieces with gaps, distances', () => {
+    const table = TableBytes.shared(space.tableBytes);
+    table.views[0]!.set(bytes(space.tableBytes, 16));
+    const distances = new Uint8Array(space.states);
+    distances.set(bytes(1000, 17), 200);
+    const pieces = { length: 3 * STAGING + 5, pieces: [{ offset: 7, bytes: bytes(100, 18) }, { offset: 2 * STAGING + 1, bytes: bytes(STAGING, 19) }] };
+    for (const [body, extra] of [
+      [table, undefined],
+      [table, distances],
+      [pieces, undefined],
+    ] as const) {
+      const plain = fresh();
+      const staged = fresh();
+      const a = writeDatabase(plain, header('checkpoint'), body, extra);
+      const b = writeDatabase(staged, header('checkpoint'), body, extra, 'replace', aligned());
+      expect(b).toEqual(a);
+      expect(readFileSync(staged).equals(readFileSync(plain))).toBe(true);
+    }
+  });
+
+  it('a native solve writes its checkpoints and database so; they read back as its table', async () => {
+    const out = fresh();
+    const v52 = variant(7, 2);
+    const tables: number[] = [];
+    const result = await solve({
+      variant: v52,
+      rules: 'clean',
+      backend: native!,
+      threads: 1,
+      out,
+      checkpointMinutes: 0,
+      onCheckpoint: () => tables.push(tableCrc32(readDatabase(`${out}.ckpt`).table)),
+    });
+    expect(tables.length).toBeGreaterThan(1);
+    expect(tables.at(-1)).toBe(result.tableCrc32); // the last pass's, which proved nothing
+    const { header, table } = readDatabase(out);
+    expect(header.stage).toBe('complete');
+    expect(tableCrc32(table)).toBe(result.tableCrc32);
+  });
+});
