@@ -8,7 +8,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, TableBytes, type TableLike, tableViews, variant } from '@ccheckers/core';
 import { type AtomicWriter, IO_CHUNK_BYTES, writeFileAtomic } from './atomic-file.js';
-import { isZero, writeBodiesDirect } from './direct-write.js';
+import { DirectReader, isZero, writeBodiesDirect } from './direct-io.js';
 import { crc32Of, crc32Zeros } from './crc.js';
 import { checkOutputStill } from './output-file.js';
 import { type PassRecord, isSeconds, passLogProblem } from './pass-log.js';
@@ -137,7 +137,7 @@ export type Placement = 'replace' | 'replace-file' | 'new';
 /** Writes the database atomically (atomic-file.ts): temporary file, fsync, rename (or link, see
  *  Placement), folder fsync. The header goes last: it holds the checksums, taken of the bytes as
  *  they are written (writeBody). `staging`: memory aligned for writes past the page cache
- *  (direct-write.ts), where the bodies are in memory. */
+ *  (direct-io.ts), where the bodies are in memory. */
 export function writeDatabase(
   path: string,
   header: Omit<DatabaseHeader, 'bodyCrc32' | 'bodyBytes' | 'distanceBytes' | 'distanceCrc32'>,
@@ -336,28 +336,31 @@ export function checkPartCrc(path: string, part: 'body' | 'distance table', actu
  * past 4 GiB needs an `allocate` that gives TableBytes (the default gives one Uint8Array).
  */
 export function readDatabase(path: string, allocate?: (bytes: number) => Uint8Array, withDistances?: boolean): Database;
-export function readDatabase<T extends TableLike>(path: string, allocate: (bytes: number) => T, withDistances?: boolean): Database<T>;
+export function readDatabase<T extends TableLike>(path: string, allocate: (bytes: number) => T, withDistances?: boolean, staging?: Uint8Array): Database<T>;
 export function readDatabase(
   path: string,
   allocate: (bytes: number) => TableLike = oneTypedArray(path),
   withDistances = true,
+  staging?: Uint8Array,
 ): Database<TableLike> {
   const fd = openForReading(path);
+  const direct = staging && new DirectReader(fd, staging);
   try {
     const read = readHeader(path, fd);
     const { header } = read;
     const table = allocate(header.bodyBytes);
-    readTable(fd, table, HEADER_BYTES);
+    readTable(fd, table, HEADER_BYTES, direct);
     checkPartCrc(path, 'body', tableCrc32(table), header.bodyCrc32);
     let distances: TableLike | undefined;
     if (header.distanceBytes > 0 && withDistances) {
       distances = allocate(header.distanceBytes);
-      readTable(fd, distances, HEADER_BYTES + header.bodyBytes);
+      readTable(fd, distances, HEADER_BYTES + header.bodyBytes, direct);
       checkPartCrc(path, 'distance table', tableCrc32(distances), header.distanceCrc32);
     }
     readPassLog(path, fd, read);
     return { header, table, ...(distances ? { distances } : {}) };
   } finally {
+    direct?.close();
     closeSync(fd);
   }
 }
@@ -372,9 +375,10 @@ function oneTypedArray(path: string): (bytes: number) => Uint8Array {
   };
 }
 
-/** Reads a table from `position` on, view by view (each in fs calls of at most IO_CHUNK_BYTES). */
-export function readTable(fd: number, into: TableLike, position: number): void {
-  for (const { offset, bytes } of tableViews(into)) readAll(fd, bytes, position + offset);
+/** Reads a table from `position` on, view by view (each in fs calls of at most IO_CHUNK_BYTES),
+ *  past the page cache where `direct` can. */
+export function readTable(fd: number, into: TableLike, position: number, direct?: DirectReader): void {
+  for (const { offset, bytes } of tableViews(into)) if (!direct?.read(bytes, position + offset)) readAll(fd, bytes, position + offset);
 }
 
 /** CRC-32 of a table of any size, view by view. */

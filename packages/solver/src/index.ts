@@ -7,7 +7,7 @@ export * from './consistency.js';
 export * from './crc.js';
 export * from './database.js';
 export * from './database-file.js';
-export * from './direct-write.js';
+export * from './direct-io.js';
 export * from './distance-table.js';
 export * from './machine.js';
 export * from './memory.js';

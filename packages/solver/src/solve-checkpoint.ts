@@ -61,12 +61,13 @@ export interface Checkpoint {
 }
 
 /**
- * Reads the checkpoint at `path` for a resume of `v` under `rules` (tables from `allocate`), after
- * checkResumable, and refuses a pass log or distances that do not fit together.
+ * Reads the checkpoint at `path` for a resume of `v` under `rules` (tables from `allocate`; past
+ * the page cache through `staging`, direct-io.ts), after checkResumable, and refuses a pass log or
+ * distances that do not fit together.
  */
-export function readCheckpoint(path: string, v: Variant, rules: RuleMode, withDistances: boolean, allocate: (bytes: number) => TableBytes): Checkpoint {
+export function readCheckpoint(path: string, v: Variant, rules: RuleMode, withDistances: boolean, allocate: (bytes: number) => TableBytes, staging?: Uint8Array): Checkpoint {
   checkResumable(path, v, rules, withDistances);
-  const { header, table, distances } = readDatabase(path, allocate, withDistances);
+  const { header, table, distances } = readDatabase(path, allocate, withDistances, staging);
   const passLog = header.passLog;
   const unfinished = passLog[passLog.length - 1]?.unitsDone !== undefined ? passLog.pop() : undefined;
   if (header.passes !== passLog.length || passLog.some((r, i) => r.pass !== i + 1 || r.unitsDone !== undefined) || (unfinished && unfinished.pass !== passLog.length + 1)) {

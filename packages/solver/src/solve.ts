@@ -28,7 +28,7 @@ import {
 } from '@ccheckers/core';
 import { type DatabaseHeader, tableCrc32, writeDatabase } from './database.js';
 import { distanceLayers, headerFor, readCheckpoint } from './solve-checkpoint.js';
-import { DIRECT_STAGING_BYTES } from './direct-write.js';
+import { DIRECT_STAGING_BYTES } from './direct-io.js';
 import { type PassRecord, passesDone } from './pass-log.js';
 import { InsufficientMemoryError, allocateTable, checkMemory, checkTableLimits, requiredBytes, sparseMemoBudget } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
@@ -200,7 +200,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
 
   // Tables of any size (TableBytes: views of at most 4 GiB), in the backend's memory.
   const allocate = (bytes: number) => allocateTable(backend, bytes);
-  // The native addon's memory is aligned: its databases and checkpoints go past the page cache.
+  // The native addon's memory is aligned: its checkpoints and databases go past the page cache.
   let staging: Uint8Array | undefined;
   const stagingBuffer = () => (backend.allocateTable ? (staging ??= backend.allocateTable(DIRECT_STAGING_BYTES).views[0]) : undefined);
   let distances: TableBytes | undefined;
@@ -215,7 +215,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
   /** The unfinished pass of a checkpoint taken inside a pass (PassRecord.unitsDone). */
   let unfinished: PassRecord | undefined;
   if (options.resume && checkpointPath && existsSync(checkpointPath)) {
-    const c = readCheckpoint(checkpointPath, v, rules, options.distances === true, allocate);
+    const c = readCheckpoint(checkpointPath, v, rules, options.distances === true, allocate, stagingBuffer());
     ({ table, passLog, unfinished, distances, resumedDistances } = c);
     initDone = true;
     elapsedBefore = c.seconds;

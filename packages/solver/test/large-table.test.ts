@@ -220,7 +220,7 @@ describe('a database past 4 GiB from tables in memory', () => {
     for (const [index, , distance] of planted) if (index < BIG) expect(into.get(index)).toBe(distance);
     expect(sameBytes(distances, into, BIG)).toBe(true);
 
-    // The same database past the page cache (direct-write.ts, as a native solve writes it): the
+    // The same database past the page cache (direct-io.ts, as a native solve writes it): the
     // same header and checksums, holes, and values and distances where they were put.
     if (!backend.allocateTable) return;
     const direct = join(dir, 'big-direct.ccdb');

@@ -1,35 +1,89 @@
 /**
- * A database or checkpoint of gigabytes written past the page cache (O_DIRECT). On a virtual
- * machine, every fresh page-cache page a buffered write fills can cost a fault in the host: 7x7/4's
- * 3.96 GB table took 13.2 s to write buffered the first time and 2.0 s this way on the AMD machine
- * (docs/performance.md), and a solve writes it at each checkpoint and at the end.
+ * Databases and checkpoints of gigabytes written and read past the page cache (O_DIRECT). On a
+ * virtual machine, every fresh page-cache page a buffered write or read fills can cost a fault in
+ * the host: 7x7/4's 3.96 GB table took 14.7 s to write buffered the first time and 2.7 s this way
+ * on the AMD machine (docs/performance.md), and a solve writes it at each checkpoint and at the
+ * end, and reads it back to resume.
  *
  * O_DIRECT wants the memory, the file position and the length aligned to the disk's blocks, so the
  * bytes go through a staging buffer the caller allocates aligned (the native addon's tables are
- * 2 MiB aligned), in whole blocks from the file's start; the tail that fills no block goes through
- * the ordinary descriptor. Where the OS or the filesystem has no O_DIRECT, or refuses a write with
- * EINVAL (a staging buffer not aligned after all), the rest goes the ordinary way: the same bytes
- * either way. A staging buffer of zeros is left a hole, as writeBody leaves zero chunks.
+ * 2 MiB aligned), in whole blocks: a write from the file's start, the tail that fills no block
+ * through the ordinary descriptor; a read of the blocks that hold the bytes asked for. Where the OS
+ * or the filesystem has no O_DIRECT, or refuses a call with EINVAL (a staging buffer not aligned
+ * after all), the rest goes the ordinary way: the same bytes either way. A staging buffer of zeros
+ * is left a hole, as writeBody leaves zero chunks.
  */
-import { closeSync, constants, ftruncateSync, openSync } from 'node:fs';
+import { closeSync, constants, ftruncateSync, openSync, readSync } from 'node:fs';
 import { type AtomicWriter, IO_CHUNK_BYTES, writeAllAt } from './atomic-file.js';
 import { crc32Of, crc32Zeros } from './crc.js';
 
-/** The alignment every O_DIRECT write keeps (a multiple of any disk's logical block). */
+/** The alignment every O_DIRECT call keeps (a multiple of any disk's logical block). */
 export const DIRECT_BLOCK_BYTES = 4096;
-/** The staging buffer a solve allocates for its writes. */
+/** The staging buffer a solve allocates for its writes and reads. */
 export const DIRECT_STAGING_BYTES = 2 ** 24;
 
-/** A second descriptor of `path` for writes past the page cache, or undefined where the OS or
- *  filesystem has none. */
-export function openDirect(path: string): number | undefined {
+/** A second descriptor of `path` past the page cache, for writes (or reads: `forReading`), or
+ *  undefined where the OS or filesystem has none. */
+export function openDirect(path: string, forReading = false): number | undefined {
   const flag = (constants as Record<string, number | undefined>).O_DIRECT;
   if (!flag) return undefined;
   try {
-    return openSync(path, constants.O_WRONLY | flag);
+    return openSync(path, (forReading ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_WRONLY) | flag);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EINVAL') return undefined;
     throw e;
+  }
+}
+
+const refused = (e: unknown) => (e as NodeJS.ErrnoException).code === 'EINVAL';
+
+/** Reads of a file past the page cache (see the top), for a reader that has it open already. */
+export class DirectReader {
+  private fd: number | undefined;
+  /** Bytes that came past the page cache. */
+  directBytes = 0;
+
+  /** `fd`: the file, open for reading (opened again through /proc, so that a path replaced since
+   *  is not what is read; where that fails, everything is read the ordinary way). */
+  constructor(
+    fd: number,
+    private readonly staging: Uint8Array,
+  ) {
+    if (staging.length === 0 || staging.length % DIRECT_BLOCK_BYTES !== 0) throw new RangeError(`a staging buffer of ${staging.length} bytes (a multiple of ${DIRECT_BLOCK_BYTES} wanted)`);
+    try {
+      this.fd = openDirect(`/proc/self/fd/${fd}`, true);
+    } catch {
+      this.fd = undefined;
+    }
+  }
+
+  /** Fills `into` from `position` on; false where it cannot go past the page cache (nothing to
+   *  rely on in `into`: read it the ordinary way, as everything after). */
+  read(into: Uint8Array, position: number): boolean {
+    if (this.fd === undefined) return false;
+    try {
+      for (let at = 0; at < into.length; ) {
+        const from = position + at;
+        const skip = from % DIRECT_BLOCK_BYTES; // the bytes before `from` in its block
+        const blocks = Math.ceil((skip + into.length - at) / DIRECT_BLOCK_BYTES) * DIRECT_BLOCK_BYTES;
+        const got = readSync(this.fd, this.staging, 0, Math.min(this.staging.length, blocks), from - skip);
+        const n = Math.min(got - skip, into.length - at); // the file may end in the last block
+        if (n <= 0) throw new Error('unexpected end of file');
+        into.set(this.staging.subarray(skip, skip + n), at);
+        at += n;
+      }
+      this.directBytes += into.length;
+      return true;
+    } catch (e) {
+      if (!refused(e)) throw e;
+      this.close();
+      return false;
+    }
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 
@@ -119,7 +173,7 @@ export class DirectAppender {
           writeAllAt(this.directFd, blocks, this.position);
           this.directBytes += blocks.length;
         } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EINVAL') throw e;
+          if (!refused(e)) throw e;
           this.close(); // the rest goes the ordinary way
           writeAllAt(this.fd, blocks, this.position);
         }
