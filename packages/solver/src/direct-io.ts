@@ -37,6 +37,13 @@ export function openDirect(path: string, forReading = false): number | undefined
 
 const refused = (e: unknown) => (e as NodeJS.ErrnoException).code === 'EINVAL';
 
+/** The calls made on a descriptor past the page cache (tests make them fail as an OS refusing
+ *  them would: which memory a kernel takes for O_DIRECT differs from disk to disk). */
+export const directCalls = {
+  write: (fd: number, data: Uint8Array, position: number) => writeAllAt(fd, data, position),
+  read: (fd: number, into: Uint8Array, offset: number, length: number, position: number) => readSync(fd, into, offset, length, position),
+};
+
 /** Reads of a file past the page cache (see the top), for a reader that has it open already. */
 export class DirectReader {
   private fd: number | undefined;
@@ -66,7 +73,7 @@ export class DirectReader {
         const from = position + at;
         const skip = from % DIRECT_BLOCK_BYTES; // the bytes before `from` in its block
         const blocks = Math.ceil((skip + into.length - at) / DIRECT_BLOCK_BYTES) * DIRECT_BLOCK_BYTES;
-        const got = readSync(this.fd, this.staging, 0, Math.min(this.staging.length, blocks), from - skip);
+        const got = directCalls.read(this.fd, this.staging, 0, Math.min(this.staging.length, blocks), from - skip);
         const n = Math.min(got - skip, into.length - at); // the file may end in the last block
         if (n <= 0) throw new Error('unexpected end of file');
         into.set(this.staging.subarray(skip, skip + n), at);
@@ -170,7 +177,7 @@ export class DirectAppender {
     if (blocks.length > 0 && !isZero(blocks)) {
       if (this.directFd !== undefined) {
         try {
-          writeAllAt(this.directFd, blocks, this.position);
+          directCalls.write(this.directFd, blocks, this.position);
           this.directBytes += blocks.length;
         } catch (e) {
           if (!refused(e)) throw e;

@@ -11,8 +11,8 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StateSpace, TableBytes, variant } from '@ccheckers/core';
-import { afterAll, describe, expect, it } from 'vitest';
-import { DIRECT_BLOCK_BYTES, DirectAppender, DirectReader, openDirect } from '../src/direct-io.js';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { DIRECT_BLOCK_BYTES, DirectAppender, DirectReader, directCalls, openDirect } from '../src/direct-io.js';
 import { availableBackends, readDatabase, solve, tableCrc32, writeDatabase } from '../src/index.js';
 import { headerFor } from '../src/solve-checkpoint.js';
 
@@ -34,9 +34,19 @@ const directHere = (() => {
 })();
 
 const STAGING = 3 * DIRECT_BLOCK_BYTES;
-/** A staging buffer in the addon's memory (aligned), or a V8 one offset by a byte (not). */
+/** A staging buffer in the addon's memory (aligned), or a V8 one offset by a byte (which some
+ *  disks take for O_DIRECT and others refuse). */
 const aligned = () => native!.allocateTable!(STAGING).views[0]!;
 const misaligned = () => new Uint8Array(STAGING + 1).subarray(1);
+/** Direct calls refused as a kernel refuses memory it cannot take (EINVAL). */
+const refuseDirectCalls = () => {
+  const refusal = () => {
+    throw Object.assign(new Error('EINVAL: invalid argument'), { code: 'EINVAL' });
+  };
+  vi.spyOn(directCalls, 'write').mockImplementation(refusal);
+  vi.spyOn(directCalls, 'read').mockImplementation(refusal);
+};
+afterEach(() => vi.restoreAllMocks());
 const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => ((i * 131 + seed * 7) % 251) + 1);
 
 /** Appends `parts` (bytes, or a count of zeros) through a DirectAppender with `staging`; returns
@@ -87,13 +97,15 @@ describe.runIf(native)('DirectAppender', () => {
     }
   });
 
-  it('goes past the page cache with aligned memory where the filesystem allows it, not without', () => {
+  it('goes past the page cache with aligned memory where the filesystem allows it; refused, the ordinary way', () => {
     const parts = [bytes(5 * STAGING + 123, 13)];
     const withAligned = appendAll(aligned(), parts);
     expect(withAligned.directBytes).toBe(directHere ? 5 * STAGING : 0);
-    const withMisaligned = appendAll(misaligned(), parts);
-    expect(withMisaligned.directBytes).toBe(0); // refused (EINVAL): the ordinary way
-    expect(new Uint8Array(readFileSync(withMisaligned.path))).toEqual(withAligned.expected);
+    refuseDirectCalls();
+    const refused = appendAll(aligned(), parts);
+    expect(refused.directBytes).toBe(0);
+    expect(new Uint8Array(readFileSync(refused.path))).toEqual(withAligned.expected);
+    if (directHere) expect(directCalls.write).toHaveBeenCalledTimes(1); // then no more tries
   });
 
   it('leaves whole staging buffers of zeros as holes', () => {
@@ -148,18 +160,19 @@ describe.runIf(native)('DirectReader', () => {
     }
   });
 
-  it('goes past the page cache with aligned memory where the filesystem allows it, not without', () => {
-    for (const [staging, expected] of [
-      [aligned(), directHere],
-      [misaligned(), false],
-    ] as const) {
+  it('goes past the page cache with aligned memory where the filesystem allows it; refused, says so', () => {
+    for (const refuse of [false, true]) {
+      if (refuse) refuseDirectCalls();
       const fd = openSync(path, 'r');
-      const reader = new DirectReader(fd, staging);
+      const reader = new DirectReader(fd, aligned());
       try {
         const into = new Uint8Array(length);
+        const expected = directHere && !refuse;
         expect(reader.read(into, 0)).toBe(expected);
         expect(reader.directBytes).toBe(expected ? length : 0);
         if (expected) expect(into).toEqual(content);
+        expect(reader.read(into, 0)).toBe(expected); // refused once: not tried again
+        if (refuse && directHere) expect(directCalls.read).toHaveBeenCalledTimes(1);
       } finally {
         reader.close();
         closeSync(fd);

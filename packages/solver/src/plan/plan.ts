@@ -35,9 +35,10 @@ export interface ReferenceSolve {
 export const REFERENCE_SOLVES = {
   /** The slowest of 5.889, 5.600 and 5.784 s (the kernel of 1df5a53, quiet, in turn with 4x4/6). */
   '7x7/3': { name: '7x7/3', pieces: 3, storedStates: 141_219_540, seconds: 5.889, source: 'docs/performance.md, 2026-12-02, "plan\'s reference solves"' },
-  /** b597ba2's kernel (1df5a53 the same in effect), quiet, with --out (the database's writing
-   *  after the solve not included); 13 passes, pass 1 1,022.9 s. */
-  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 15_835_337_595, seconds: 1261.2, source: 'docs/performance.md, 2026-12-02, "solve 7x7/4 with --out, quiet, huge pages: b597ba2 against fa3c382"' },
+  /** 7572a2c, with --out (the database's writing after the solve not included); 11 passes, pass
+   *  1 945.3 s. The slowest of the three solves of 2026-12-03's kernel (988.6, 992.6 s; this one
+   *  in a slow spell of the machine). */
+  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 15_835_337_595, seconds: 1056.9, source: 'docs/performance.md, 2026-12-03, "solve 7x7/4 with --out, checkpoints and the database past the page cache (7572a2c)"' },
   /** 11 passes: mostly the fixed cost of a solve (threads, pass sweeps), its table is 208 KiB. The
    *  slowest of 0.175, 0.126 and 0.131 s. */
   '4x4/6': { name: '4x4/6', pieces: 6, storedStates: 853_020, seconds: 0.175, source: 'docs/performance.md, 2026-12-02, "plan\'s reference solves"' },
