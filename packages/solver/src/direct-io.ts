@@ -22,17 +22,21 @@ export const DIRECT_BLOCK_BYTES = 4096;
 /** The staging buffer a solve allocates for its writes and reads. */
 export const DIRECT_STAGING_BYTES = 2 ** 24;
 
-/** A second descriptor of `path` past the page cache, for writes (or reads: `forReading`), or
- *  undefined where the OS or filesystem has none. */
-export function openDirect(path: string, forReading = false): number | undefined {
+/** A second descriptor of the file open as `fd`, past the page cache, for writes (or reads:
+ *  `forReading`); undefined where the OS or filesystem has none. Opened through /proc, not by
+ *  the file's name: a path replaced since is not what is written or read. */
+export function openDirect(fd: number, forReading = false): number | undefined {
   const flag = (constants as Record<string, number | undefined>).O_DIRECT;
   if (!flag) return undefined;
   try {
-    return openSync(path, (forReading ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_WRONLY) | flag);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EINVAL') return undefined;
-    throw e;
+    return openSync(`/proc/self/fd/${fd}`, (forReading ? constants.O_RDONLY | constants.O_NONBLOCK : constants.O_WRONLY) | flag);
+  } catch {
+    return undefined; // no O_DIRECT here (EINVAL), or no /proc: the ordinary way
   }
+}
+
+function checkStaging(staging: Uint8Array): void {
+  if (staging.length === 0 || staging.length % DIRECT_BLOCK_BYTES !== 0) throw new RangeError(`a staging buffer of ${staging.length} bytes (a multiple of ${DIRECT_BLOCK_BYTES} wanted)`);
 }
 
 const refused = (e: unknown) => (e as NodeJS.ErrnoException).code === 'EINVAL';
@@ -50,18 +54,13 @@ export class DirectReader {
   /** Bytes that came past the page cache. */
   directBytes = 0;
 
-  /** `fd`: the file, open for reading (opened again through /proc, so that a path replaced since
-   *  is not what is read; where that fails, everything is read the ordinary way). */
+  /** `fd`: the file, open for reading (openDirect opens it again). */
   constructor(
     fd: number,
     private readonly staging: Uint8Array,
   ) {
-    if (staging.length === 0 || staging.length % DIRECT_BLOCK_BYTES !== 0) throw new RangeError(`a staging buffer of ${staging.length} bytes (a multiple of ${DIRECT_BLOCK_BYTES} wanted)`);
-    try {
-      this.fd = openDirect(`/proc/self/fd/${fd}`, true);
-    } catch {
-      this.fd = undefined;
-    }
+    checkStaging(staging);
+    this.fd = openDirect(fd, true);
   }
 
   /** Fills `into` from `position` on; false where it cannot go past the page cache (nothing to
@@ -103,14 +102,13 @@ export class DirectAppender {
   /** Bytes that went past the page cache. */
   directBytes = 0;
 
-  /** `fd`: the file, open for writing; `path`: its name, opened again with O_DIRECT. */
+  /** `fd`: the file, open for writing (openDirect opens it again). */
   constructor(
     private readonly fd: number,
-    path: string,
     private readonly staging: Uint8Array,
   ) {
-    if (staging.length === 0 || staging.length % DIRECT_BLOCK_BYTES !== 0) throw new RangeError(`a staging buffer of ${staging.length} bytes (a multiple of ${DIRECT_BLOCK_BYTES} wanted)`);
-    this.directFd = openDirect(path);
+    checkStaging(staging);
+    this.directFd = openDirect(fd);
   }
 
   /** Appends all of `bytes`. */
@@ -206,7 +204,7 @@ interface StagedBody {
  * the bytes as they are staged.
  */
 export function writeBodiesDirect(file: AtomicWriter, staging: Uint8Array, headerBytes: number, bodies: readonly StagedBody[], log: Uint8Array): number[] {
-  const out = new DirectAppender(file.fd, file.tmp, staging);
+  const out = new DirectAppender(file.fd, staging);
   try {
     out.appendZeros(headerBytes);
     const crcs = bodies.map((body) => appendBody(out, body));

@@ -25,12 +25,15 @@ const backends = await availableBackends();
 const native = backends.find((b) => b.allocateTable);
 /** Where a file here can be opened past the page cache (ext4, xfs, tmpfs on newer kernels). */
 const directHere = (() => {
-  const probe = fresh();
-  closeSync(openSync(probe, 'w'));
-  const fd = openDirect(probe);
-  if (fd === undefined) return false;
-  closeSync(fd);
-  return true;
+  const fd = openSync(fresh(), 'w');
+  try {
+    const direct = openDirect(fd);
+    if (direct === undefined) return false;
+    closeSync(direct);
+    return true;
+  } finally {
+    closeSync(fd);
+  }
 })();
 
 const STAGING = 3 * DIRECT_BLOCK_BYTES;
@@ -54,7 +57,7 @@ const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i)
 function appendAll(staging: Uint8Array, parts: ReadonlyArray<Uint8Array | number>) {
   const path = fresh();
   const fd = openSync(path, 'w');
-  const out = new DirectAppender(fd, path, staging);
+  const out = new DirectAppender(fd, staging);
   const expected: number[] = [];
   try {
     for (const part of parts) {
@@ -119,7 +122,7 @@ describe.runIf(native)('DirectAppender', () => {
     const path = fresh();
     const fd = openSync(path, 'w');
     try {
-      expect(() => new DirectAppender(fd, path, new Uint8Array(DIRECT_BLOCK_BYTES + 1))).toThrow(/multiple of 4096/);
+      expect(() => new DirectAppender(fd, new Uint8Array(DIRECT_BLOCK_BYTES + 1))).toThrow(/multiple of 4096/);
     } finally {
       closeSync(fd);
     }
