@@ -8,7 +8,8 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, TableBytes, type TableLike, tableViews, variant } from '@ccheckers/core';
 import { type AtomicWriter, IO_CHUNK_BYTES, writeFileAtomic } from './atomic-file.js';
-import { DirectReader, isZero, writeBodiesDirect } from './direct-io.js';
+import { type BodyPieces, eachBodyChunk } from './body-chunks.js';
+import { DirectAppender, DirectReader } from './direct-io.js';
 import { crc32Of, crc32Zeros } from './crc.js';
 import { checkOutputStill } from './output-file.js';
 import { type PassRecord, isSeconds, passLogProblem } from './pass-log.js';
@@ -62,17 +63,6 @@ export interface Database<T extends TableLike = Uint8Array> {
   distances?: T;
 }
 
-/**
- * A table body of any size, as the pieces that hold data (ascending, not overlapping), the bytes
- * between them zero: a table in memory is one piece; a body over 4 GiB, which no typed array
- * holds, is several. Gaps are written as holes (a sparse file) and checksummed without bytes.
- */
-export interface BodyPieces {
-  readonly length: number;
-  /** In offset order, not overlapping. */
-  readonly pieces: ReadonlyArray<{ offset: number; bytes: Uint8Array }>;
-}
-
 /** A body too large to hold, written piece by piece from elsewhere (a sharded store), with its
  *  checksum known beforehand. */
 export interface StreamedBody {
@@ -84,6 +74,7 @@ export interface StreamedBody {
 
 /** A body in memory: a Uint8Array, or a TableBytes of any size (its views are its pieces). */
 export type Body = TableLike | BodyPieces | StreamedBody;
+export type { BodyPieces };
 
 function asPieces(body: Body): BodyPieces | StreamedBody {
   return body instanceof Uint8Array || body instanceof TableBytes ? { length: body.length, pieces: tableViews(body) } : body;
@@ -164,9 +155,17 @@ export function writeDatabase(
     path,
     (file) => {
       if (staging && !isStreamed(body) && !(distanceBody && isStreamed(distanceBody))) {
-        const crcs = writeBodiesDirect(file, staging, HEADER_BYTES, distanceBody ? [body, distanceBody as BodyPieces] : [body], log);
-        full.bodyCrc32 = crcs[0]!;
-        full.distanceCrc32 = crcs[1] ?? 0;
+        // In order from the file's start, the header (zeros until now) rewritten last.
+        const out = new DirectAppender(file.fd, staging);
+        try {
+          out.appendZeros(HEADER_BYTES);
+          full.bodyCrc32 = appendBody(out, body);
+          if (distanceBody) full.distanceCrc32 = appendBody(out, distanceBody as BodyPieces);
+          out.append(log);
+          out.finish();
+        } finally {
+          out.close();
+        }
       } else {
         full.bodyCrc32 = writeBody(file, body, HEADER_BYTES);
         if (distanceBody) full.distanceCrc32 = writeBody(file, distanceBody, HEADER_BYTES + body.length);
@@ -218,25 +217,19 @@ function writeBody(file: AtomicWriter, body: BodyPieces | StreamedBody, position
     body.stream((bytes, offset) => file.write(bytes, position + offset));
     return body.crc32;
   }
-  let crc = 0;
-  let at = 0;
   let end = 0;
-  for (const { offset, bytes } of body.pieces) {
-    crc = crc32Zeros(crc, offset - at);
-    for (let from = 0; from < bytes.length; from += IO_CHUNK_BYTES) {
-      const chunk = bytes.subarray(from, Math.min(bytes.length, from + IO_CHUNK_BYTES));
-      if (isZero(chunk)) {
-        crc = crc32Zeros(crc, chunk.length);
-        continue;
-      }
-      crc = crc32Of(chunk, crc);
-      file.write(chunk, position + offset + from);
-      end = offset + from + chunk.length;
-    }
-    at = offset + bytes.length;
-  }
+  const crc = eachBodyChunk(body, (chunk, offset) => {
+    if (!chunk) return;
+    file.write(chunk, position + offset);
+    end = offset + chunk.length;
+  });
   if (end < body.length) file.truncate(position + body.length);
-  return crc32Zeros(crc, body.length - at);
+  return crc;
+}
+
+/** writeBody through a DirectAppender: the file is written in order, zeros staged or left holes. */
+function appendBody(out: DirectAppender, body: BodyPieces): number {
+  return eachBodyChunk(body, (chunk, _offset, length) => (chunk ? out.append(chunk) : out.appendZeros(length)));
 }
 
 

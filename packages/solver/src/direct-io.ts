@@ -14,8 +14,7 @@
  * is left a hole, as writeBody leaves zero chunks.
  */
 import { closeSync, constants, ftruncateSync, openSync, readSync } from 'node:fs';
-import { type AtomicWriter, IO_CHUNK_BYTES, writeAllAt } from './atomic-file.js';
-import { crc32Of, crc32Zeros } from './crc.js';
+import { IO_CHUNK_BYTES, writeAllAt } from './atomic-file.js';
 
 /** The alignment every O_DIRECT call keeps (a multiple of any disk's logical block). */
 export const DIRECT_BLOCK_BYTES = 4096;
@@ -189,54 +188,6 @@ export class DirectAppender {
     }
     this.position += blocks.length;
   }
-}
-
-/** A body as database.ts's BodyPieces has it: its length, and the pieces holding data in offset
- *  order (the rest zero). */
-interface StagedBody {
-  readonly length: number;
-  readonly pieces: ReadonlyArray<{ offset: number; bytes: Uint8Array }>;
-}
-
-/**
- * A database file from its start: `headerBytes` left zero (the header goes last), then `bodies`
- * one after the other, then `log`, through a DirectAppender. Returns each body's CRC-32, taken of
- * the bytes as they are staged.
- */
-export function writeBodiesDirect(file: AtomicWriter, staging: Uint8Array, headerBytes: number, bodies: readonly StagedBody[], log: Uint8Array): number[] {
-  const out = new DirectAppender(file.fd, staging);
-  try {
-    out.appendZeros(headerBytes);
-    const crcs = bodies.map((body) => appendBody(out, body));
-    out.append(log);
-    out.finish();
-    return crcs;
-  } finally {
-    out.close();
-  }
-}
-
-/** One body through `out`, its gaps zeros; returns its CRC-32 (database.ts's bodyCrc). */
-function appendBody(out: DirectAppender, body: StagedBody): number {
-  let crc = 0;
-  let at = 0;
-  for (const { offset, bytes } of body.pieces) {
-    crc = crc32Zeros(crc, offset - at);
-    out.appendZeros(offset - at);
-    for (let from = 0; from < bytes.length; from += IO_CHUNK_BYTES) {
-      const chunk = bytes.subarray(from, Math.min(bytes.length, from + IO_CHUNK_BYTES));
-      if (isZero(chunk)) {
-        crc = crc32Zeros(crc, chunk.length);
-        out.appendZeros(chunk.length);
-      } else {
-        crc = crc32Of(chunk, crc);
-        out.append(chunk);
-      }
-    }
-    at = offset + bytes.length;
-  }
-  out.appendZeros(body.length - at);
-  return crc32Zeros(crc, body.length - at);
 }
 
 let zeros: Uint8Array | undefined;
