@@ -3,7 +3,17 @@
  * terminal counts (computed without a table), and for each way of solving the memory, disk and
  * time it needs here, and whether it fits (packages/solver/src/plan).
  */
-import { MAX_WORKERS, type Plan, formatBytes, plan } from '@ccheckers/solver';
+import {
+  BAND_LATER_SHARE,
+  BAND_PASS1_SHARE,
+  LATER_BLOCKS_WORKERS,
+  MAX_WORKERS,
+  type Plan,
+  SHARED_PART_OVERHEAD,
+  STORE_TIME_FACTOR,
+  formatBytes,
+  plan,
+} from '@ccheckers/solver';
 import { UsageError, memoryOption, rulesOption, variantOption } from '../options.js';
 import { grouped, table } from '../ui/format.js';
 
@@ -145,9 +155,9 @@ export function planText(p: Plan): string {
     `Times are for an idle 2-core machine like the AMD EPYC of docs/performance.md (native-bmi2, 2 threads): in memory`,
     `${p.inMemoryFixedSeconds.toFixed(2)} s plus ${(p.inMemorySecondsPerState * 1e9).toFixed(1)} ns per stored state with ${p.pieces} piece${p.pieces === 1 ? '' : 's'}, from solves of 7x7/3,`,
     '7x7/4, 4x4/6 and 5x5/6; other work on the cores, or slower cores, make a solve slower. A store',
-    '2.14x the in-memory time; a cluster of W machines like this one, in shared steps, shares pass 1',
-    "of the store's band solve (86% of it) among the W, each paying 18% of it more, and runs the",
-    'later passes (11%) a band at a time, or from 3 workers W at a time in more passes',
+    `${STORE_TIME_FACTOR.toFixed(2)}x the in-memory time; a cluster of W machines like this one, in shared steps, shares pass 1`,
+    `of the store's band solve (${percent(BAND_PASS1_SHARE)} of it) among the W, each paying ${percent(SHARED_PART_OVERHEAD)} of it more, and runs the`,
+    `later passes (${percent(BAND_LATER_SHARE)}) a band at a time, or from ${LATER_BLOCKS_WORKERS} workers W at a time in more passes`,
     `(docs/performance.md, docs/sharding.md). --distances (in memory only: a store keeps none) adds`,
     `${(p.distanceSecondsPerState * 1e9).toFixed(0)} ns per stored state after the passes (the rate of 7x7/${p.pieces <= 3 ? 3 : 4}). Disk: --out keeps a checkpoint`,
     'and the database (2x the file); a store peaked at 6.4x its table (7x7/4 in 5 bands). In memory,',
@@ -156,3 +166,5 @@ export function planText(p: Plan): string {
   );
   return lines.join('\n');
 }
+
+const percent = (share: number) => `${Math.round(share * 100)}%`;

@@ -35,10 +35,10 @@ export interface ReferenceSolve {
 export const REFERENCE_SOLVES = {
   /** The slowest of 5.889, 5.600 and 5.784 s (the kernel of 1df5a53, quiet, in turn with 4x4/6). */
   '7x7/3': { name: '7x7/3', pieces: 3, storedStates: 141_219_540, seconds: 5.889, source: 'docs/performance.md, 2026-12-02, "plan\'s reference solves"' },
-  /** 7572a2c, with --out (the database's writing after the solve not included); 11 passes, pass
-   *  1 945.3 s. The slowest of the three solves of 2026-12-03's kernel (988.6, 992.6 s; this one
-   *  in a slow spell of the machine). */
-  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 15_835_337_595, seconds: 1056.9, source: 'docs/performance.md, 2026-12-03, "solve 7x7/4 with --out, checkpoints and the database past the page cache (7572a2c)"' },
+  /** a90b209, with --out (the database's writing after the solve not included); 11 passes, pass
+   *  1 948.1 s. The slowest of the solves of the pass kernel of b86de08 (988.6, 1,026.4, 1,056.9
+   *  s; this one and 1,056.9 s in slow spells of the machine). */
+  '7x7/4': { name: '7x7/4', pieces: 4, storedStates: 15_835_337_595, seconds: 1073.8, source: 'docs/performance.md, 2026-12-03, "store, 7x7/4 at --memory 22G (4 bands), and in memory after it (a90b209)"' },
   /** 11 passes: mostly the fixed cost of a solve (threads, pass sweeps), its table is 208 KiB. The
    *  slowest of 0.175, 0.126 and 0.131 s. */
   '4x4/6': { name: '4x4/6', pieces: 6, storedStates: 853_020, seconds: 0.175, source: 'docs/performance.md, 2026-12-02, "plan\'s reference solves"' },
@@ -84,22 +84,24 @@ export function distanceSeconds(states: number, pieces: number): number {
   return (states * r.seconds) / r.storedStates;
 }
 
-/** A store (band passes) against the in-memory solve, the largest measured: 7x7/4 in 10 bands on 2
- *  threads took 2.14x (4,826.5 s against 2,258.9 s; docs/performance.md, 2026-11-27); 7x7/3 at a
- *  quarter of its table on 2 threads 1.85-1.98x over 14 runs (docs/sharding.md, "Idle threads
- *  help with open units"); 7x7/4 at --memory 1.5G took 1.72x on 1 thread (5,765 s against
- *  3,352 s, docs/sharding.md, "7x7/4 sharded, done"). With the kernel of 2026-12-02 (the store's
- *  steps run the same visits), 7x7/3 in 4 bands took 1.84-2.39x (docs/performance.md, "plan's
- *  reference solves"); 7x7/4 in bands was not measured again. */
+/** A store (band passes) against the in-memory solve: 7x7/4 at --memory 22G (4 bands, the plan
+ *  here) on 2 threads took 2.13x (2,288.7 s against 1,073.8 s, one after the other with a90b209;
+ *  docs/performance.md, 2026-12-03), in 10 bands 2.14x (4,826.5 s against 2,258.9 s, 2026-11-27);
+ *  7x7/3 at a quarter of its table on 2 threads 1.85-1.98x over 14 runs (docs/sharding.md, "Idle
+ *  threads help with open units"), in 4 bands with the kernel of 2026-12-02 1.84-2.39x
+ *  (docs/performance.md, "plan's reference solves"); 7x7/4 at --memory 1.5G took 1.72x on 1
+ *  thread (5,765 s against 3,352 s, docs/sharding.md, "7x7/4 sharded, done"). */
 export const STORE_TIME_FACTOR = 2.14;
 /** Disk a store holds at its peak, per byte of table: 7x7/4 at --memory 1.5G, 5 bands, peaked at
  *  25.2 GB for a 3,958,834,399-byte table (docs/sharding.md, "7x7/4 sharded, done"; sampled every
  *  30 s). More bands send more messages per state (2.0 at 5 bands, up to 3.6-4.2 modelled at 16-64:
  *  docs/sharding.md), so large variants may need more. */
 export const STORE_DISK_FACTOR = 25.2e9 / 3_958_834_399;
-/** Pass 1's share of a band solve's time (one process, 2 threads), the smaller measured: 7x7/4 in
- *  10 bands, 4,153.6 of 4,826.5 s (0.86; docs/sharding.md, 2026-11-27); 7x7/3 in 16 bands,
- *  0.880-0.885 over four runs (runs D). */
+/** Pass 1's share of a band solve's time (one process, 2 threads): 7x7/4 in 10 bands, 4,153.6 of
+ *  4,826.5 s (0.86; docs/sharding.md, 2026-11-27); 7x7/3 in 16 bands, 0.880-0.885 over four runs
+ *  (runs D, against which clusterTimeFactor is checked). Fewer bands share less: 7x7/4 in 4 bands
+ *  took 1,783.1 of 2,288.7 s (0.78; docs/performance.md, 2026-12-03), its later passes 0.19 (each
+ *  reads and writes every band, 17-20 s however few states it proves), pass 2 0.45 of those. */
 export const BAND_PASS1_SHARE = 0.86;
 /** The later passes' share of a band solve's time (one process, 2 threads): 7x7/4 in 10 bands,
  *  passes 2-10 542.6 of 4,826.5 s (docs/sharding.md, 2026-11-27). The rest is init and the end. */
