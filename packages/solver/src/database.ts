@@ -232,7 +232,6 @@ function appendBody(out: DirectAppender, body: BodyPieces): number {
   return eachBodyChunk(body, (chunk, _offset, length) => (chunk ? out.append(chunk) : out.appendZeros(length)));
 }
 
-
 export { IO_CHUNK_BYTES };
 
 /**

@@ -100,8 +100,9 @@ export const STORE_DISK_FACTOR = 25.2e9 / 3_958_834_399;
 /** Pass 1's share of a band solve's time (one process, 2 threads): 7x7/4 in 10 bands, 4,153.6 of
  *  4,826.5 s (0.86; docs/sharding.md, 2026-11-27); 7x7/3 in 16 bands, 0.880-0.885 over four runs
  *  (runs D, against which clusterTimeFactor is checked). Fewer bands share less: 7x7/4 in 4 bands
- *  took 1,783.1 of 2,288.7 s (0.78; docs/performance.md, 2026-12-03), its later passes 0.19 (each
- *  reads and writes every band, 17-20 s however few states it proves), pass 2 0.45 of those. */
+ *  took 1,783.1 of 2,288.7 s (0.78; docs/performance.md, 2026-12-03), its later passes 0.19
+ *  (17-20 s each however few states they prove; not the band files' I/O, the same row says), pass
+ *  2 0.45 of those. */
 export const BAND_PASS1_SHARE = 0.86;
 /** The later passes' share of a band solve's time (one process, 2 threads): 7x7/4 in 10 bands,
  *  passes 2-10 542.6 of 4,826.5 s (docs/sharding.md, 2026-11-27). The rest is init and the end. */
