@@ -47,8 +47,11 @@ describe('check --consistency', () => {
   });
 
   it('finds a planted error that every checksum passes (exit 1), printed as a position with what was expected', () => {
-    // Every checksum is right, and so are the counts (a loss made a win: decided either way).
-    expect(run(['check', '--db', bad, '--recount']).status).toBe(0);
+    // Every checksum is right, and so are the counts (a loss made a win: decided either way); a
+    // recount finds it by its distance alone (a loss's, even, on a win).
+    const recount = run(['check', '--db', bad, '--recount', '--json']);
+    expect(recount.status).toBe(1);
+    expect(JSON.parse(recount.stdout).recount).toMatchObject({ headerAgrees: true, wrongDistances: 1, firstWrongDistance: { index: planted, value: 'win' } });
     const r = run(['check', '--db', bad, '--consistency', '--threads', '1']);
     expect(r.status, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^result {7}\d+ MISMATCH/m);

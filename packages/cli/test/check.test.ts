@@ -7,6 +7,7 @@ import { copyFileSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WIN, readValue } from '@ccheckers/core';
 import { readDatabase, writeDatabase } from '@ccheckers/solver';
 import { run, runHooked } from './support/run-cli.js';
 
@@ -14,6 +15,8 @@ const dir = mkdtempSync(join(tmpdir(), 'ccheckers-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const good = join(dir, '7x7-2.ccdb');
+/** 7x7/2's start, P1 to move. */
+const START = `xx${'.'.repeat(45)}oo x`;
 const wrong = join(dir, 'wrong-counts.ccdb');
 
 beforeAll(() => {
@@ -73,6 +76,42 @@ describe('check', () => {
     expect(run(['check', '--db', forged]).status).toBe(0); // its checksums are sound
     expect(run(['check', '--db', forged, '--fix']).status).toBe(0);
     expect(readFileSync(forged).equals(readFileSync(withDistances))).toBe(true);
+  });
+
+  it('a distance table that does not fit its values (checksums recomputed): WRONG, not --fix-ed, and no query answers from it', () => {
+    const withDistances = join(dir, 'distances-2.ccdb');
+    expect(run(['solve', '--board', '7', '--pieces', '2', '--distances', '--out', withDistances, '--quiet']).status).toBe(0);
+    const db = readDatabase(withDistances);
+    const distances = db.distances!;
+    // Every byte 252 (a checkpoint's mark, past the farthest distance): the header's farthest
+    // distance left as it was, so a recount that skipped such bytes would "fix" the header to 0.
+    const marks = join(dir, 'marks.ccdb');
+    writeDatabase(marks, db.header, db.table, new Uint8Array(distances.length).fill(252));
+    const before = readFileSync(marks);
+    const found = run(['check', '--db', marks, '--recount', '--json']);
+    expect(found.status).toBe(1);
+    expect(JSON.parse(found.stdout).recount).toMatchObject({ wrongDistances: distances.length, firstWrongDistance: { index: 0, distance: 252 } });
+    const fix = run(['check', '--db', marks, '--fix']);
+    expect(fix.status).toBe(1);
+    expect(fix.stderr).toContain(`not fixing ${marks}: its distance table is wrong`);
+    expect(fix.stdout).toMatch(/^distances WRONG: 1,271,256 state\(s\) whose distance does not fit their value/m);
+    expect(readFileSync(marks).equals(before)).toBe(true);
+    const query = run(['query', '--db', marks, START]);
+    expect(query.status).toBe(2);
+    expect(query.stderr).toMatch(/the distance table is corrupt: stored state \d+ is (win|loss) with a distance of 252/);
+    // One won state's distance made even, still below the farthest: found, and only it.
+    const won = distances.findIndex((d, i) => readValue(db.table, i) === WIN && d >= 3);
+    const parity = join(dir, 'parity.ccdb');
+    const forged = Uint8Array.from(distances);
+    forged[won] = distances[won]! - 1;
+    writeDatabase(parity, db.header, db.table, forged);
+    const one = run(['check', '--db', parity, '--recount', '--json']);
+    expect(one.status).toBe(1);
+    expect(JSON.parse(one.stdout).recount).toMatchObject({ wrongDistances: 1, firstWrongDistance: { index: won, value: 'win', distance: distances[won]! - 1 }, headerAgrees: true });
+    // And the sound table passes, state by state.
+    const sound = run(['check', '--db', withDistances, '--recount', '--json']);
+    expect(sound.status, sound.stderr).toBe(0);
+    expect(JSON.parse(sound.stdout).recount.wrongDistances).toBe(0);
   });
 
   it('--fix through a symbolic link repairs the file it points to and keeps the link', () => {

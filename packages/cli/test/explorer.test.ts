@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDatabase, writeDatabase } from '@ccheckers/solver';
 import { BIN, run } from './support/run-cli.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -19,19 +20,25 @@ const SHOTS = fileURLToPath(new URL('../test-output/', import.meta.url));
 let server: ChildProcess;
 let base = '';
 
-beforeAll(async () => {
-  expect(run(['solve', '--board', '7', '--pieces', '2', '--out', db, '--quiet']).status).toBe(0);
-  server = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  base = await new Promise<string>((resolve, reject) => {
+/** `ccheckers serve --db path` on a free port of 127.0.0.1, and its address once it listens. */
+async function serve(path: string): Promise<{ process: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--db', path, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const address = await new Promise<string>((resolve, reject) => {
     let err = '';
-    server.stderr!.setEncoding('utf8');
-    server.stderr!.on('data', (chunk: string) => {
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
       err += chunk;
       const m = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
       if (m) resolve(m[1]!);
     });
-    server.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${err}`)));
   });
+  return { process: child, base: address };
+}
+
+beforeAll(async () => {
+  expect(run(['solve', '--board', '7', '--pieces', '2', '--out', db, '--quiet']).status).toBe(0);
+  ({ process: server, base } = await serve(db));
 }, 120_000);
 
 afterAll(() => {
@@ -60,6 +67,25 @@ describe('the HTTP API', () => {
     expect(((await res.json()) as { error: string }).error).toMatch(message);
     expect((await fetch(`${base}/api/game`)).status).toBe(200);
   });
+});
+
+describe('a database whose distance table does not fit its values (checksums recomputed)', () => {
+  it('answers 500 naming the file, never a forged distance, and lives on', async () => {
+    const withDistances = join(dir, 'distances.ccdb');
+    expect(run(['solve', '--board', '7', '--pieces', '1', '--distances', '--out', withDistances, '--quiet']).status).toBe(0);
+    const sound = readDatabase(withDistances);
+    const forged = join(dir, 'forged-distances.ccdb');
+    writeDatabase(forged, sound.header, sound.table, new Uint8Array(sound.distances!.length).fill(252));
+    const bad = await serve(forged);
+    try {
+      const res = await fetch(`${bad.base}/api/position?p=${encodeURIComponent(`x${'.'.repeat(47)}o x`)}`);
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as { error: string }).error).toMatch(new RegExp(`^${forged}: the distance table is corrupt: stored state \\d+ is (win|loss) with a distance of 252`));
+      expect((await fetch(`${bad.base}/api/game`)).status).toBe(200);
+    } finally {
+      bad.process.kill('SIGTERM');
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!existsSync(CHROMIUM))('the page in headless chromium', () => {

@@ -5,9 +5,9 @@
  */
 import { closeSync, fstatSync, readSync, realpathSync, statSync } from 'node:fs';
 import {
-  MAX_DISTANCE,
   NO_DISTANCE,
   StateSpace,
+  distanceFits,
   readValue,
   stateByte,
   valueInByte,
@@ -35,6 +35,8 @@ import { type GameCounts, TableCounter, startStateIndex } from './state-index.js
 /** The values of a solved table, wherever they are kept (SolvedGame reads through this). */
 export interface StoredValues {
   readonly header: DatabaseHeader;
+  /** The file or store they were read from, for messages (none: a solve's own table). */
+  readonly path?: string;
   /** Whether a distance table is stored (else distance() is NO_DISTANCE everywhere). */
   readonly hasDistances: boolean;
   /** Whether each value costs a read from disk (then distances are computed on demand only
@@ -183,7 +185,15 @@ export interface CheckReport {
   checksums: ChecksumResult[];
   /** With recount: the counts and start value recomputed from the body (and, with distances, the
    *  farthest distance in the distance table), and whether the header agrees. */
-  recount?: { counts: GameCounts; startValue: number; maxDistance?: number; headerAgrees: boolean };
+  recount?: { counts: GameCounts; startValue: number; maxDistance?: number; headerAgrees: boolean; distances?: DistanceRecount };
+}
+
+/** What a recount found of a distance table, state by state against the values (distanceFits). */
+export interface DistanceRecount {
+  /** States whose distance does not fit their value: a damaged or forged table (0 for a sound one). */
+  wrong: number;
+  /** The first of them, with its value and distance. */
+  first?: { index: number; value: number; distance: number };
 }
 
 /**
@@ -221,17 +231,31 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
       result('header', HEADER_BYTES, new DataView(head.buffer).getUint32(124, true), crc32Of(head.subarray(0, 124))),
       result('body', header.bodyBytes, header.bodyCrc32, sum(HEADER_BYTES, header.bodyBytes, counter && ((chunk, offset) => counter.add(chunk, offset)))),
     ];
-    // The farthest distance (the plies `info` and `query` report as the longest game): the
-    // header's must be the table's.
+    // Each distance against its state's value (a checksum recomputed by a forger says nothing),
+    // read beside it; and the farthest distance (the plies `info` and `query` report as the
+    // longest game), which the header's must be.
+    // (A checkpoint's table is being laid: it holds marks, and no farthest distance yet.)
     let maxDistance = 0;
-    const farthest = (chunk: Uint8Array) => {
+    const distances: DistanceRecount = { wrong: 0 };
+    const valueBytes = new Uint8Array(Math.ceil(IO_CHUNK_BYTES / 4) + 1);
+    const recountDistances = (chunk: Uint8Array, offset: number) => {
+      if (header.stage !== 'complete') return;
+      const firstByte = stateByte(offset);
+      const chunkValues = valueBytes.subarray(0, stateByte(offset + chunk.length - 1) - firstByte + 1);
+      readAll(fd, chunkValues, HEADER_BYTES + firstByte);
       for (let i = 0; i < chunk.length; i++) {
+        const index = offset + i;
         const d = chunk[i]!;
-        if (d > maxDistance && d < MAX_DISTANCE) maxDistance = d;
+        const value = valueInByte(chunkValues[stateByte(index) - firstByte]!, index);
+        if (!distanceFits(value, d)) {
+          if (distances.wrong++ === 0) distances.first = { index, value, distance: d };
+        } else if (d !== NO_DISTANCE && d > maxDistance) {
+          maxDistance = d;
+        }
       }
     };
     if (header.distanceBytes > 0) {
-      checksums.push(result('distances', header.distanceBytes, header.distanceCrc32, sum(HEADER_BYTES + header.bodyBytes, header.distanceBytes, counter && farthest)));
+      checksums.push(result('distances', header.distanceBytes, header.distanceCrc32, sum(HEADER_BYTES + header.bodyBytes, header.distanceBytes, counter && recountDistances)));
     }
     const logAt = HEADER_BYTES + header.bodyBytes + header.distanceBytes;
     const log = result('pass log', size - logAt, logCrc32, sum(logAt, size - logAt));
@@ -258,7 +282,8 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
           header.illegal === counts.illegal &&
           header.startValue === startValue &&
           (header.distanceBytes === 0 || header.maxDistance === maxDistance));
-      report.recount = { counts, startValue, ...(header.distanceBytes > 0 ? { maxDistance } : {}), headerAgrees };
+      const withDistances = header.distanceBytes > 0 && header.stage === 'complete';
+      report.recount = { counts, startValue, ...(withDistances ? { maxDistance, distances } : {}), headerAgrees };
     }
     return report;
   } finally {

@@ -158,8 +158,13 @@ export async function withComputedDistances(values: StoredValues, backend: Backe
   const h = values.header;
   const space = new StateSpace(variant(h.board, h.pieces));
   const distances = await computeDistanceTable(backend.solverKernel(space.variant, h.rules as RuleMode), space, table, threads);
+  // The header's farthest distance is the table's, as a database's with stored distances is
+  // (SolvedGame checks each distance against it).
+  let maxDistance = 0;
+  for (let i = 0; i < distances.length; i++) if (distances[i]! <= MAX_DISTANCE && distances[i]! > maxDistance) maxDistance = distances[i]!;
   return {
-    header: h,
+    header: { ...h, maxDistance },
+    ...(values.path !== undefined ? { path: values.path } : {}),
     hasDistances: true,
     readsFromDisk: false,
     heldTable: () => table,

@@ -12,6 +12,7 @@
  */
 import {
   BitboardEngine,
+  CCheckersError,
   ILLEGAL,
   LOSS,
   type Move,
@@ -24,6 +25,7 @@ import {
   WORDS,
   type WordPosition,
   applyMove,
+  distanceFits,
   toWords,
   variant,
 } from '@ccheckers/core';
@@ -147,9 +149,15 @@ export class SolvedGame {
   distances(p: Position): DistanceTable | undefined {
     const values = this.values;
     if (values.hasDistances) {
+      const farthest = values.header.maxDistance;
       return {
         get: (index) => {
           const d = values.distance(index);
+          // Stored, so checked: a forged table (its checksum recomputed) must not be answered from.
+          if (!distanceFits(values.value(index), d, farthest)) {
+            const where = values.path === undefined ? '' : `${values.path}: `;
+            throw new CCheckersError('E_DATABASE', `${where}the distance table is corrupt: stored state ${index} is ${OUTCOME[values.value(index)]} with a distance of ${d} (farthest ${farthest}); ccheckers check --recount finds every such state`);
+          }
           return d === NO_DISTANCE ? undefined : d;
         },
         has: () => true,

@@ -3,7 +3,7 @@
  * memory), optionally recounts the results from the body, and with --fix rewrites a header whose
  * counts are wrong (databases written before the 64-bit fix of 7x7/4 carried such counts).
  */
-import { type CheckReport, type StoreCheckReport, checkDatabase, checkStore, hex, isStore, rewriteCounts } from '@ccheckers/solver';
+import { type CheckReport, type DistanceRecount, type StoreCheckReport, checkDatabase, checkStore, hex, isStore, rewriteCounts } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 import { consistencyCommand } from './check-consistency.js';
 import { grouped, table } from '../ui/format.js';
@@ -25,6 +25,8 @@ export interface CheckCommandOptions {
 const START = ['draw', 'p2-win', 'p1-win', 'illegal'];
 const FIELD_NAMES: Record<string, string> = { positions: 'positions', p1Wins: 'P1 wins', p2Wins: 'P2 wins', draws: 'draws', illegal: 'illegal', startValue: 'start' };
 const COUNT_FIELDS = ['positions', 'p1Wins', 'p2Wins', 'draws', 'illegal'] as const;
+/** A stored state's 2-bit value, named. */
+const VALUE_NAMES = ['draw', 'loss', 'win', 'illegal'];
 
 /** 0: every checksum matches (and the counts, when recounted, or they were fixed); 1: something
  *  does not, or a store's manifest has none. */
@@ -48,10 +50,14 @@ export function checkCommand(o: CheckCommandOptions): number | Promise<number> {
   const report = checkDatabase(o.db, { recount, onProgress: (f) => progress.update('check', f) });
   progress.clear();
   const checksumsOk = report.checksums.every((c) => c.ok);
+  // A distance that does not fit its value: the table itself is wrong, which no header can mend.
+  const distancesOk = (report.recount?.distances?.wrong ?? 0) === 0;
   let fixed = false;
   if (o.fix && report.recount && !report.recount.headerAgrees) {
     if (!checksumsOk) {
       process.stderr.write(`ccheckers: not fixing ${o.db}: a checksum does not match, so the body itself cannot be trusted\n`);
+    } else if (!distancesOk) {
+      process.stderr.write(`ccheckers: not fixing ${o.db}: its distance table is wrong (see below), so the header cannot be made to agree with it\n`);
     } else {
       rewriteCounts(o.db, report.recount.counts, report.recount.startValue, report.recount.maxDistance);
       fixed = true;
@@ -63,7 +69,14 @@ export function checkCommand(o: CheckCommandOptions): number | Promise<number> {
   } else {
     process.stdout.write(`${textReport(report, fixed)}\n`);
   }
-  return checksumsOk && countsOk ? 0 : 1;
+  return checksumsOk && countsOk && distancesOk ? 0 : 1;
+}
+
+/** A recount's distance findings, in words. */
+function distanceFindings(d: DistanceRecount): string {
+  if (d.wrong === 0) return 'distances every one fits its state\'s value';
+  const f = d.first!;
+  return `distances WRONG: ${grouped(d.wrong)} state(s) whose distance does not fit their value (the first: stored state ${f.index}, ${VALUE_NAMES[f.value]} with the distance ${f.distance}); the table was damaged or forged, so solve the variant again`;
 }
 
 function jsonReport(r: CheckReport, fixed: boolean) {
@@ -81,6 +94,7 @@ function jsonReport(r: CheckReport, fixed: boolean) {
             ...r.recount.counts,
             start: START[r.recount.startValue],
             ...(r.recount.maxDistance !== undefined ? { maxDistance: r.recount.maxDistance } : {}),
+            ...(r.recount.distances ? { wrongDistances: r.recount.distances.wrong, ...(r.recount.distances.first ? { firstWrongDistance: { ...r.recount.distances.first, value: VALUE_NAMES[r.recount.distances.first.value] } } : {}) } : {}),
             headerAgrees: r.recount.headerAgrees,
             header: { ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, h[f]])), start: START[h.startValue], ...(r.recount.maxDistance !== undefined ? { maxDistance: h.maxDistance } : {}) },
             fixed,
@@ -115,7 +129,9 @@ function textReport(r: CheckReport, fixed: boolean): string {
     lines.push('');
     if (rc.headerAgrees) lines.push('counts    the header agrees with the body');
     else if (fixed) lines.push('counts    the header was wrong and has been rewritten with the recounted values');
+    else if (rc.distances && rc.distances.wrong > 0) lines.push('counts    the header disagrees with the body');
     else lines.push('counts    the header disagrees with the body: run again with --fix to rewrite it');
+    if (rc.distances) lines.push(distanceFindings(rc.distances));
   }
   return lines.join('\n');
 }

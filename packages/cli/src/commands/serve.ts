@@ -110,6 +110,8 @@ async function handle(game: SolvedGame, db: string, req: IncomingMessage, res: S
       const answer: PositionAnswer = { ...queryJson(parsed, info), summary: describeValue(info, parsed.position.toMove === 0 ? 'x' : 'o') };
       return send(res, 200, answer);
     } catch (e) {
+      // The database's fault (a corrupt distance table found by this answer), not the request's.
+      if (e instanceof CCheckersError && e.code === 'E_DATABASE') return send(res, 500, { error: e.message });
       if (e instanceof CCheckersError) return send(res, 400, { error: e.code === 'E_POSITION' ? `malformed position: ${e.message}` : e.message });
       throw e;
     }

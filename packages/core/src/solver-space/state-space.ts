@@ -36,6 +36,17 @@ export const ILLEGAL = 3;
 export const NO_DISTANCE = 255;
 export const MAX_DISTANCE = 251;
 /**
+ * Whether a finished distance table's byte `d` fits its state's 2-bit `value`: a lost state's is
+ * even (0, or one more than a won child's) and a won state's odd (one more than a lost child's),
+ * both at most `farthest`; draws and illegal states have NO_DISTANCE. A stored table that breaks
+ * this was damaged or forged: its checksum, recomputed by whoever changed it, says nothing.
+ */
+export function distanceFits(value: number, d: number, farthest = MAX_DISTANCE): boolean {
+  if (value === WIN) return (d & 1) === 1 && d <= farthest;
+  if (value === LOSS) return (d & 1) === 0 && d <= farthest;
+  return d === NO_DISTANCE;
+}
+/**
  * While distances are laid, a lost state without one holds LOST_WITHOUT_DISTANCE, or the mark of
  * the layer that last found one of its children still without one (lostCheckedMark): a push to a
  * parent then reads one byte, not the parent's value too, and a lost parent is checked once a
