@@ -5,10 +5,12 @@
  * saved results are untrusted, so every field is checked (exit 2 naming the file and the field)
  * and every value is escaped where it goes.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_RESULTS_BYTES } from '../src/report/report.js';
 import { run, runHooked } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-report-safety-'));
@@ -195,5 +197,32 @@ describe('report --from inputs are untrusted', () => {
       expect(r.stderr, name).not.toContain('fatal error');
       expect(existsSync(page), name).toBe(false);
     }
+  });
+
+  it('a --from that is not a regular file (a pipe, a device) or is larger than results take is refused, not read', () => {
+    const fifo = join(dir, 'results.fifo');
+    execFileSync('mkfifo', [fifo]);
+    for (const [input, message] of [
+      [fifo, 'is not a regular file'],
+      ['/dev/zero', 'is not a regular file'],
+      [dir, 'is a directory'],
+    ]) {
+      const page = join(dir, 'not-read.html');
+      const r = run(['report', '--from', input!, '--html', page]);
+      expect(r.status, `${input}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`--from ${input}: ${message}`);
+      expect(existsSync(page)).toBe(false);
+    }
+    // Both sides of the bound: a saved result padded to exactly MAX_RESULTS_BYTES is read, a byte
+    // more is refused before reading.
+    const line = JSON.stringify(solved);
+    const atBound = userFile('at-bound.json', `${line}${' '.repeat(MAX_RESULTS_BYTES - line.length - 1)}\n`);
+    expect(statSync(atBound.path).size).toBe(MAX_RESULTS_BYTES);
+    const read = run(['report', '--from', atBound.path, '--html', join(dir, 'at-bound.html')]);
+    expect(read.status, read.stderr).toBe(0);
+    const over = userFile('over-bound.json', `${atBound.content} `);
+    const refused = run(['report', '--from', over.path, '--html', join(dir, 'over-bound.html')]);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain(`--from ${over.path}: ${MAX_RESULTS_BYTES + 1} bytes, more than saved results take (at most ${MAX_RESULTS_BYTES})`);
   });
 });

@@ -3,7 +3,7 @@
  * results of several runs and machines): charts as inline SVG, tables, the machines. No script,
  * no external resource; readable on screen in light and dark mode and printed.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { BACKEND_NAMES, BENCH_OPS, RULE_MODES, variant } from '@ccheckers/core';
 import type { PassRecord } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
@@ -41,12 +41,7 @@ export type ReportInput = { kind: 'bench'; data: BenchResultJson; source: string
 export function readReportInputs(files: string[]): ReportInput[] {
   const inputs: ReportInput[] = [];
   for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new UsageError(`--from ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
-    }
+    const text = readResultsFile(file);
     const lines = text.split('\n').filter((l) => l.trim() !== '');
     if (lines.length === 0) throw new UsageError(`--from ${file}: empty`);
     lines.forEach((line, i) => {
@@ -60,6 +55,31 @@ export function readReportInputs(files: string[]): ReportInput[] {
     });
   }
   return inputs;
+}
+
+/** More than any saved results take (a solve's --json with its pass log is a few kilobytes). */
+export const MAX_RESULTS_BYTES = 16 * 2 ** 20;
+
+/** A --from file's text: a regular file (not a pipe or a device, which could block or never
+ *  end) of at most MAX_RESULTS_BYTES. */
+function readResultsFile(file: string): string {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    throw new UsageError(`--from ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new UsageError(`--from ${file}: ${stat.isDirectory() ? 'is a directory' : 'is not a regular file'} (save results with --json to a file)`);
+    const tooLarge = (bytes: number) => new UsageError(`--from ${file}: ${bytes} bytes, more than saved results take (at most ${MAX_RESULTS_BYTES})`);
+    if (stat.size > MAX_RESULTS_BYTES) throw tooLarge(stat.size);
+    const bytes = readFileSync(fd);
+    if (bytes.length > MAX_RESULTS_BYTES) throw tooLarge(bytes.length); // grown since
+    return bytes.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
