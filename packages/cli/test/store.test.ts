@@ -314,6 +314,16 @@ describe('a solved store', () => {
       expect(r.stderr).toContain(`${join(counts, 'manifest.json')}: corrupt manifest: results: wins, draws and illegal add up to 2542511, not 2542512`);
     }
     expect(existsSync(join(dir, 'counts-off.ccdb'))).toBe(false);
+    // Counts that add up, to more positions than the variant has (a .ccdb header's are refused too).
+    const positions = edit('positions-off', (m) => {
+      m.results.positions += 1000;
+      m.results.p1Wins += 1000;
+    });
+    for (const args of [['query', '--db', positions, START], ['check', '--db', positions]]) {
+      const r = run(args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`${join(positions, 'manifest.json')}: corrupt manifest: results: 2543512 positions, where 7x7/2 has 2542512`);
+    }
     const table = edit('table-crc-off', (m) => (m.results.tableCrc32 = 12345));
     const resumed = run(['solve', '--board', '7', '--pieces', '2', '--store', table, '--resume']);
     expect(resumed.status).toBe(2);

@@ -459,7 +459,7 @@ export function countsNotAddingUp(c: { positions: number; p1Wins: number; p2Wins
 
 /** Whether a complete file's positions are its variant's: both sides to move, every placement
  *  of P1 with every one of P2 on the cells left. */
-function positionsNotTheGame(c: { positions: number }, space: StateSpace): string | undefined {
+export function positionsNotTheGame(c: { positions: number }, space: StateSpace): string | undefined {
   const positions = 2n * BigInt(space.p1Placements) * BigInt(space.p2Placements);
   return BigInt(c.positions) === positions ? undefined : `${c.positions} positions, where ${space.variant.name} has ${positions}`;
 }

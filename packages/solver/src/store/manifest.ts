@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { RANKING_ID, type RuleMode, StateSpace, variant } from '@ccheckers/core';
 import { crc32Of } from '../crc.js';
-import { DatabaseError, countsNotAddingUp, hex } from '../database.js';
+import { DatabaseError, countsNotAddingUp, hex, positionsNotTheGame } from '../database.js';
 import { type PassRecord, isCount, isSeconds, passLogProblem } from '../pass-log.js';
 import { type GameCounts } from '../state-index.js';
 import { type BandSchedule, MAX_WORKERS, SCHEDULE_KINDS, type ScheduleKind, type StepAt, bandSchedule, isSliceUnits, passRounds, roundOfStep, stepBefore } from './band-schedule.js';
@@ -308,7 +308,7 @@ export function checkManifest(path: string, m: Manifest): void {
   if (!['init', 'passes', 'finishing', 'complete'].includes(m.stage)) throw bad(`stage ${String(m.stage)}`);
   // A band solve keeps its bands until it writes out the shards (stage finishing).
   if (m.passes === 'bands' && (m.stage === 'init' || m.stage === 'passes') && m.bands === undefined) throw bad(`a band solve at stage ${m.stage} without its bands`);
-  if (m.stage === 'complete') checkResults(m.results, bad);
+  if (m.stage === 'complete') checkResults(m.results, space, bad);
   if (m.id !== undefined && (typeof m.id !== 'string' || !/^[0-9a-f]{16}$/.test(m.id))) throw bad(`store id ${String(m.id)}`);
 }
 
@@ -325,13 +325,13 @@ export function isCrc32(x: unknown): boolean {
   return Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) < 2 ** 32;
 }
 
-/** A complete store's results: counts that add up (as a database file's must), a start value
- *  and a table checksum. */
-function checkResults(r: Manifest['results'], bad: (what: string) => DatabaseError): void {
+/** A complete store's results: counts that add up to the variant's positions (as a database
+ *  file's must), a start value and a table checksum. */
+function checkResults(r: Manifest['results'], space: StateSpace, bad: (what: string) => DatabaseError): void {
   if (r === null || typeof r !== 'object') throw bad('complete without results');
   const counts = [r.positions, r.p1Wins, r.p2Wins, r.draws, r.illegal];
   if (!counts.every((c) => Number.isSafeInteger(c) && c >= 0)) throw bad('results: counts that are not whole numbers');
-  const problem = countsNotAddingUp(r);
+  const problem = countsNotAddingUp(r) ?? positionsNotTheGame(r, space);
   if (problem) throw bad(`results: ${problem}`);
   if (!Number.isSafeInteger(r.startValue) || r.startValue < 0 || r.startValue > 3) throw bad(`results: start value ${String(r.startValue)}`);
   if (!isCrc32(r.tableCrc32)) throw bad(`results: table checksum ${String(r.tableCrc32)}`);
