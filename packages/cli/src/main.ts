@@ -33,6 +33,7 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
   let running: Command | undefined;
   program.hook('preAction', (_program, actionCommand) => {
     running = actionCommand;
+    refuseEmptyValues(actionCommand);
   });
 
   const variantOptions = (c: Command) =>
@@ -194,6 +195,20 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
     return code;
   }
   return code;
+}
+
+/** An empty path (`--db ""`, `convert a.ccdb ""`) or argument is a mistake: a path resolved
+ *  from it would be the current folder. (Other options' own checks say what they take.) */
+function refuseEmptyValues(c: Command): void {
+  for (const option of c.options) {
+    if (!/<(path|file|dir|files)(\.\.\.)?>/.test(option.flags)) continue;
+    const value: unknown = c.getOptionValue(option.attributeName());
+    if (value === '' || (Array.isArray(value) && value.includes(''))) throw new CCheckersError('E_USAGE', `${option.long} needs a value, not an empty string`);
+  }
+  c.registeredArguments.forEach((argument, i) => {
+    const value: unknown = c.processedArgs[i];
+    if (value === '' || (Array.isArray(value) && value.includes(''))) throw new CCheckersError('E_USAGE', `<${argument.name()}> is empty`);
+  });
 }
 
 /** Whether the command line asks for --json (before any `--`): commander may have failed before

@@ -94,7 +94,23 @@ describe('--out names only a regular file or a new one', () => {
     expect(long.stderr).toMatch(/the file name is too long \(255 bytes; the solve also writes it with \.ckpt\.tmp-PID appended/);
     const empty = run(['solve', '--board', '7', '--pieces', '1', '--out', '']);
     expect(empty.status).toBe(2);
-    expect(empty.stderr).toMatch(/--out needs a file name/);
+    expect(empty.stderr).toMatch(/--out needs a value, not an empty string/);
+    // Every option and argument: an empty path would resolve to the current folder.
+    const made = join(dir, 'empty-paths.ccdb');
+    expect(run(['solve', '--board', '7', '--pieces', '1', '--out', made, '--quiet']).status).toBe(0);
+    for (const [args, message] of [
+      [['convert', made, ''], '<to> is empty'],
+      [['convert', '', made], '<from> is empty'],
+      [['query', '--db', '', `x${'.'.repeat(47)}o x`], '--db needs a value, not an empty string'],
+      [['check', '--db', ''], '--db needs a value, not an empty string'],
+      [['report', '--from', made, '', '--html', join(dir, 'empty.html')], '--from needs a value, not an empty string'],
+      [['solve', '--board', '7', '--pieces', '1', '--store', ''], '--store needs a value, not an empty string'],
+    ] as const) {
+      const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 });
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain(message);
+    }
+    expect(readdirSync(dir).filter((f) => f === 'manifest.json')).toEqual([]); // no store made in the current folder
   });
 });
 
