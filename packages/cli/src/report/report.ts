@@ -3,7 +3,7 @@
  * results of several runs and machines): charts as inline SVG, tables, the machines. No script,
  * no external resource; readable on screen in light and dark mode and printed.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { BACKEND_NAMES, BENCH_OPS, RULE_MODES, variant } from '@ccheckers/core';
 import type { PassRecord } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
@@ -74,9 +74,13 @@ function readResultsFile(file: string): string {
     if (!stat.isFile()) throw new UsageError(`--from ${file}: ${stat.isDirectory() ? 'is a directory' : 'is not a regular file'} (save results with --json to a file)`);
     const tooLarge = (bytes: number) => new UsageError(`--from ${file}: ${bytes} bytes, more than saved results take (at most ${MAX_RESULTS_BYTES})`);
     if (stat.size > MAX_RESULTS_BYTES) throw tooLarge(stat.size);
-    const bytes = readFileSync(fd);
-    if (bytes.length > MAX_RESULTS_BYTES) throw tooLarge(bytes.length); // grown since
-    return bytes.toString('utf8');
+    // Read up to a byte past the bound whatever the size said (a file growing, or one of /proc
+    // whose size is 0): never more.
+    const bytes = Buffer.alloc(MAX_RESULTS_BYTES + 1);
+    let length = 0;
+    for (let n; length < bytes.length && (n = readSync(fd, bytes, length, bytes.length - length, null)) > 0; ) length += n;
+    if (length > MAX_RESULTS_BYTES) throw tooLarge(stat.size > length ? stat.size : length);
+    return bytes.toString('utf8', 0, length);
   } finally {
     closeSync(fd);
   }
