@@ -7,8 +7,8 @@ import { copyFileSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WIN, readValue } from '@ccheckers/core';
-import { readDatabase, writeDatabase } from '@ccheckers/solver';
+import { LOSS, WIN, readValue } from '@ccheckers/core';
+import { IO_CHUNK_BYTES, readDatabase, writeDatabase } from '@ccheckers/solver';
 import { run, runHooked } from './support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ccheckers-check-'));
@@ -108,11 +108,43 @@ describe('check', () => {
     const one = run(['check', '--db', parity, '--recount', '--json']);
     expect(one.status).toBe(1);
     expect(JSON.parse(one.stdout).recount).toMatchObject({ wrongDistances: 1, firstWrongDistance: { index: won, value: 'win', distance: distances[won]! - 1 }, headerAgrees: true });
+    // A header whose farthest distance reaches the marks: refused on opening, both sides of 251.
+    for (const [farthest, status] of [[251, 0], [252, 2]] as const) {
+      const path = join(dir, `farthest-${farthest}.ccdb`);
+      writeDatabase(path, { ...db.header, maxDistance: farthest }, db.table, distances);
+      const opened = run(['query', '--db', path, START]);
+      expect(opened.status, opened.stderr).toBe(status);
+      if (status === 2) expect(opened.stderr).toContain(`${path}: header says the farthest distance is 252 plies, past 251`);
+    }
     // And the sound table passes, state by state.
     const sound = run(['check', '--db', withDistances, '--recount', '--json']);
     expect(sound.status, sound.stderr).toBe(0);
     expect(JSON.parse(sound.stdout).recount.wrongDistances).toBe(0);
   });
+
+  it('a distance table past one read chunk (7x7/3, 141 million states): each distance checked against its own value on both sides of a chunk boundary', () => {
+    const big = join(dir, '7x7-3-distances.ccdb');
+    const solved = run(['solve', '--board', '7', '--pieces', '3', '--distances', '--out', big, '--quiet']);
+    expect(solved.status, solved.stderr).toBe(0);
+    const db = readDatabase(big);
+    const distances = db.distances!;
+    expect(distances.length).toBeGreaterThan(2 * IO_CHUNK_BYTES);
+    // The last decided state before the boundary and the first after it: each made the other parity.
+    const decided = (i: number) => readValue(db.table, i) === WIN || readValue(db.table, i) === LOSS;
+    let before = IO_CHUNK_BYTES - 1;
+    while (!decided(before)) before--;
+    let after = IO_CHUNK_BYTES;
+    while (!decided(after)) after++;
+    const forged = Uint8Array.from(distances);
+    for (const i of [before, after]) forged[i] = distances[i]! === 0 ? 1 : distances[i]! - 1;
+    const path = join(dir, '7x7-3-forged.ccdb');
+    writeDatabase(path, db.header, db.table, forged);
+    const r = run(['check', '--db', path, '--recount', '--json']);
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout).recount).toMatchObject({ wrongDistances: 2, firstWrongDistance: { index: before, distance: forged[before] }, headerAgrees: true });
+    rmSync(big);
+    rmSync(path);
+  }, 240_000);
 
   it('--fix through a symbolic link repairs the file it points to and keeps the link', () => {
     const target = join(dir, 'wrong-again.ccdb');

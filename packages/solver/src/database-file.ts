@@ -231,15 +231,17 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
       result('header', HEADER_BYTES, new DataView(head.buffer).getUint32(124, true), crc32Of(head.subarray(0, 124))),
       result('body', header.bodyBytes, header.bodyCrc32, sum(HEADER_BYTES, header.bodyBytes, counter && ((chunk, offset) => counter.add(chunk, offset)))),
     ];
-    // Each distance against its state's value (a checksum recomputed by a forger says nothing),
-    // read beside it; and the farthest distance (the plies `info` and `query` report as the
-    // longest game), which the header's must be.
+    // Each distance against its state's value and the header's farthest distance (a checksum
+    // recomputed by a forger says nothing), read beside it: a distance past the header's is
+    // wrong, not a reason for --fix to raise the bound. And the farthest distance (the plies
+    // `info` and `query` report as the longest game), which the header's must be.
     // (A checkpoint's table is being laid: it holds marks, and no farthest distance yet.)
     let maxDistance = 0;
     const distances: DistanceRecount = { wrong: 0 };
-    const valueBytes = new Uint8Array(Math.ceil(IO_CHUNK_BYTES / 4) + 1);
+    let valueBytes: Uint8Array | undefined;
     const recountDistances = (chunk: Uint8Array, offset: number) => {
       if (header.stage !== 'complete') return;
+      valueBytes ??= new Uint8Array(Math.ceil(IO_CHUNK_BYTES / 4) + 1);
       const firstByte = stateByte(offset);
       const chunkValues = valueBytes.subarray(0, stateByte(offset + chunk.length - 1) - firstByte + 1);
       readAll(fd, chunkValues, HEADER_BYTES + firstByte);
@@ -247,7 +249,7 @@ export function checkDatabase(path: string, options: { recount?: boolean; onProg
         const index = offset + i;
         const d = chunk[i]!;
         const value = valueInByte(chunkValues[stateByte(index) - firstByte]!, index);
-        if (!distanceFits(value, d)) {
+        if (!distanceFits(value, d, header.maxDistance)) {
           if (distances.wrong++ === 0) distances.first = { index, value, distance: d };
         } else if (d !== NO_DISTANCE && d > maxDistance) {
           maxDistance = d;

@@ -6,7 +6,7 @@
  * checksums, and names the first thing that is wrong.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { CCheckersError, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, TableBytes, type TableLike, tableViews, variant } from '@ccheckers/core';
+import { CCheckersError, MAX_DISTANCE, MAX_TYPED_ARRAY_BYTES, RANKING_ID, type RuleMode, StateSpace, TableBytes, type TableLike, tableViews, variant } from '@ccheckers/core';
 import { type AtomicWriter, IO_CHUNK_BYTES, writeFileAtomic } from './atomic-file.js';
 import { type BodyPieces, eachBodyChunk } from './body-chunks.js';
 import { DirectAppender, DirectReader } from './direct-io.js';
@@ -443,6 +443,8 @@ export function decodeHeader(path: string, head: Uint8Array): DatabaseHeader {
     throw new DatabaseError(path, `header says ${header.distanceBytes} distance bytes, but ${space.variant.name} needs 0 or ${space.states}`);
   }
   if (header.startValue > 3) throw new DatabaseError(path, `unknown start value ${header.startValue} in header (0-3: draw, P2 wins, P1 wins, illegal)`);
+  // Above it lie the marks of a table being laid: a query's bound on every distance it reads.
+  if (stage === 'complete' && header.maxDistance > MAX_DISTANCE) throw new DatabaseError(path, `header says the farthest distance is ${header.maxDistance} plies, past ${MAX_DISTANCE}`);
   if (!isSeconds(header.seconds)) throw new DatabaseError(path, `header says ${header.seconds} seconds of solving`);
   const problem = stage === 'complete' ? countsNotAddingUp(header) ?? positionsNotTheGame(header, space) : undefined;
   if (problem) throw new DatabaseError(path, `inconsistent counts: ${problem}`);

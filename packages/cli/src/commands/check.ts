@@ -76,7 +76,7 @@ export function checkCommand(o: CheckCommandOptions): number | Promise<number> {
 function distanceFindings(d: DistanceRecount): string {
   if (d.wrong === 0) return 'distances every one fits its state\'s value';
   const f = d.first!;
-  return `distances WRONG: ${grouped(d.wrong)} state(s) whose distance does not fit their value (the first: stored state ${f.index}, ${VALUE_NAMES[f.value]} with the distance ${f.distance}); the table was damaged or forged, so solve the variant again`;
+  return `distances WRONG: ${grouped(d.wrong)} state(s) whose distance does not fit their value or the header's farthest distance (the first: stored state ${f.index}, ${VALUE_NAMES[f.value]} with the distance ${f.distance}); the file was damaged or forged (check --consistency tells more), so solve the variant again`;
 }
 
 function jsonReport(r: CheckReport, fixed: boolean) {
