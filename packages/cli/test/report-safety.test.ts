@@ -176,6 +176,8 @@ describe('report --from inputs are untrusted', () => {
     const cases: Array<[string, (d: Record<string, any>) => void, string]> = [
       ['pass-seconds', (d) => (d.passLog[1].seconds = '0.5'), 'passLog[1].seconds must be a number'],
       ['seconds', (d) => (d.seconds = '1.5'), 'seconds must be a number'],
+      ['seconds-huge', (d) => (d.seconds = 1e308), 'seconds must be a number of at least 0 and at most 9007199254740991'],
+      ['proven-past-2^53', (d) => (d.passLog[0].proven = 2 ** 53), 'passLog[0].proven must be a number of at least 0 and at most 9007199254740991'],
       ['passlog-object', (d) => (d.passLog = { 0: d.passLog[0] }), 'passLog must be a list'],
       ['pass-null', (d) => (d.passLog[0] = null), 'passLog[0] must be an object'],
       ['stored', (d) => (d.storedStates = 0), 'storedStates must be a whole number of at least 1'],
@@ -197,6 +199,15 @@ describe('report --from inputs are untrusted', () => {
       expect(r.stderr, name).not.toContain('fatal error');
       expect(existsSync(page), name).toBe(false);
     }
+    // The other side of 2^53: 2^53 - 1 is drawn, a number on the page, never NaN.
+    const largest = structuredClone(solved) as Record<string, any>;
+    largest.seconds = Number.MAX_SAFE_INTEGER;
+    largest.passLog[0].proven = Number.MAX_SAFE_INTEGER;
+    const input = userFile('largest.json', `${JSON.stringify(largest)}\n`);
+    const page = join(dir, 'largest.html');
+    const r = run(['report', '--from', input.path, '--html', page]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(page, 'utf8')).not.toMatch(/NaN|Infinity/);
   });
 
   it('a --from that is not a regular file (a pipe, a device) or is larger than results take is refused, not read', () => {

@@ -162,8 +162,10 @@ class Checker {
 
   number(o: Record<string, unknown>, key: string, { integer = false, min = 0 }: { integer?: boolean; min?: number }, at = ''): number {
     const v = o[key];
-    const want = `a ${integer ? 'whole ' : ''}number of at least ${min}`;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || (integer && !Number.isInteger(v))) this.refuse(this.name(key, at), want, v);
+    // At most 2^53 - 1: past it counts are not exact, and sums of a chart's values could overflow
+    // to Infinity (1e308 seconds drew as NaN).
+    const want = `a ${integer ? 'whole ' : ''}number of at least ${min} and at most ${Number.MAX_SAFE_INTEGER}`;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > Number.MAX_SAFE_INTEGER || (integer && !Number.isInteger(v))) this.refuse(this.name(key, at), want, v);
     return v;
   }
 
