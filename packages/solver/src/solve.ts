@@ -19,12 +19,10 @@ import {
   StateSpace,
   unknownListsBytes,
   TableBytes,
-  type TableLike,
   type TablePages,
   UNKNOWN,
   type Variant,
   WIN,
-  readValue,
 } from '@ccheckers/core';
 import { type DatabaseHeader, tableCrc32, writeDatabase } from './database.js';
 import { distanceLayers, headerFor, readCheckpoint } from './solve-checkpoint.js';
@@ -32,12 +30,10 @@ import { DIRECT_STAGING_BYTES } from './direct-io.js';
 import { type PassRecord, passesDone } from './pass-log.js';
 import { InsufficientMemoryError, allocateTable, checkMemory, checkTableLimits, requiredBytes, sparseMemoBudget } from './memory.js';
 import { checkOutputPath, lockOutput } from './output-file.js';
-import { expandCounts, provenStates, startStateIndex, storedCounts } from './state-index.js';
+import { type StartValue, expandCounts, provenStates, startValueName, storedCounts, valueOfStart } from './state-index.js';
 import { type DistancePhase, layDistances } from './distance-table.js';
 import { CHUNKS_PER_PHASE, checkMoveless, chunkRanges, inProcessRunner, kindOf, nextPassKind, unitsAfter } from './sweeps.js';
 import { type ChunkRunner, createWorkerPool, runPhase } from './worker-pool.js';
-
-export type StartValue = 'p1-win' | 'p2-win' | 'draw';
 
 export interface SolveOptions {
   variant: Variant;
@@ -300,8 +296,13 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       if (performance.now() - lastCheckpoint >= checkpointMs) checkpoint('init');
     }
     // A checkpoint taken after the last pass (one of the distances, or one written when the
-    // distance table could not be allocated) goes on from there.
-    while (!passesDone(passLog)) {
+    // distance table could not be allocated) goes on from there, once a pass over its table has
+    // proved nothing here too: a pass log edited to say "done" over a table that is not (its
+    // checksums recomputed) must not make a complete database. That pass is not recorded.
+    let confirming = resumedFromPass !== undefined && passesDone(passLog);
+    while (confirming || !passesDone(passLog)) {
+      const confirm = confirming;
+      confirming = false;
       const pass = passLog.length + 1;
       const passStart = performance.now();
       // A pass a checkpoint caught partway goes on where it was: its units [0, unitsDone) of the
@@ -352,7 +353,7 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
         unitsDone += to - from;
         // Every kernel call returns once all its threads are done with their units: between two
         // calls, the units [0, unitsDone) of the sweep are done and nothing writes to the table.
-        if (unitsDone < units && checkpointPath && (options.signal?.aborted || performance.now() - lastCheckpoint >= checkpointMs)) {
+        if (!confirm && unitsDone < units && checkpointPath && (options.signal?.aborted || performance.now() - lastCheckpoint >= checkpointMs)) {
           checkMoveless(moveless, v);
           const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), ...sweep, unitsDone };
           checkpoint('checkpoint', { record, inPass: { pass, unitsDone, units } });
@@ -362,6 +363,13 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
       });
       if (lists) kernel.releaseUnknownLists?.();
       checkMoveless(moveless, v);
+      if (confirm) {
+        if (newly === 0) break;
+        throw new CCheckersError(
+          'E_DATABASE',
+          `${checkpointPath}: its pass log says the passes were done, but a pass over its table proved ${newly} more states: the checkpoint was damaged or forged; solve again without --resume`,
+        );
+      }
       const record: PassRecord = { pass, proven, newlyProven: newly, seconds: seconds(), ...sweep };
       passLog.push(record);
       report({ phase: 'pass-done', pass, fraction: 1, proven, storedStates: space.states, record });
@@ -487,13 +495,3 @@ async function solveLocked(options: SolveOptions, space: StateSpace, threads: nu
     tablePages: table.pageInfo,
   };
 }
-
-/** Value code of the start position (P1 to move). */
-export function valueOfStart(space: StateSpace, table: TableLike): number {
-  return readValue(table, startStateIndex(space));
-}
-
-export function startValueName(code: number): StartValue {
-  return code === WIN ? 'p1-win' : code === LOSS ? 'p2-win' : 'draw';
-}
-

@@ -93,6 +93,17 @@ export function startStateIndex(space: StateSpace): number {
   return new StateIndexer(space, new BitboardEngine(space.variant)).index(toWords(startPosition(space.variant)));
 }
 
+export type StartValue = 'p1-win' | 'p2-win' | 'draw';
+
+/** Value code of the start position (P1 to move). */
+export function valueOfStart(space: StateSpace, table: TableLike): number {
+  return readValue(table, startStateIndex(space));
+}
+
+export function startValueName(code: number): StartValue {
+  return code === WIN ? 'p1-win' : code === LOSS ? 'p2-win' : 'draw';
+}
+
 export interface GameCounts {
   positions: number;
   p1Wins: number;

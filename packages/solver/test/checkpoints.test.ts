@@ -7,7 +7,7 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Backend, LOST_WITHOUT_DISTANCE, MAX_DISTANCE, lostCheckedMark, variant } from '@ccheckers/core';
+import { type Backend, LOST_WITHOUT_DISTANCE, MAX_DISTANCE, WIN, lostCheckedMark, readValue, variant } from '@ccheckers/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type InPass, type PassRecord, type SolveResult, SolveInterrupted, availableBackends, readDatabase, solve, unitsAfter, writeDatabase } from '../src/index.js';
 import { passesDone } from '../src/pass-log.js';
@@ -274,6 +274,17 @@ describe.each(backends.map((b, i) => [b.name, b, backends[(i + 1) % backends.len
     );
     expect(existsSync(forged)).toBe(false);
     expect(existsSync(`${forged}.ckpt`)).toBe(true);
+    // Nor a pass log that says "done" over a table that is not (a won state made unknown again,
+    // its checksums recomputed): the pass the resume runs first proves it, and the file is refused.
+    const undone = Uint8Array.from(table);
+    let won = 0;
+    while (readValue(undone, won) !== WIN) won++;
+    undone[won >>> 2] = undone[won >>> 2]! & ~(3 << ((won & 3) * 2));
+    writeDatabase(`${forged}.ckpt`, { ...h, maxDistance: 0 }, undone);
+    await expect(solve({ variant: v, rules: 'clean', backend, threads: 2, out: forged, resume: true })).rejects.toThrow(
+      /-forged\.ccdb\.ckpt: its pass log says the passes were done, but a pass over its table proved \d+ more states: the checkpoint was damaged or forged/,
+    );
+    expect(existsSync(forged)).toBe(false);
   });
 });
 

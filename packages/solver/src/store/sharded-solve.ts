@@ -5,8 +5,8 @@
  * (cluster/coordinator.ts); both import this file, and it imports neither.
  */
 import { CCheckersError, UNKNOWN, type Backend, type RuleMode, type Variant } from '@ccheckers/core';
-import { type ProgressEvent, type SolveResult, startValueName } from '../solve.js';
-import { TableTally, storedCounts } from '../state-index.js';
+import type { ProgressEvent, SolveResult } from '../solve.js';
+import { TableTally, startValueName, storedCounts } from '../state-index.js';
 import { type BandPlan, bandCountFor, describeBandPlan } from './band-layout.js';
 import type { ScheduleKind } from './band-schedule.js';
 import type { Manifest } from './manifest.js';
