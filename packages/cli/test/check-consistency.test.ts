@@ -60,6 +60,12 @@ describe('check --consistency', () => {
     expect(json.mismatches).toBeGreaterThan(0);
     expect(json.first.length).toBeLessThanOrEqual(10);
     expect(json.first.map((m: { index: number }) => m.index)).toContain(planted);
+    // A query of that very position is refused: its own state is judged against its children.
+    const position = (json.first as Array<{ index: number; position: string }>).find((m) => m.index === planted)!.position;
+    const query = run(['query', '--db', bad, position]);
+    expect(query.status).toBe(2);
+    expect(query.stderr).toContain(`${bad}: stored state ${planted} contradicts its children (win-without-lost-child)`);
+    expect(run(['query', '--db', good, position]).status).toBe(0);
   });
 
   it('bad input exits 2', () => {

@@ -98,7 +98,7 @@ describe('check', () => {
     expect(readFileSync(marks).equals(before)).toBe(true);
     const query = run(['query', '--db', marks, START]);
     expect(query.status).toBe(2);
-    expect(query.stderr).toMatch(/the distance table is corrupt: stored state \d+ is (win|loss) with a distance of 252/);
+    expect(query.stderr).toMatch(/marks\.ccdb: stored state \d+ contradicts its children \(wrong-distance\)/);
     // One won state's distance made even, still below the farthest: found, and only it.
     const won = distances.findIndex((d, i) => readValue(db.table, i) === WIN && d >= 3);
     const parity = join(dir, 'parity.ccdb');
@@ -108,6 +108,15 @@ describe('check', () => {
     const one = run(['check', '--db', parity, '--recount', '--json']);
     expect(one.status).toBe(1);
     expect(JSON.parse(one.stdout).recount).toMatchObject({ wrongDistances: 1, firstWrongDistance: { index: won, value: 'win', distance: distances[won]! - 1 }, headerAgrees: true });
+    // Every won state's distance 2 more, within the farthest: each fits its value, yet the start
+    // (a win) is not one ply more than its nearest lost child: its query is refused.
+    const shifted = Uint8Array.from(distances);
+    for (let i = 0; i < shifted.length; i++) if (readValue(db.table, i) === WIN && shifted[i]! + 2 <= db.header.maxDistance) shifted[i] = shifted[i]! + 2;
+    const shift = join(dir, 'shifted.ccdb');
+    writeDatabase(shift, db.header, db.table, shifted);
+    const shiftedQuery = run(['query', '--db', shift, START]);
+    expect(shiftedQuery.status).toBe(2);
+    expect(shiftedQuery.stderr).toMatch(/shifted\.ccdb: stored state \d+ contradicts its children \(wrong-distance\)/);
     // A header whose farthest distance reaches the marks: refused on opening, both sides of 251.
     for (const [farthest, status] of [[251, 0], [252, 2]] as const) {
       const path = join(dir, `farthest-${farthest}.ccdb`);

@@ -32,6 +32,7 @@ import {
 import type { Database } from './database.js';
 import { type StoredValues, inMemoryValues } from './database-file.js';
 import { NodeIds } from './node-ids.js';
+import { PROBLEM_NAMES, Problem, StateJudge, readChildren, stateWords } from './consistency/judge.js';
 import { StateIndexer } from './state-index.js';
 
 export type Outcome = 'win' | 'loss' | 'draw' | 'illegal';
@@ -124,6 +125,7 @@ export class SolvedGame {
 
   /** Everything about a position: value, distance, each legal move's value, the best move. */
   analyse(p: Position): PositionInfo {
+    this.checkStored(toWords(p));
     const outcome = this.outcome(p);
     const wp = toWords(p);
     const terminal = outcome !== 'illegal' && this.engine.isTerminal(wp);
@@ -138,6 +140,29 @@ export class SolvedGame {
     const own = distances?.get(this.indexer.index(wp));
     return { outcome, terminal, ...(own !== undefined ? { pliesToEnd: own } : {}), moves, best: pickBest(outcome, moves) };
   }
+
+  /**
+   * The stored value (and distance) of the position asked about, judged against its children's
+   * by the rules (check --consistency's judge, on one state): a table edited with its checksums
+   * recomputed answers no question whose own state it contradicts.
+   */
+  private checkStored(p: WordPosition): void {
+    const judge = (this.judge ??= new StateJudge(this.space, this.values.header.rules as RuleMode));
+    const index = this.indexer.index(p);
+    const a = new Uint32Array(WORDS);
+    const b = new Uint32Array(WORDS);
+    stateWords(this.space, this.engine, index, a, b);
+    judge.prepare(b);
+    judge.derive(a, b);
+    readChildren(judge, this.values);
+    const problem = judge.judge(this.values.value(index), this.values.distance(index), this.values.hasDistances);
+    if (problem !== Problem.OK) {
+      const where = this.values.path === undefined ? '' : `${this.values.path}: `;
+      throw new CCheckersError('E_DATABASE', `${where}stored state ${index} contradicts its children (${PROBLEM_NAMES[problem]}): the file was damaged or forged; ccheckers check --consistency finds every such state`);
+    }
+  }
+
+  private judge: StateJudge | undefined;
 
   /**
    * Plies to the end under best play, keyed by stored-state index: the database's distance table
