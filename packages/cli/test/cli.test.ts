@@ -310,6 +310,8 @@ describe('bad input: exit 2, one line on stderr, nothing on stdout', () => {
     ['bench position of another variant', () => ['bench', '--pieces', '3', '--position', START_7x7_2], /--position is a 7x7\/2 position but the bench variant is 7x7\/3/],
     ['resume without --out', () => ['solve', '--resume'], /--resume needs --out FILE/],
     ['an empty --host', () => ['serve', '--db', db2, '--host', ''], /--host is empty: name an address/],
+    ['an empty --ops', () => ['bench', '--ops', ''], /--ops: unknown operation ""/],
+    ['an operation twice', () => ['bench', '--ops', 'winner,winner'], /--ops names winner twice: each operation is measured once/],
   ];
   it.each(cases)('%s', (_what, args, message) => {
     const r = run(args());

@@ -51,10 +51,13 @@ const ROUNDS = 5;
 export async function benchCommand(o: BenchCommandOptions): Promise<number> {
   const v = variantOption(o.board, o.pieces);
   const minMs = integer('--min-time', o.minTime, 1, 60_000);
-  const ops = o.ops ? o.ops.split(',').map((s) => s.trim()) : [...BENCH_OPS];
+  // Given, --ops names each operation once (an empty one is no shorthand for all of them).
+  const ops = o.ops !== undefined ? o.ops.split(',').map((s) => s.trim()) : [...BENCH_OPS];
   for (const op of ops) {
     if (!(BENCH_OPS as readonly string[]).includes(op)) throw new UsageError(`--ops: unknown operation "${op}" (choose from ${BENCH_OPS.join(', ')})`);
   }
+  const twice = ops.find((op, i) => ops.indexOf(op) !== i);
+  if (twice !== undefined) throw new UsageError(`--ops names ${twice} twice: each operation is measured once`);
   const requested: BackendRequest[] | undefined = o.backends !== undefined ? backendList(o.backends) : undefined;
   const backends: Backend[] = requested ? await Promise.all(requested.map(async (r) => (await selectBackend(r)).backend)) : await availableBackends();
   const position = benchPosition(v, o.position);
