@@ -236,7 +236,15 @@ describe('a solved store', () => {
     expect(fromStore.status, fromStore.stderr).toBe(0);
     expect(fromStore.stdout).toBe(fromFile.stdout);
     const back = join(dir, 'back');
-    expect(run(['convert', file, back, '--shards', '3']).status).toBe(0);
+    const converted = run(['convert', file, back, '--shards', '3']);
+    expect(converted.status).toBe(0);
+    expect(converted.stderr).not.toContain('distance table');
+    // A database with distances: the store is made of its values, and says what it left out.
+    const withDistances = join(dir, 'distances.ccdb');
+    expect(run(['solve', '--board', '7', '--pieces', '1', '--distances', '--out', withDistances, '--quiet']).status).toBe(0);
+    const values = run(['convert', withDistances, join(dir, 'values-only')]);
+    expect(values.status, values.stderr).toBe(0);
+    expect(values.stderr).toContain(`${withDistances}'s distance table (1344 bytes) was left out: a store keeps the values alone`);
     const checked = run(['check', '--db', back, '--recount', '--json']);
     expect(checked.status, checked.stdout).toBe(0);
     expect(JSON.parse(checked.stdout)).toMatchObject({ stage: 'complete', table: { ok: true }, recount: { manifestAgrees: true, p1Wins: 1_265_851 } });

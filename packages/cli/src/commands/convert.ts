@@ -4,7 +4,7 @@
  */
 import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ShardStore, checkOutputPath, exportStore, importDatabase, isStore } from '@ccheckers/solver';
+import { ShardStore, checkOutputPath, exportStore, importDatabase, isStore, openDatabase } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 
 export interface ConvertCommandOptions {
@@ -33,5 +33,9 @@ export function convertCommand(from: string, to: string, o: ConvertCommandOption
   ShardStore.checkPath(target, false, 'target');
   const store = importDatabase(source, target, shards === undefined ? {} : { shards });
   process.stderr.write(`made the store ${target} (${store.layout.shards.length} shard(s)) from ${source}\n`);
+  const file = openDatabase(source);
+  const distanceBytes = file.header.distanceBytes;
+  file.close();
+  if (distanceBytes > 0) process.stderr.write(`${source}'s distance table (${distanceBytes} bytes) was left out: a store keeps the values alone\n`);
   return 0;
 }
