@@ -505,6 +505,21 @@ describe('interrupted band solves', () => {
     }
   });
 
+  it('go on solving where a manifest edited to say "finishing" has bands that are not (its checksum recomputed)', async () => {
+    const v = variant(7, 2);
+    const store = newStore();
+    await expect(solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, shards: 4, stopAfterPass: 1 })).rejects.toThrow(ShardedSolveInterrupted);
+    const path = join(store, 'manifest.json');
+    const m = JSON.parse(readFileSync(path, 'utf8'));
+    expect([m.stage, m.bands.next]).toEqual(['passes', { pass: 2, round: 0 }]);
+    m.stage = 'finishing';
+    writeFileSync(path, manifestText(m));
+    // Taken at its word, the store would count pass 1's table: unknown states as draws.
+    const r = await solveSharded({ variant: v, rules: 'clean', backend: backends[0]!, threads: 1, store, resume: true });
+    expect(same(r)).toEqual(IN_MEMORY.get('7/2')!);
+    expect(r.passLog.at(-1)!.newlyProven).toBe(0);
+  }, 60_000);
+
   it('refuse a manifest edited by hand: a message entry unlike its file, one lost, a bad next step', async () => {
     const v = variant(7, 2);
     const store = newStore();

@@ -257,6 +257,16 @@ export class BandSolve {
   async run(): Promise<void> {
     const proven = this.m.proven ?? 0;
     if (this.resumedFromPass !== undefined) this.report({ phase: 'resumed', pass: this.resumedFromPass, fraction: 0, proven, storedStates: this.space.states });
+    // A resumed store that says its passes are over runs one more here first, which ends them
+    // only if it proves and sends nothing: a manifest edited to say "finishing" over bands that
+    // are not (its checksum recomputed) goes on solving instead of counting an unfinished table.
+    if (this.resumedFromPass !== undefined && this.m.stage === 'finishing' && this.m.bands) {
+      await this.commit(() =>
+        this.store.save([], (next) => {
+          next.stage = 'passes';
+        }),
+      );
+    }
     while (this.m.stage === 'init' || this.m.stage === 'passes') await this.round();
     if (this.m.stage === 'finishing') {
       if (this.m.bands) await this.writeShards();
