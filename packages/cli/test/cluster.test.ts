@@ -8,7 +8,9 @@
  * commit, then resumed. A second coordinator is refused; forged jobs are refused without a file
  * written, and a job queued under a step's id with another payload is replaced, not taken.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +19,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestRedis, haveRedis, start, startWorker, stopAll, stopWorker, waitFor } from './support/cluster.js';
-import { run } from './support/run-cli.js';
+import { BIN, run } from './support/run-cli.js';
 
 
 if (!haveRedis && process.env.CI === 'true') throw new Error('redis-server is missing: scripts/setup.sh --test-tools installs it');
@@ -72,6 +74,27 @@ describe('a cluster solve whose Redis does not answer', () => {
     expect(said.find((m) => m.startsWith('still'))).toMatch(/^still no answer after \d+ s \(.*ECONNREFUSED.*\): is a Redis running there, on that port\? \(Ctrl-C stops\)$/);
   }, 30_000);
 
+
+  it('a server that is no Redis (HTTP on that port) is said once, exit 2, not retried forever', async () => {
+    const server = createServer((_req, res) => res.end('<html></html>'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `redis://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      await expect(connectRedis({ url, shown: url })).rejects.toThrow(`${url} does not answer as a Redis server (`);
+      const store = newStore();
+      const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, 'solve', '--board', '4', '--pieces', '3', '--store', store, '--redis', url], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('exit', (status) => resolve({ status, stderr }));
+      });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`does not answer as a Redis server`);
+      expect(existsSync(join(store, 'manifest.json'))).toBe(false);
+    } finally {
+      server.close();
+    }
+  }, 30_000);
 
   it('Ctrl-C stops the coordinator within seconds (exit 130), and an idle worker at once', async () => {
     const store = newStore();

@@ -84,6 +84,8 @@ const CREDENTIALS_REFUSED = /^(WRONGPASS|NOAUTH)\b|invalid (username-)?password/
 /** What Redis says when it refuses the database the URL names (redis://host/99 where it has 16,
  *  or any but 0 on a Redis Cluster): ioredis reports it as an error and goes on in database 0. */
 const DATABASE_REFUSED = /DB index is out of range|invalid DB index|SELECT is not allowed/i;
+/** ioredis's parser meeting bytes that are no Redis reply. */
+const NOT_REDIS = /Unknown RESP type|Protocol error/i;
 
 /**
  * A connection as BullMQ wants it for workers and for a coordinator that must outlast a Redis
@@ -118,8 +120,16 @@ export async function connectRedis(
   });
   let starting = true;
   let lastError = '';
+  // What answers there is no Redis (an HTTP server on that port): said once, not retried forever.
+  let notRedis: string | undefined;
+  let answered: ((refusal: string | undefined) => void) | undefined;
   redis.on('error', (e: Error) => {
     if (starting && (CREDENTIALS_REFUSED.test(e.message) || DATABASE_REFUSED.test(e.message))) return; // the first answer says it
+    if (starting && NOT_REDIS.test(e.message)) {
+      notRedis = e.message;
+      answered?.(undefined);
+      return;
+    }
     lastError = e.message || String(e);
     if (!down) onError(lastError);
     down = true;
@@ -139,6 +149,7 @@ export async function connectRedis(
   }, remindMs);
   reminder.unref();
   const refused = await new Promise<string | undefined>((resolve) => {
+    answered = resolve;
     if (signal?.aborted) return resolve(undefined);
     signal?.addEventListener('abort', () => resolve(undefined), { once: true });
     const ask = () =>
@@ -158,6 +169,10 @@ export async function connectRedis(
   });
   starting = false;
   clearInterval(reminder);
+  if (notRedis !== undefined) {
+    redis.disconnect();
+    throw new CCheckersError('E_USAGE', `${url.shown} does not answer as a Redis server (${notRedis.slice(0, 80)}): name a Redis in --redis (redis://host:port)`);
+  }
   if (refused !== undefined && DATABASE_REFUSED.test(refused)) {
     redis.disconnect();
     throw new CCheckersError(
