@@ -3,9 +3,8 @@
  * (0 success, 1 a negative result such as a verify mismatch, 2 usage error, bad input or fatal
  * error, 130 interrupted). Errors are one line on stderr; stdout carries results only.
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { CCheckersError } from '@ccheckers/core';
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT_ERROR, EXIT_OK } from './exit-codes.js';
@@ -246,10 +245,9 @@ function diskFull(e: unknown, command: Command | undefined): string | undefined 
     case 'solve':
       return `${head}: what was saved before is intact; free some space and run the command again (a solve continues from its last save with --resume)`;
     case 'convert': {
-      const [from, to] = command.args.map((a) => resolve(a));
-      // A store made from a file is written shard by shard: the shards saved so far stay.
-      const unfinished = to !== undefined && existsSync(join(to, 'manifest.json')) ? `Remove the unfinished store ${to}, free` : 'Free';
-      return `${head}: convert stopped; ${from} is as it was, and nothing was replaced. ${unfinished} some space and run the command again`;
+      // A store is made beside the target and removed when it fails: nothing is left to clear.
+      const from = resolve(command.args[0]!);
+      return `${head}: convert stopped; ${from} is as it was, and nothing was replaced. Free some space and run the command again`;
     }
     case 'check':
       if (command.opts().fix) return `${head}: check --fix stopped; ${command.opts().db} was not changed. Free some space and run the command again`;

@@ -245,6 +245,18 @@ describe('a solved store', () => {
     const values = run(['convert', withDistances, join(dir, 'values-only')]);
     expect(values.status, values.stderr).toBe(0);
     expect(values.stderr).toContain(`${withDistances}'s distance table (1344 bytes) was left out: a store keeps the values alone`);
+    // A convert that fails halfway (a body byte changed: the last shard's checksum) leaves nothing
+    // at the target, nor its temporary folder: the store is made beside it and renamed at the end.
+    const damaged = join(dir, 'damaged.ccdb');
+    const bytes = readFileSync(file);
+    bytes[bytes.length - 600] = bytes[bytes.length - 600]! ^ 1; // in the body, before the pass log
+    writeFileSync(damaged, bytes);
+    const half = join(dir, 'half');
+    const failed = run(['convert', damaged, half, '--shards', '3']);
+    expect(failed.status).toBe(2);
+    expect(failed.stderr).toMatch(/damaged\.ccdb: corrupt body: checksum/);
+    expect(existsSync(half)).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.startsWith('half'))).toEqual([]);
     const checked = run(['check', '--db', back, '--recount', '--json']);
     expect(checked.status, checked.stdout).toBe(0);
     expect(JSON.parse(checked.stdout)).toMatchObject({ stage: 'complete', table: { ok: true }, recount: { manifestAgrees: true, p1Wins: 1_265_851 } });

@@ -2,7 +2,7 @@
  * `ccheckers convert FROM TO`: a sharded store (a folder) to a single database file, or a
  * complete database file to a new store, streamed in the memory of one shard.
  */
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ShardStore, checkOutputPath, exportStore, importDatabase, isStore, openDatabase } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
@@ -31,7 +31,17 @@ export function convertCommand(from: string, to: string, o: ConvertCommandOption
   if (shards !== undefined && (!/^\d+$/.test(o.shards!.trim()) || shards < 1)) throw new UsageError(`--shards must be a positive integer (got "${o.shards}")`);
   if (o.force) throw new UsageError('--force replaces database files only; a store is made in an absent or empty folder');
   ShardStore.checkPath(target, false, 'target');
-  const store = importDatabase(source, target, shards === undefined ? {} : { shards });
+  // Made beside the target and renamed onto it once complete: a convert killed halfway leaves no
+  // half store at the target (only its temporary folder, which names this process).
+  const building = `${target}.tmp-${process.pid}`;
+  let store: ShardStore;
+  try {
+    store = importDatabase(source, building, shards === undefined ? {} : { shards });
+    renameSync(building, target);
+  } catch (e) {
+    rmSync(building, { recursive: true, force: true });
+    throw e;
+  }
   process.stderr.write(`made the store ${target} (${store.layout.shards.length} shard(s)) from ${source}\n`);
   const file = openDatabase(source);
   const distanceBytes = file.header.distanceBytes;
