@@ -257,6 +257,16 @@ describe('a solved store', () => {
     expect(failed.stderr).toMatch(/damaged\.ccdb: corrupt body: checksum/);
     expect(existsSync(half)).toBe(false);
     expect(readdirSync(dir).filter((f) => f.startsWith('half'))).toEqual([]);
+    // Into a folder that exists (made by the user, or holding a killed solve's lock file only):
+    // made in place, and on a failure only what convert made is removed.
+    const existing = join(dir, 'existing');
+    mkdirSync(existing);
+    writeFileSync(join(existing, 'manifest.json.lock'), '');
+    expect(run(['convert', damaged, existing, '--shards', '3']).status).toBe(2);
+    expect(readdirSync(existing)).toEqual(['manifest.json.lock']);
+    const made = run(['convert', file, existing, '--shards', '3']);
+    expect(made.status, made.stderr).toBe(0);
+    expect(run(['check', '--db', existing]).status).toBe(0);
     const checked = run(['check', '--db', back, '--recount', '--json']);
     expect(checked.status, checked.stdout).toBe(0);
     expect(JSON.parse(checked.stdout)).toMatchObject({ stage: 'complete', table: { ok: true }, recount: { manifestAgrees: true, p1Wins: 1_265_851 } });

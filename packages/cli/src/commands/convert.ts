@@ -2,8 +2,9 @@
  * `ccheckers convert FROM TO`: a sharded store (a folder) to a single database file, or a
  * complete database file to a new store, streamed in the memory of one shard.
  */
-import { existsSync, realpathSync, renameSync, rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { ShardStore, checkOutputPath, exportStore, importDatabase, isStore, openDatabase } from '@ccheckers/solver';
 import { UsageError } from '../options.js';
 
@@ -31,16 +32,29 @@ export function convertCommand(from: string, to: string, o: ConvertCommandOption
   if (shards !== undefined && (!/^\d+$/.test(o.shards!.trim()) || shards < 1)) throw new UsageError(`--shards must be a positive integer (got "${o.shards}")`);
   if (o.force) throw new UsageError('--force replaces database files only; a store is made in an absent or empty folder');
   ShardStore.checkPath(target, false, 'target');
-  // Made beside the target and renamed onto it once complete: a convert killed halfway leaves no
-  // half store at the target (only its temporary folder, which names this process).
-  const building = `${target}.tmp-${process.pid}`;
+  const options = shards === undefined ? {} : { shards };
   let store: ShardStore;
-  try {
-    store = importDatabase(source, building, shards === undefined ? {} : { shards });
-    renameSync(building, target);
-  } catch (e) {
-    rmSync(building, { recursive: true, force: true });
-    throw e;
+  if (existsSync(target)) {
+    // A folder the user made (empty, or with a killed solve's leftovers; perhaps a mount point):
+    // the store is made in it, as a rename could not replace it; what it made goes if it fails.
+    const before = new Set(readdirSync(target));
+    try {
+      store = importDatabase(source, target, options);
+    } catch (e) {
+      for (const f of readdirSync(target)) if (!before.has(f)) rmSync(join(target, f), { recursive: true, force: true });
+      throw e;
+    }
+  } else {
+    // Made beside the target, under a name no other process takes, and renamed onto it once
+    // complete: a convert killed halfway leaves no half store at the target.
+    const building = `${target}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    try {
+      store = importDatabase(source, building, options);
+      renameSync(building, target);
+    } catch (e) {
+      rmSync(building, { recursive: true, force: true });
+      throw e;
+    }
   }
   process.stderr.write(`made the store ${target} (${store.layout.shards.length} shard(s)) from ${source}\n`);
   const file = openDatabase(source);

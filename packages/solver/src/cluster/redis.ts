@@ -171,7 +171,9 @@ export async function connectRedis(
   clearInterval(reminder);
   if (notRedis !== undefined) {
     redis.disconnect();
-    throw new CCheckersError('E_USAGE', `${url.shown} does not answer as a Redis server (${notRedis.slice(0, 80)}): name a Redis in --redis (redis://host:port)`);
+    // (ioredis's parser asks for a bug report: not this one.)
+    const said = notRedis.replace(/\.? *Please report this\.?/i, '').slice(0, 80);
+    throw new CCheckersError('E_USAGE', `${url.shown} does not answer as a Redis server (${said}): name a Redis in --redis (redis://host:port, or rediss:// for one that speaks TLS)`);
   }
   if (refused !== undefined && DATABASE_REFUSED.test(refused)) {
     redis.disconnect();
