@@ -199,14 +199,14 @@ export async function main(argv: string[], hooks: TestHooks = {}): Promise<numbe
 /** An empty path (`--db ""`, `convert a.ccdb ""`) or argument is a mistake: a path resolved
  *  from it would be the current folder. (Other options' own checks say what they take.) */
 function refuseEmptyValues(c: Command): void {
+  const empty = (value: unknown) => value === '' || (Array.isArray(value) && value.includes(''));
   for (const option of c.options) {
-    if (!/<(path|file|dir|files)(\.\.\.)?>/.test(option.flags)) continue;
-    const value: unknown = c.getOptionValue(option.attributeName());
-    if (value === '' || (Array.isArray(value) && value.includes(''))) throw new CCheckersError('E_USAGE', `${option.long} needs a value, not an empty string`);
+    if (/<(path|file|dir|files)(\.\.\.)?>/.test(option.flags) && empty(c.getOptionValue(option.attributeName()))) {
+      throw new CCheckersError('E_USAGE', `${option.long} needs a value, not an empty string`);
+    }
   }
   c.registeredArguments.forEach((argument, i) => {
-    const value: unknown = c.processedArgs[i];
-    if (value === '' || (Array.isArray(value) && value.includes(''))) throw new CCheckersError('E_USAGE', `<${argument.name()}> is empty`);
+    if (empty(c.processedArgs[i])) throw new CCheckersError('E_USAGE', `<${argument.name()}> is empty`);
   });
 }
 

@@ -130,15 +130,15 @@ function layersSeenInBytes(bytes: Uint8Array, depth: number, seen: LayersSeen): 
 export const WHOLE_TABLE_DISTANCES_UP_TO = 2 ** 24;
 
 /** The distance table of a solved value `table` (every state's value final), by `kernel` on
- *  `threads` of its own. */
-export async function computeDistanceTable(kernel: SolverKernel, space: StateSpace, table: Uint8Array, threads: number): Promise<Uint8Array> {
+ *  `threads` of its own, and its farthest distance. */
+export async function computeDistanceTable(kernel: SolverKernel, space: StateSpace, table: Uint8Array, threads: number): Promise<{ distances: Uint8Array; maxDistance: number }> {
   const distances = new Uint8Array(space.states).fill(NO_DISTANCE);
   const stored = storedCounts(table, space.states);
-  await layDistances(stored[WIN]! + stored[LOSS]!, async (phase, depth) => {
+  const maxDistance = await layDistances(stored[WIN]! + stored[LOSS]!, async (phase, depth) => {
     const s = runPhase(kernel, phase, { table, distances }, 0, space.groups, depth, threads);
     return s.wins + s.losses;
   });
-  return distances;
+  return { distances, maxDistance };
 }
 
 /** Whether `values` has no distance table, holds its table in memory and has at most
@@ -157,11 +157,9 @@ export async function withComputedDistances(values: StoredValues, backend: Backe
   if (!table || !canComputeDistances(values) || !backend.kernelThreads) return values;
   const h = values.header;
   const space = new StateSpace(variant(h.board, h.pieces));
-  const distances = await computeDistanceTable(backend.solverKernel(space.variant, h.rules as RuleMode), space, table, threads);
+  const { distances, maxDistance } = await computeDistanceTable(backend.solverKernel(space.variant, h.rules as RuleMode), space, table, threads);
   // The header's farthest distance is the table's, as a database's with stored distances is
   // (SolvedGame checks each distance against it).
-  let maxDistance = 0;
-  for (let i = 0; i < distances.length; i++) if (distances[i]! <= MAX_DISTANCE && distances[i]! > maxDistance) maxDistance = distances[i]!;
   return {
     header: { ...h, maxDistance },
     ...(values.path !== undefined ? { path: values.path } : {}),

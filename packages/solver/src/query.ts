@@ -125,9 +125,9 @@ export class SolvedGame {
 
   /** Everything about a position: value, distance, each legal move's value, the best move. */
   analyse(p: Position): PositionInfo {
-    this.checkStored(toWords(p));
-    const outcome = this.outcome(p);
     const wp = toWords(p);
+    this.checkStored(wp);
+    const outcome = this.outcome(p);
     const terminal = outcome !== 'illegal' && this.engine.isTerminal(wp);
     if (outcome === 'illegal' || terminal) return { outcome, terminal, ...(terminal ? { pliesToEnd: 0 } : {}), moves: [] };
     const distances = outcome === 'draw' ? undefined : this.distances(p);

@@ -86,9 +86,7 @@ export async function solveCommand(o: SolveCommandOptions, hooks: TestHooks = {}
   const request = backendOption(o.backend);
   const threads = cappedThreads(o.threads);
   const memoryLimit = memoryOption(o.memory);
-  if (o.out === '') throw new UsageError('--out needs a file name');
   const out = o.out === undefined ? undefined : resolve(o.out);
-  if (o.store === '') throw new UsageError('--store needs a folder');
   const store = o.store === undefined ? undefined : resolve(o.store);
   if (o.shards !== undefined && !store) throw new UsageError('--shards needs --store DIR');
   if (o.workers !== undefined && !store) throw new UsageError('--workers needs --store DIR');

@@ -21,7 +21,6 @@ export interface WorkerCommandOptions {
 
 export async function workerCommand(o: WorkerCommandOptions, hooks: TestHooks = {}): Promise<number> {
   parseRedisUrl(o.redis); // a bad URL is a usage error before anything starts
-  if (o.store === '') throw new UsageError('--store needs a folder');
   const store = resolve(o.store);
   const request = backendOption(o.backend);
   const threads = cappedThreads(o.threads);

@@ -91,7 +91,6 @@ function forbidden(abs: string, rules: ReportPathRules): string | undefined {
  * the same rules).
  */
 export function checkReportPath(path: string, rules: ReportPathRules = {}): void {
-  if (path === '') throw new UsageError('--html needs a file name');
   const abs = resolve(path);
   const why = forbidden(abs, rules);
   if (why) throw new UsageError(why);
